@@ -1,0 +1,26 @@
+"""Shared test configuration: strict rank promotion, a PRNG key fixture, data locations."""
+
+import os
+import pathlib
+
+import jax
+import pytest
+
+jax.config.update("jax_numpy_rank_promotion", "raise")
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture
+def key():
+  return jax.random.key(0)
+
+
+@pytest.fixture
+def shared_data_dir():
+  """The bundled real datasets (../shared/data), or skip when this checkout has none."""
+  path = pathlib.Path(os.environ.get("QSG_JAX_DATA", SHARED_DATA))
+  if not path.is_dir():
+    pytest.skip(f"real datasets not found at {path}; set QSG_JAX_DATA")
+  return path
