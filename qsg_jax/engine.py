@@ -1,0 +1,243 @@
+"""The blocked DSG engine of QS3ORAO (k ordered classes) and QSG-S2AUC (its k = 2 case).
+
+Iteration i (0-based) of the papers' Algorithm 1 draws per-class labeled mini-batches and an
+unlabeled mini-batch, regenerates feature block i from (feature_key, i), scores the sampled points
+with f_i = sum_{j<i} alpha_j . phi_j, and sets
+
+    alpha_i = -eta_i * d R / d alpha_i       (Eq. 13 with the l5/l6 typo fixed, see qsg_jax.risk)
+    alpha_j <- (1 - eta_i lambda) alpha_j     for j < i                       (Eq. 14)
+
+The engine computes exactly these coefficients with less work:
+  * the decay (Eq. 14) is one running scalar ``scale``: stored ``coef_j = alpha_j / scale``;
+  * every labeled point's score is kept current (one new block per step over n_l points), so
+    labeled points are never predicted through old blocks;
+  * samples of a chunk of C iterations are drawn up front (sampling does not depend on the
+    model); the chunk's unlabeled points are scored through all blocks of earlier chunks in one
+    large blocked matrix product, and only blocks created inside the chunk are added step by step.
+Peak memory is O(T m + n_l + C B (d + m)) beyond the data, for any number of unlabeled points.
+"""
+
+import functools
+from typing import Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+
+from qsg_jax import features
+from qsg_jax import risk
+from qsg_jax import sampling
+
+# Below this magnitude the running scale is folded into the stored coefficients.
+_RENORMALIZE_BELOW = 1e-20
+
+
+class EngineConfig(NamedTuple):
+  """Static configuration (shapes, counts, functions); hashable, passed to jit as static."""
+  num_classes: int                      # k >= 2; k = 2 is QSG-S2AUC.
+  num_steps: int                        # T iterations = T feature blocks.
+  num_frequencies: int = 32             # m frequencies per block (2m features).
+  labeled_batch_size: Optional[int] = None   # b per class, or None: all labeled points.
+  unlabeled_batch_size: int = 128       # B unlabeled points per iteration.
+  loss: str = "squared"                 # pairwise loss name (qsg_jax.losses).
+  step_size: Optional[Callable] = None  # schedule(step) -> eta; None: eta0 / (1 + eta0 lam t).
+  chunk_size: int = 32                  # C iterations whose samples are drawn up front.
+  block_group: int = 8                  # feature blocks per matrix product when predicting.
+  predict_chunk: int = 4096             # points per matrix product when predicting.
+
+
+class Hyperparams(NamedTuple):
+  """Numeric hyper-parameters (arrays: may be traced, vmapped over a grid)."""
+  sigma: jax.Array  # scalar, Gaussian kernel k(x, x') = exp(-sigma ||x - x'||^2).
+  lam: jax.Array    # scalar, regularization lambda.
+  gamma: jax.Array  # [k-1], PN vs PU+NU trade-off per subproblem.
+  eta0: jax.Array   # scalar, initial step of the default schedule.
+
+
+class TrainData(NamedTuple):
+  x_labeled: jax.Array    # [n_l, d] float32.
+  y_labeled: jax.Array    # [n_l] int32 in 0..k-1.
+  x_unlabeled: jax.Array  # [n_u, d] float32, n_u >= 1.
+
+
+class State(NamedTuple):
+  """Training state after ``step`` iterations."""
+  step: jax.Array         # int32 scalar, iterations done.
+  coef: jax.Array         # [T, 2m] float32, alpha_j / scale (rows >= step are zero).
+  scale: jax.Array        # float32 scalar, running product of decays since last renormalization.
+  f_labeled: jax.Array    # [n_l] float32, current f on every labeled point.
+  feature_key: jax.Array  # PRNG key of the feature blocks.
+  sample_key: jax.Array   # PRNG key of the mini-batches.
+
+
+class Model(NamedTuple):
+  """What prediction needs: f(x) = scale * sum_j coef_j . phi_j(x)."""
+  feature_key: jax.Array  # PRNG key of the feature blocks.
+  coef: jax.Array         # [T, 2m] float32.
+  scale: jax.Array        # float32 scalar.
+  sigma: jax.Array        # float32 scalar.
+
+
+def inverse_time_schedule(eta0, lam):
+  """eta_t = eta0 / (1 + eta0 lam t): starts at eta0, decays like 1 / (lam t) (theta = 1/lam)."""
+  return lambda step: eta0 / (1.0 + eta0 * lam * step)
+
+
+def step_size(config: EngineConfig, hyper: Hyperparams, step):
+  """eta of iteration ``step`` (0-based) from the configured schedule."""
+  if config.step_size is not None:
+    return jnp.asarray(config.step_size(step), jnp.float32)
+  return inverse_time_schedule(hyper.eta0, hyper.lam)(step.astype(jnp.float32))
+
+
+def model_of(state: State, hyper: Hyperparams) -> Model:
+  return Model(state.feature_key, state.coef, state.scale, jnp.asarray(hyper.sigma, jnp.float32))
+
+
+def init(key, data: TrainData, config: EngineConfig) -> State:
+  """Initial state: no blocks yet, f = 0."""
+  feature_key, sample_key = jax.random.split(key)
+  return State(
+      step=jnp.zeros((), jnp.int32),
+      coef=jnp.zeros((config.num_steps, 2 * config.num_frequencies), jnp.float32),
+      scale=jnp.ones((), jnp.float32),
+      f_labeled=jnp.zeros(data.x_labeled.shape[0], jnp.float32),
+      feature_key=feature_key,
+      sample_key=sample_key)
+
+
+def scores_through_blocks(feature_key, coef, num_blocks, x, sigma, block_group):
+  """Unscaled sum_{j < num_blocks} coef_j . phi_j(x), block_group blocks per matrix product.
+
+  Args:
+    feature_key: PRNG key of the feature blocks.
+    coef: [T, 2m] stored coefficients.
+    num_blocks: int32 scalar (may be traced), a multiple of ``block_group``.
+    x: [n, d] points.
+    sigma: kernel parameter.
+    block_group: static group size g (must divide T).
+
+  Returns:
+    [n] unscaled scores.
+  """
+  m = coef.shape[1] // 2
+
+  def body(group, acc):
+    blocks = group * block_group + jnp.arange(block_group)
+    omega = features.sample_frequency_blocks(feature_key, blocks, m, x.shape[1], sigma)
+    return acc + features.grouped_scores(x, omega, coef[blocks])
+
+  return jax.lax.fori_loop(0, num_blocks // block_group, body, jnp.zeros(x.shape[0], x.dtype))
+
+
+def _predict_unscaled(model: Model, x, block_group, predict_chunk):
+  num_blocks = model.coef.shape[0]
+  n = x.shape[0]
+  chunk = min(predict_chunk, n)
+  pad = (-n) % chunk
+  xs = jnp.pad(x, ((0, pad), (0, 0))).reshape(-1, chunk, x.shape[1])
+  out = jax.lax.map(
+      lambda xc: scores_through_blocks(model.feature_key, model.coef, num_blocks, xc,
+                                       model.sigma, block_group), xs)
+  return out.reshape(-1)[:n]
+
+
+@functools.partial(jax.jit, static_argnames=("block_group", "predict_chunk"))
+def predict(model: Model, x, block_group=8, predict_chunk=4096):
+  """Ranking scores f(x) through every feature block (Algorithm 2), chunked over points.
+
+  Args:
+    model: trained ``Model``.
+    x: [n, d] points, preprocessed like the training data.
+    block_group: blocks per matrix product (must divide T).
+    predict_chunk: points per matrix product.
+
+  Returns:
+    [n] float32 scores.
+  """
+  return model.scale * _predict_unscaled(model, x, block_group, predict_chunk)
+
+
+def _renormalize(coef, u_chunk, scale):
+  """Folds ``scale`` into the stored coefficients and partial scores (rare, exact)."""
+  return coef * scale, u_chunk * scale, jnp.ones_like(scale)
+
+
+def train_chunk(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
+                pos_w, neg_w):
+  """Runs ``config.chunk_size`` iterations from ``state``.
+
+  Args:
+    state: current ``State`` (its step is a multiple of the chunk size).
+    data: ``TrainData``.
+    hyper: ``Hyperparams``.
+    config: static ``EngineConfig``.
+    pos_w: [k-1, S] subproblem weights of the labeled slots (``risk.subproblem_weights``).
+    neg_w: [k-1, S].
+
+  Returns:
+    (new state, per-iteration metrics dict of [C] arrays: "eta", "max_abs_score").
+  """
+  c, b, m = config.chunk_size, config.unlabeled_batch_size, config.num_frequencies
+  num_l = data.x_labeled.shape[0]
+  index = sampling.class_index(data.y_labeled, config.num_classes)
+  steps = state.step + jnp.arange(c, dtype=jnp.int32)
+  samples = jax.vmap(
+      lambda t: sampling.sample_step(state.sample_key, t, index, config.labeled_batch_size, b,
+                                     data.x_unlabeled.shape[0]))(steps)
+  x_chunk = data.x_unlabeled[samples.unlabeled.reshape(-1)]            # [C*B, d]
+  # Scores of the chunk's unlabeled points through all blocks of earlier chunks: one product.
+  u_chunk = scores_through_blocks(state.feature_key, state.coef, state.step, x_chunk,
+                                  hyper.sigma, config.block_group)     # [C*B] unscaled
+
+  def step(carry, r):
+    coef, scale, f_labeled, u_chunk = carry
+    i = state.step + r
+    omega = features.sample_frequencies(state.feature_key, i, m, data.x_labeled.shape[1],
+                                        hyper.sigma)
+    phi_labeled = features.fourier_features(data.x_labeled, omega)     # [n_l, 2m]
+    phi_chunk = features.fourier_features(x_chunk, omega)              # [C*B, 2m]
+    slots = samples.labeled[r]
+    f_u = scale * jax.lax.dynamic_slice_in_dim(u_chunk, r * b, b)
+    g_slots, g_u = risk.score_grads(config.loss, f_labeled[slots], f_u, pos_w, neg_w,
+                                    hyper.gamma)
+    g_labeled = jnp.zeros(num_l, g_slots.dtype).at[slots].add(g_slots)
+    phi_u = jax.lax.dynamic_slice_in_dim(phi_chunk, r * b, b)
+    eta = step_size(config, hyper, i)
+    alpha = -eta * (g_labeled @ phi_labeled + g_u @ phi_u)             # Eq. (13), [2m]
+    decay = 1.0 - eta * hyper.lam                                      # Eq. (14)
+    new_scale = scale * decay
+    coef, u_chunk, new_scale = jax.lax.cond(
+        jnp.abs(new_scale) < _RENORMALIZE_BELOW, _renormalize,
+        lambda *a: a, coef, u_chunk, new_scale)
+    stored = alpha / new_scale
+    coef = coef.at[i].set(stored)
+    f_labeled = decay * f_labeled + phi_labeled @ alpha
+    u_chunk = u_chunk + phi_chunk @ stored
+    metrics = {"eta": eta, "max_abs_score": jnp.max(jnp.abs(f_labeled))}
+    return (coef, new_scale, f_labeled, u_chunk), metrics
+
+  carry = (state.coef, state.scale, state.f_labeled, u_chunk)
+  (coef, scale, f_labeled, _), metrics = jax.lax.scan(step, carry, jnp.arange(c))
+  return state._replace(step=state.step + c, coef=coef, scale=scale, f_labeled=f_labeled), metrics
+
+
+@functools.partial(jax.jit, static_argnames=("config", "num_chunks"))
+def train(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig, num_chunks):
+  """Runs ``num_chunks`` chunks of iterations: a ``lax.scan`` of ``train_chunk``.
+
+  Pure and jittable; ``fit`` adds input checks, progress and divergence detection. Vmap it over
+  keys (independent trials) or over ``Hyperparams`` (a grid) as needed.
+
+  Returns:
+    (new state, metrics dict of [num_chunks * C] arrays).
+  """
+  slot_classes = sampling.slot_classes(data.y_labeled, config.num_classes,
+                                       config.labeled_batch_size)
+  class_counts = jnp.bincount(data.y_labeled, length=config.num_classes)
+  pos_w, neg_w = risk.subproblem_weights(slot_classes, class_counts)
+
+  def body(state, _):
+    return train_chunk(state, data, hyper, config, pos_w, neg_w)
+
+  state, metrics = jax.lax.scan(body, state, None, length=num_chunks)
+  return state, jax.tree.map(lambda a: a.reshape(-1), metrics)

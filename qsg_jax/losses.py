@@ -1,0 +1,108 @@
+"""Pairwise surrogate losses l(u, v) of the AUC and their partial derivatives.
+
+``u`` is the score of the point that should rank higher, ``v`` of the one that should rank lower.
+l1' = dl/du and l2' = dl/dv are written out by hand (the DSG update needs them, Eq. 10-11 of the
+ordinal paper); tests check them against ``jax.grad``.
+
+Naming: for subproblem j with scores ``f_p`` (positive), ``f_n`` (negative), ``f_u`` (unlabeled)
+the six quantities of the papers are
+
+    l1, l2 = l1'(f_p, f_n), l2'(f_p, f_n)      (positive vs negative)
+    l3, l4 = l1'(f_p, f_u), l2'(f_p, f_u)      (positive vs unlabeled)
+    l5, l6 = l1'(f_u, f_n), l2'(f_u, f_n)      (unlabeled vs negative)
+"""
+
+from typing import Callable, NamedTuple
+
+import jax.numpy as jnp
+
+
+class PairwiseLoss(NamedTuple):
+  """A pairwise loss and its two partial derivatives, all elementwise on arrays."""
+  name: str
+  value: Callable  # (u, v) -> l(u, v)
+  d1: Callable     # (u, v) -> dl/du
+  d2: Callable     # (u, v) -> dl/dv
+
+
+def _squared(u, v):
+  return jnp.square(1.0 - u + v)
+
+
+def _squared_d1(u, v):
+  return -2.0 * (1.0 - u + v)
+
+
+def _squared_d2(u, v):
+  return 2.0 * (1.0 - u + v)
+
+
+def _hinge(u, v):
+  return jnp.maximum(0.0, 1.0 - u + v)
+
+
+def _hinge_d1(u, v):
+  return jnp.where(1.0 - u + v > 0, -1.0, 0.0)
+
+
+def _hinge_d2(u, v):
+  return jnp.where(1.0 - u + v > 0, 1.0, 0.0)
+
+
+def _logistic(u, v):
+  return jnp.logaddexp(0.0, v - u)
+
+
+def _logistic_d1(u, v):
+  return -jnp.exp(-jnp.logaddexp(0.0, u - v))  # -sigmoid(v - u), stable
+
+
+def _logistic_d2(u, v):
+  return jnp.exp(-jnp.logaddexp(0.0, u - v))
+
+
+SQUARED = PairwiseLoss("squared", _squared, _squared_d1, _squared_d2)
+HINGE = PairwiseLoss("hinge", _hinge, _hinge_d1, _hinge_d2)
+LOGISTIC = PairwiseLoss("logistic", _logistic, _logistic_d1, _logistic_d2)
+
+_LOSSES = {loss.name: loss for loss in (SQUARED, HINGE, LOGISTIC)}
+
+
+def get_loss(loss):
+  """Returns the ``PairwiseLoss`` named ``loss`` ("squared", "hinge", "logistic") or ``loss``.
+
+  Squared, (1 - u + v)^2, is the papers' choice; its derivatives are Lipschitz and bounded on
+  bounded scores (their Assumptions 2-3). Hinge uses the subgradient 0 at the kink.
+  """
+  if isinstance(loss, PairwiseLoss):
+    return loss
+  if loss not in _LOSSES:
+    raise ValueError(
+        f"unknown pairwise loss {loss!r}; expected one of {sorted(_LOSSES)} or a "
+        "qsg_jax.losses.PairwiseLoss(name, value, d1, d2).")
+  return _LOSSES[loss]
+
+
+def pairwise_loss_grads(loss, u, v):
+  """(l1'(u, v), l2'(u, v)): derivatives of ``loss`` in its first and second argument."""
+  loss = get_loss(loss)
+  return loss.d1(u, v), loss.d2(u, v)
+
+
+def subproblem_derivatives(loss, f_p, f_n, f_u):
+  """The six derivatives l1..l6 of one subproblem for scores of a (p, n, u) triplet.
+
+  Args:
+    loss: name or ``PairwiseLoss``.
+    f_p: score of the positive point (broadcastable array).
+    f_n: score of the negative point.
+    f_u: score of the unlabeled point.
+
+  Returns:
+    Tuple (l1, l2, l3, l4, l5, l6) as defined in the module docstring (ordinal paper, Eq. 10).
+  """
+  loss = get_loss(loss)
+  l1, l2 = loss.d1(f_p, f_n), loss.d2(f_p, f_n)
+  l3, l4 = loss.d1(f_p, f_u), loss.d2(f_p, f_u)
+  l5, l6 = loss.d1(f_u, f_n), loss.d2(f_u, f_n)
+  return l1, l2, l3, l4, l5, l6

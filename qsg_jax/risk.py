@@ -1,0 +1,122 @@
+"""The semi-supervised AUC risk of a mini-batch and its gradient with respect to the scores.
+
+Subproblem j (of k-1) splits the classes into negatives {0..j} and positives {j+1..k-1}
+(0-based). Its risk on a mini-batch (ordinal paper, Eq. 7) is
+
+    R^j = gamma_j R_PN^j + (1 - gamma_j) (R_PU^j + R_NU^j - 1/2),
+    R_PN^j = sum_{a, b} P_j(a) N_j(b) l(f_a, f_b),
+    R_PU^j = sum_a P_j(a) mean_u l(f_a, f_u),       R_NU^j = sum_b N_j(b) mean_u l(f_u, f_b),
+
+where P_j and N_j are weights over labeled slots summing to one: a slot of class c gets
+``share_j(c) / (slots of class c)`` with ``share_j(c) = n_c / sum_{c' on its side} n_c'`` (the class's
+share of the union, which keeps the estimate unbiased when classes differ in size). The total risk
+is the mean over subproblems (Eq. 8); its binary case (k = 2) is QSG-S2AUC's Eq. (7).
+
+The gradient with respect to every score is written with the six derivatives l1..l6 (Eq. 10):
+positives collect gamma l1 + (1-gamma) l3, negatives gamma l2 + (1-gamma) l6, unlabeled points
+(1-gamma)(l4 + l5). Tests compare it with ``jax.grad`` of ``minibatch_risk``.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from qsg_jax import losses as losses_lib
+
+
+def subproblem_weights(slot_classes, class_counts):
+  """Per-slot weights P_j (positives) and N_j (negatives) of every subproblem.
+
+  Args:
+    slot_classes: [S] int class of each labeled slot.
+    class_counts: [k] number of labeled points per class in the whole labeled set (n_c).
+
+  Returns:
+    (pos_w, neg_w), each [k-1, S]; every row sums to 1.
+  """
+  k = class_counts.shape[0]
+  counts = class_counts.astype(jnp.float32)
+  slots_per_class = jnp.bincount(slot_classes, length=k).astype(jnp.float32)
+  per_slot = 1.0 / slots_per_class[slot_classes]                        # [S]
+  j = jnp.arange(k - 1)[:, None]                                       # [k-1, 1]
+  c = jnp.arange(k)[None, :]                                           # [1, k]
+  is_pos = c > j                                                       # [k-1, k]
+  n_pos = jnp.sum(jnp.where(is_pos, counts, 0.0), axis=1, keepdims=True)
+  n_neg = jnp.sum(jnp.where(is_pos, 0.0, counts), axis=1, keepdims=True)
+  share_pos = jnp.where(is_pos, counts[None, :] / n_pos, 0.0)           # [k-1, k]
+  share_neg = jnp.where(is_pos, 0.0, counts[None, :] / n_neg)
+  per_slot = per_slot[None, :]
+  return share_pos[:, slot_classes] * per_slot, share_neg[:, slot_classes] * per_slot
+
+
+def subproblem_risk(loss, f_l, f_u, pos_w, neg_w, gamma):
+  """Mini-batch risk R^j of one subproblem (Eq. 7), written with explicit pair sums.
+
+  Args:
+    loss: name or ``PairwiseLoss``.
+    f_l: [S] scores of the labeled slots.
+    f_u: [B] scores of the unlabeled mini-batch.
+    pos_w: [S] weights P_j.
+    neg_w: [S] weights N_j.
+    gamma: scalar trade-off gamma_j.
+
+  Returns:
+    Scalar risk.
+  """
+  loss = losses_lib.get_loss(loss)
+  r_pn = pos_w @ loss.value(f_l[:, None], f_l[None, :]) @ neg_w
+  r_pu = pos_w @ jnp.mean(loss.value(f_l[:, None], f_u[None, :]), axis=1)
+  r_nu = jnp.mean(loss.value(f_u[:, None], f_l[None, :]), axis=0) @ neg_w
+  return gamma * r_pn + (1.0 - gamma) * (r_pu + r_nu - 0.5)
+
+
+def minibatch_risk(loss, f_l, f_u, pos_w, neg_w, gamma):
+  """Mean over the k-1 subproblems of ``subproblem_risk`` (Eq. 8); gamma is [k-1]."""
+  risks = jax.vmap(subproblem_risk, in_axes=(None, None, None, 0, 0, 0))(
+      loss, f_l, f_u, pos_w, neg_w, gamma)
+  return jnp.mean(risks)
+
+
+def subproblem_score_grads(loss, f_l, f_u, pos_w, neg_w, gamma):
+  """Gradient of ``subproblem_risk`` in the scores, from the six derivatives l1..l6.
+
+  Args:
+    loss: name or ``PairwiseLoss``.
+    f_l: [S] labeled slot scores.
+    f_u: [B] unlabeled scores.
+    pos_w: [S] weights P_j.
+    neg_w: [S] weights N_j.
+    gamma: scalar gamma_j.
+
+  Returns:
+    (g_l [S], g_u [B]).
+  """
+  num_u = f_u.shape[0]
+  # The six derivatives of Eq. (10) on every pair of the mini-batch. Rows index labeled slots:
+  # l1, l2 on (slot a as positive, slot b as negative) [S, S]; l3, l4 on (slot a, unlabeled u)
+  # [S, B]; l5, l6 on (unlabeled u, slot b as negative), stored [S, B] as [b, u].
+  l1, l2 = losses_lib.pairwise_loss_grads(loss, f_l[:, None], f_l[None, :])
+  l3, l4 = losses_lib.pairwise_loss_grads(loss, f_l[:, None], f_u[None, :])
+  l5, l6 = losses_lib.pairwise_loss_grads(loss, f_u[None, :], f_l[:, None])
+  g_pn = pos_w * (l1 @ neg_w) + neg_w * (pos_w @ l2)
+  g_l_unl = pos_w * jnp.mean(l3, axis=1) + neg_w * jnp.mean(l6, axis=1)
+  g_u = (pos_w @ l4 + neg_w @ l5) / num_u
+  return gamma * g_pn + (1.0 - gamma) * g_l_unl, (1.0 - gamma) * g_u
+
+
+def score_grads(loss, f_l, f_u, pos_w, neg_w, gamma):
+  """Gradient of ``minibatch_risk`` in (f_l, f_u): subproblems vmapped, then averaged.
+
+  Args:
+    loss: name or ``PairwiseLoss``.
+    f_l: [S] labeled slot scores.
+    f_u: [B] unlabeled scores.
+    pos_w: [k-1, S].
+    neg_w: [k-1, S].
+    gamma: [k-1].
+
+  Returns:
+    (g_l [S], g_u [B]).
+  """
+  g_l, g_u = jax.vmap(subproblem_score_grads, in_axes=(None, None, None, 0, 0, 0))(
+      loss, f_l, f_u, pos_w, neg_w, gamma)
+  return jnp.mean(g_l, axis=0), jnp.mean(g_u, axis=0)

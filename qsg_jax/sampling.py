@@ -1,0 +1,83 @@
+"""Per-iteration sampling of labeled and unlabeled mini-batches, a pure function of (key, step).
+
+Following the ordinal paper's implementation note, one mini-batch is drawn per class and one
+unlabeled mini-batch per iteration, and all k-1 subproblems are built from them. Alternatively the
+whole labeled set is used every step (``labeled_batch_size=None``): same objective, lower
+variance, and cheap because labeled sets are small.
+
+Labeled points enter the risk through *slots*: slot s refers to labeled point ``labeled[s]`` of
+class ``slot_classes[s]``. With mini-batches, slots ``c*b .. (c+1)*b-1`` hold class c; with the
+whole set, slot s is labeled point s. Slot classes are fixed across steps, so the subproblem
+weights (``qsg_jax.risk.subproblem_weights``) are computed once.
+"""
+
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+
+
+class ClassIndex(NamedTuple):
+  """Labeled points grouped by class, for drawing per-class mini-batches."""
+  order: jax.Array    # [n_l] int32, labeled indices sorted by class.
+  offsets: jax.Array  # [k] int32, start of each class in ``order``.
+  counts: jax.Array   # [k] int32, number of labeled points per class (all > 0).
+
+
+class StepSample(NamedTuple):
+  """Indices drawn for one iteration."""
+  labeled: jax.Array    # [S] int32 indices into the labeled set, one per slot.
+  unlabeled: jax.Array  # [B] int32 indices into the unlabeled set.
+
+
+def class_index(y_labeled, num_classes):
+  """Groups labeled points by class.
+
+  Args:
+    y_labeled: [n_l] int labels in 0..k-1 (every class present; checked at the API boundary).
+    num_classes: k, static.
+
+  Returns:
+    ``ClassIndex``.
+  """
+  y = jnp.asarray(y_labeled, jnp.int32)
+  order = jnp.argsort(y, stable=True).astype(jnp.int32)
+  counts = jnp.bincount(y, length=num_classes).astype(jnp.int32)
+  offsets = (jnp.cumsum(counts) - counts).astype(jnp.int32)
+  return ClassIndex(order, offsets, counts)
+
+
+def slot_classes(y_labeled, num_classes, labeled_batch_size: Optional[int]):
+  """Class of every labeled slot: [k * b] for mini-batches, [n_l] (= y) for the whole set."""
+  if labeled_batch_size is None:
+    return jnp.asarray(y_labeled, jnp.int32)
+  return jnp.repeat(jnp.arange(num_classes, dtype=jnp.int32), labeled_batch_size)
+
+
+def sample_step(key, step, index: ClassIndex, labeled_batch_size: Optional[int],
+                unlabeled_batch_size, num_unlabeled):
+  """Indices of iteration ``step``: per-class labeled mini-batches and an unlabeled mini-batch.
+
+  Sampling is with replacement and uniform within each source; it depends only on
+  ``(key, step)``, never on the model, so a chunk of iterations can be drawn up front.
+
+  Args:
+    key: the sampling PRNG key of a run.
+    step: iteration index (int32 scalar).
+    index: ``ClassIndex`` of the labeled set.
+    labeled_batch_size: b points per class, or None to use every labeled point.
+    unlabeled_batch_size: B.
+    num_unlabeled: n_u (static int, > 0).
+
+  Returns:
+    ``StepSample``.
+  """
+  key_l, key_u = jax.random.split(jax.random.fold_in(key, step))
+  if labeled_batch_size is None:
+    labeled = jnp.arange(index.order.shape[0], dtype=jnp.int32)
+  else:
+    k = index.counts.shape[0]
+    within = jax.random.randint(key_l, (k, labeled_batch_size), 0, index.counts[:, None])
+    labeled = index.order[(index.offsets[:, None] + within).reshape(-1)]
+  unlabeled = jax.random.randint(key_u, (unlabeled_batch_size,), 0, num_unlabeled)
+  return StepSample(labeled.astype(jnp.int32), unlabeled.astype(jnp.int32))

@@ -1,0 +1,91 @@
+"""Ordinal thresholds b_1 < ... < b_{k-1} on a trained ranking function (ordinal paper, L_AT).
+
+The all-threshold loss (Fathony, Bashiri and Ziebart 2017) on labeled scores f_i with classes
+y_i in 0..k-1 is
+
+    L_AT(b) = sum_i [ sum_{j < y_i} delta(f_i - b_j) + sum_{j >= y_i} delta(b_j - f_i) ],
+
+with delta(z) = [margin - z]_+ ("hinge") or [margin - z]_+^2 ("squared_hinge"). It separates into
+k-1 one-dimensional convex problems, one per threshold, each piecewise linear or quadratic with
+one breakpoint per point; after one sort the minimizer is found exactly from cumulative sums.
+Where the minimizer is an interval (flat objective) its midpoint is returned. Lemma 1 of the
+ordinal paper says the thresholds come out ordered. Predicted class = number of thresholds
+below f(x) (0-based; the paper's 1 + that count).
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+SURROGATES = ("hinge", "squared_hinge")
+
+
+def _solve_one(scores, positive, margin, surrogate):
+  """Exact minimizer of sum_{pos} delta(f - b) + sum_{neg} delta(b - f) over scalar b.
+
+  Point i contributes from its breakpoint z_i = f_i - margin (positive, active for b > z_i) or
+  z_i = f_i + margin (negative, active for b < z_i).
+  """
+  z = jnp.where(positive, scores - margin, scores + margin)
+  order = jnp.argsort(z)
+  z, pos = z[order], positive[order]
+  pos_f = pos.astype(z.dtype)
+  neg_f = 1.0 - pos_f
+  # Right of breakpoint r (b in (z_r, z_{r+1})): active positives are those at 0..r, active
+  # negatives those at r+1..n-1. Index r = -1 is the interval left of every breakpoint.
+  cnt_pos = jnp.concatenate([jnp.zeros(1), jnp.cumsum(pos_f)])          # [n+1], r = -1..n-1
+  sum_pos = jnp.concatenate([jnp.zeros(1), jnp.cumsum(pos_f * z)])
+  cnt_neg = jnp.sum(neg_f) - jnp.concatenate([jnp.zeros(1), jnp.cumsum(neg_f)])
+  sum_neg = jnp.sum(neg_f * z) - jnp.concatenate([jnp.zeros(1), jnp.cumsum(neg_f * z)])
+  left = jnp.concatenate([jnp.full(1, -jnp.inf), z])                    # interval ends
+  right = jnp.concatenate([z, jnp.full(1, jnp.inf)])
+  if surrogate == "hinge":
+    slope = cnt_pos - cnt_neg                                           # nondecreasing in r
+    first = jnp.argmax(slope >= 0)       # first interval where the objective stops decreasing
+    # slope > 0 there: minimum at its left end; slope == 0: flat, take the interval's middle.
+    flat_end = jnp.where(jnp.isfinite(right[first]), right[first], left[first])
+    return jnp.where(slope[first] > 0, left[first], 0.5 * (left[first] + flat_end))
+  # squared hinge: derivative on interval r is 2 [(cnt_pos + cnt_neg) b - sum_pos - sum_neg].
+  active = cnt_pos + cnt_neg
+  root = (sum_pos + sum_neg) / jnp.where(active > 0, active, 1.0)
+  mid = 0.5 * (left + right)
+  candidate = jnp.where(active > 0, root, mid)
+  inside = (candidate >= left) & (candidate <= right)
+  return candidate[jnp.argmax(inside)]
+
+
+@functools.partial(jax.jit, static_argnames=("num_classes", "surrogate"))
+def fit_thresholds(scores, labels, num_classes, surrogate="hinge", margin=0.0):
+  """Thresholds minimizing the all-threshold loss, solved exactly per threshold.
+
+  Args:
+    scores: [n] labeled scores f(x_i).
+    labels: [n] int classes 0..k-1 (every class present, so every split has both sides).
+    num_classes: k, static.
+    surrogate: "hinge" or "squared_hinge", static.
+    margin: margin of the surrogate (0 by default: the scale of f is set by the AUC
+      objective, not by the thresholds).
+
+  Returns:
+    [k-1] thresholds, nondecreasing.
+  """
+  if surrogate not in SURROGATES:
+    raise ValueError(f"unknown surrogate {surrogate!r}; expected one of {SURROGATES}.")
+  scores = jnp.asarray(scores, jnp.float32)
+  splits = jnp.arange(num_classes - 1)
+  return jax.vmap(lambda j: _solve_one(scores, labels > j, margin, surrogate))(splits)
+
+
+def all_threshold_loss(thresholds, scores, labels, surrogate="hinge", margin=0.0):
+  """L_AT(b) written directly (for tests and diagnostics)."""
+  j = jnp.arange(thresholds.shape[0])[None, :]
+  above = labels[:, None] > j                           # point should be above threshold j
+  z = jnp.where(above, scores[:, None] - thresholds[None, :], thresholds[None, :] - scores[:, None])
+  hinge = jnp.maximum(0.0, margin - z)
+  return jnp.sum(hinge if surrogate == "hinge" else jnp.square(hinge))
+
+
+def predict_classes(scores, thresholds):
+  """Class 0..k-1 = number of thresholds strictly below the score."""
+  return jnp.sum(scores[:, None] > thresholds[None, :], axis=1).astype(jnp.int32)

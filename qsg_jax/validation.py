@@ -1,0 +1,92 @@
+"""Checks of user data at the API boundary, before anything is jitted."""
+
+import numpy as np
+
+
+def check_points(name, x, dim=None, allow_empty=False):
+  """Returns ``x`` as a float32 [n, d] array after checking rank, size and finiteness.
+
+  Args:
+    name: how the caller calls this array (used in messages).
+    x: array-like.
+    dim: expected number of features d, or None.
+    allow_empty: whether n = 0 is acceptable.
+
+  Raises:
+    ValueError: wrong rank, wrong d, empty, or non-finite entries (with their count and first row).
+  """
+  arr = np.asarray(x)
+  if arr.ndim != 2:
+    raise ValueError(f"{name} must have shape [n, d]; received shape {arr.shape}. "
+                     "Reshape a single point to [1, d] and a single feature to [n, 1].")
+  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+    raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}. Encode "
+                    "categorical columns numerically (e.g. one-hot) first.")
+  if dim is not None and arr.shape[1] != dim:
+    raise ValueError(f"{name} has {arr.shape[1]} features but the model expects {dim}. Pass "
+                     "points preprocessed exactly like the training data (same columns).")
+  if arr.shape[0] == 0 and not allow_empty:
+    raise ValueError(f"{name} is empty (shape {arr.shape}); pass at least one point.")
+  bad = ~np.isfinite(arr)
+  if bad.any():
+    rows = np.nonzero(bad.any(axis=1))[0]
+    raise ValueError(
+        f"{name} contains {int(bad.sum())} NaN or infinite values in {rows.size} rows "
+        f"(first at row {int(rows[0])}). Impute or drop those rows before fitting.")
+  return arr.astype(np.float32)
+
+
+def check_labels(y, num_points, num_classes=None):
+  """Returns (labels as int32 [n] in 0..k-1, k) after checking values and class coverage.
+
+  Args:
+    y: array-like of integer class labels 0..k-1.
+    num_points: n, the number of labeled points they belong to.
+    num_classes: k, or None to infer it as max(y) + 1.
+
+  Raises:
+    ValueError: wrong shape, non-integer or out-of-range labels, or a class with no labeled point.
+  """
+  arr = np.asarray(y)
+  if arr.ndim != 1 or arr.shape[0] != num_points:
+    raise ValueError(f"labels must have shape [{num_points}] (one per labeled point); received "
+                     f"shape {arr.shape}.")
+  if arr.size and not np.all(np.equal(np.mod(arr, 1), 0)):
+    raise ValueError("labels must be integers 0..k-1; received non-integer values. Map ordered "
+                     "classes to 0..k-1 (e.g. with np.unique(y, return_inverse=True)).")
+  arr = arr.astype(np.int64)
+  k = int(arr.max()) + 1 if num_classes is None else int(num_classes)
+  if k < 2:
+    raise ValueError(f"need at least 2 classes; received num_classes={k}.")
+  if arr.min() < 0 or arr.max() >= k:
+    raise ValueError(f"labels must lie in 0..{k - 1}; received values in "
+                     f"{int(arr.min())}..{int(arr.max())}.")
+  counts = np.bincount(arr, minlength=k)
+  missing = np.nonzero(counts == 0)[0]
+  if missing.size:
+    raise ValueError(
+        f"class(es) {missing.tolist()} have no labeled point (labeled counts per class: "
+        f"{counts.tolist()}). Every class needs labeled examples: label more points or use "
+        "qsg_jax.data.split_semisupervised, which keeps every class among the labeled.")
+  return arr.astype(np.int32), k
+
+
+def check_gamma(gamma, num_classes):
+  """Broadcasts gamma to [k-1] and checks it lies in [0, 1]."""
+  arr = np.broadcast_to(np.asarray(gamma, np.float32), (num_classes - 1,)).copy() \
+      if np.ndim(gamma) == 0 else np.asarray(gamma, np.float32)
+  if arr.shape != (num_classes - 1,):
+    raise ValueError(f"gamma must be a scalar or have shape [k-1] = [{num_classes - 1}]; "
+                     f"received shape {arr.shape}.")
+  if np.any(arr < 0) or np.any(arr > 1) or not np.all(np.isfinite(arr)):
+    raise ValueError(f"gamma must lie in [0, 1]; received {arr.tolist()}.")
+  return arr
+
+
+def check_positive(name, value, allow_zero=False):
+  """Returns float(value) after checking it is finite and positive (or >= 0)."""
+  v = float(value)
+  if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+    bound = ">= 0" if allow_zero else "> 0"
+    raise ValueError(f"{name} must be finite and {bound}; received {value!r}.")
+  return v

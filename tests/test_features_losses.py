@@ -1,0 +1,77 @@
+"""Random Fourier features against the exact kernel; loss derivatives against jax.grad."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from qsg_jax import features
+from qsg_jax import kernels
+from qsg_jax import losses
+
+
+def test_features_approximate_gaussian_kernel(key):
+  x = jax.random.uniform(jax.random.key(1), (6, 4))
+  sigma = 0.7
+  phi = features.block_features(key, 3, x, 40_000, sigma)
+  np.testing.assert_allclose(phi @ phi.T, kernels.gaussian_kernel(x, x, sigma), atol=0.02)
+  np.testing.assert_allclose(jnp.sum(phi * phi, axis=1), 1.0, rtol=1e-5)  # cos^2 + sin^2
+
+
+def test_blocks_are_regenerated_from_key_and_index(key):
+  a = features.sample_frequencies(key, 5, 8, 3, 0.5)
+  b = features.sample_frequencies(key, 5, 8, 3, 0.5)
+  c = features.sample_frequencies(key, 6, 8, 3, 0.5)
+  np.testing.assert_array_equal(a, b)
+  assert not np.allclose(a, c)
+  # Frequencies scale as sqrt(2 sigma): spectral density N(0, 2 sigma I).
+  np.testing.assert_allclose(features.sample_frequencies(key, 5, 8, 3, 2.0), 2 * a, rtol=1e-6)
+
+
+def test_grouped_scores_equal_sum_over_blocks(key):
+  x = jax.random.normal(jax.random.key(2), (10, 3))
+  coef = jax.random.normal(jax.random.key(3), (4, 6))
+  blocks = jnp.arange(4) + 7
+  omega = features.sample_frequency_blocks(key, blocks, 3, 3, 0.3)
+  expected = sum(features.block_features(key, int(b), x, 3, 0.3) @ coef[i]
+                 for i, b in enumerate(blocks))
+  np.testing.assert_allclose(features.grouped_scores(x, omega, coef), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_feature_shape_error(key):
+  with pytest.raises(ValueError, match="as many features as the model was trained on"):
+    features.fourier_features(jnp.ones((2, 3)), jnp.ones((4, 5)))
+
+
+@pytest.mark.parametrize("name", ["squared", "hinge", "logistic"])
+def test_loss_derivatives_match_jax_grad(name):
+  loss = losses.get_loss(name)
+  rng = np.random.default_rng(0)
+  for u, v in rng.normal(size=(20, 2)):
+    if name == "hinge" and abs(1 - u + v) < 1e-3:
+      continue
+    du, dv = jax.grad(loss.value, argnums=(0, 1))(u, v)
+    d1, d2 = losses.pairwise_loss_grads(name, u, v)
+    np.testing.assert_allclose([d1, d2], [du, dv], rtol=1e-5, atol=1e-6)
+
+
+def test_squared_loss_closed_form():
+  assert float(losses.SQUARED.value(2.0, 0.5)) == pytest.approx(0.25)
+  assert float(losses.HINGE.value(0.0, 0.5)) == pytest.approx(1.5)
+  assert float(losses.LOGISTIC.value(1.0, 1.0)) == pytest.approx(np.log(2.0))
+
+
+@pytest.mark.parametrize("name", ["squared", "hinge", "logistic"])
+def test_six_subproblem_derivatives_match_jax_grad(name):
+  loss = losses.get_loss(name)
+  f_p, f_n, f_u = 0.3, -0.4, 0.1
+  six = losses.subproblem_derivatives(name, f_p, f_n, f_u)
+  g_pn = jax.grad(loss.value, argnums=(0, 1))(f_p, f_n)
+  g_pu = jax.grad(loss.value, argnums=(0, 1))(f_p, f_u)
+  g_un = jax.grad(loss.value, argnums=(0, 1))(f_u, f_n)
+  np.testing.assert_allclose(six, [*g_pn, *g_pu, *g_un], rtol=1e-6)
+
+
+def test_unknown_loss_error():
+  with pytest.raises(ValueError, match="unknown pairwise loss 'cubic'"):
+    losses.get_loss("cubic")

@@ -1,0 +1,114 @@
+"""The checked entry point: bad input, divergence, thresholds and an end-to-end sanity run."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from sklearn import metrics as skm
+
+import qsg_jax
+from qsg_jax import thresholds
+from qsg_jax import training
+
+
+def _ordinal(n=400, k=3, d=3, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.random((n, d)).astype(np.float32)
+  latent = np.sin(3 * x[:, 0]) + x[:, 1] ** 2 + 0.1 * rng.normal(size=n)
+  y = np.digitize(latent, np.quantile(latent, np.linspace(0, 1, k + 1)[1:-1]))
+  return x, y
+
+
+def _small_fit(**kwargs):
+  x, y = _ordinal()
+  args = dict(num_steps=32, num_frequencies=8, unlabeled_batch_size=16, sigma=1.0, lam=1e-3,
+              eta0=1.0, chunk_size=16)
+  args.update(kwargs)
+  return training.fit(x[:60], y[:60], x[60:], **args), x, y
+
+
+def test_fit_ranks_held_out_points_and_predicts_ordered_classes():
+  x, y = _ordinal(n=1200)
+  result = training.fit(x[:150], y[:150], x[150:], num_steps=256, num_frequencies=16,
+                        unlabeled_batch_size=32, sigma=2.0, lam=1e-3, eta0=2.0)
+  scores = qsg_jax.decision_function(result, x[150:])
+  aucs = [skm.roc_auc_score(y[150:] > j, scores) for j in range(2)]
+  assert min(aucs) > 0.85, aucs
+  b = np.asarray(result.thresholds)
+  assert np.all(np.diff(b) >= 0)
+  classes = qsg_jax.predict(result, x[150:])
+  np.testing.assert_array_equal(classes, (scores[:, None] > b[None, :]).sum(1))
+  assert np.mean(np.abs(classes - y[150:])) < 0.5
+
+
+def test_thresholds_minimize_all_threshold_loss():
+  rng = np.random.default_rng(0)
+  y = rng.integers(0, 4, 300)
+  f = (y + rng.normal(size=300)).astype(np.float32)
+  for surrogate in thresholds.SURROGATES:
+    b = thresholds.fit_thresholds(jnp.asarray(f), jnp.asarray(y), 4, surrogate)
+    assert np.all(np.diff(np.asarray(b)) > 0)  # Lemma 1: ordered
+    best = float(thresholds.all_threshold_loss(b, jnp.asarray(f), jnp.asarray(y), surrogate))
+    # No perturbation of any single threshold does better (the problem separates per threshold).
+    for j in range(3):
+      for delta in np.linspace(-1, 1, 41):
+        moved = b.at[j].add(delta)
+        assert float(thresholds.all_threshold_loss(moved, jnp.asarray(f), jnp.asarray(y),
+                                                   surrogate)) >= best - 1e-3
+
+
+def test_hinge_threshold_flat_minimum_is_the_middle_of_the_gap():
+  f = jnp.array([0.0, 1.0, 3.0, 4.0])
+  b = thresholds.fit_thresholds(f, jnp.array([0, 0, 1, 1]), 2, "hinge")
+  np.testing.assert_allclose(b, [2.0])
+
+
+def test_divergence_is_detected_and_reported():
+  with pytest.raises(training.DivergenceError, match=r"diverged at iteration \d+.*Lower the step"):
+    _small_fit(eta0=1e4, lam=1e-4, num_steps=64)
+
+
+@pytest.mark.parametrize("mutate,pattern", [
+    (lambda x, y, u: (np.where(np.arange(x.size).reshape(x.shape) == 4, np.nan, x), y, u),
+     r"x_labeled contains 1 NaN or infinite values in 1 rows \(first at row 1\)"),
+    (lambda x, y, u: (x, y, np.vstack([u, np.full((1, u.shape[1]), np.inf)])),
+     "x_unlabeled contains 3 NaN or infinite"),
+    (lambda x, y, u: (x, np.where(y == 1, 0, y), u), r"class\(es\) \[1\] have no labeled point"),
+    (lambda x, y, u: (x, y, None), "no unlabeled data but gamma"),
+    (lambda x, y, u: (x, y, u[:, :2]), "x_unlabeled has 2 features but the model expects 3"),
+    (lambda x, y, u: (x, y + 0.5, u), "labels must be integers"),
+])
+def test_bad_input_errors(mutate, pattern):
+  x, y = _ordinal()
+  xl, yl, xu = mutate(x[:60], y[:60], x[60:])
+  with pytest.raises(ValueError, match=pattern):
+    training.fit(xl, yl, xu, num_classes=3, num_steps=8)
+
+
+def test_supervised_fit_without_unlabeled_data():
+  x, y = _ordinal()
+  result = training.fit(x[:60], y[:60], None, gamma=1.0, num_steps=16, num_frequencies=4)
+  assert np.all(np.isfinite(np.asarray(result.model.coef)))
+
+
+def test_gamma_and_hyperparameter_errors():
+  x, y = _ordinal()
+  with pytest.raises(ValueError, match=r"gamma must lie in \[0, 1\]"):
+    training.fit(x[:60], y[:60], x[60:], gamma=1.5)
+  with pytest.raises(ValueError, match=r"gamma must be a scalar or have shape \[k-1\] = \[2\]"):
+    training.fit(x[:60], y[:60], x[60:], gamma=[0.5, 0.5, 0.5])
+  with pytest.raises(ValueError, match="sigma must be finite and > 0"):
+    training.fit(x[:60], y[:60], x[60:], sigma=0.0)
+
+
+def test_predict_with_wrong_number_of_features():
+  result, x, _ = _small_fit()
+  with pytest.raises(ValueError, match="x has 4 features but the model expects 3"):
+    qsg_jax.decision_function(result, np.ones((5, 4)))
+
+
+def test_progress_reports_and_chunk_adjustment():
+  reports = []
+  result, _, _ = _small_fit(num_steps=30, chunk_size=8, progress=reports.append)
+  assert result.config.chunk_size == 6 and 30 % result.config.chunk_size == 0
+  assert reports[-1]["step"] == 30 and len(reports) >= 2
+  assert result.metrics["eta"].shape == (30,)
