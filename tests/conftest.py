@@ -2,11 +2,16 @@
 
 import os
 import pathlib
+import tempfile
 
 import jax
 import pytest
 
 jax.config.update("jax_numpy_rank_promotion", "raise")
+
+# Tests never touch the internet, and keep parsed-data caches out of the user's home.
+os.environ.setdefault("QSG_JAX_DOWNLOAD", "0")
+os.environ.setdefault("QSG_JAX_CACHE", tempfile.mkdtemp(prefix="qsg_jax_test_cache_"))
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"

@@ -1,0 +1,225 @@
+"""The papers' preprocessing: min-max scaling, equal-frequency bins, semi-supervised splits.
+
+Both papers scale every feature to [0, 1] with statistics of the training data only, discretize
+regression targets into k = 5 equal-frequency classes (QS3ORAO, Sec. 5), and draw a few labeled
+points (500 ordinal, 200 binary) with the rest unlabeled.
+"""
+
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from qsg_jax.data.dataset import check_finite
+
+
+def numpy_rng(seed):
+  """A NumPy generator from an int seed, a jax PRNG key, or a ``np.random.Generator`` (as is).
+
+  An int seed s means ``jax.random.key(s)``; a key's bits seed the generator, so data drawn
+  from it is a pure function of the key, without compiling a jax sampler for every new shape.
+  """
+  if isinstance(seed, np.random.Generator):
+    return seed
+  if isinstance(seed, (int, np.integer)):
+    seed = jax.random.key(int(seed))
+  dtype = getattr(seed, "dtype", None)
+  if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+    seed = jax.random.key_data(seed)
+  bits = np.asarray(seed)
+  if bits.dtype != np.uint32:
+    raise TypeError(f"expected an int seed, a jax PRNG key or a np.random.Generator; received "
+                    f"{type(seed).__name__} with dtype {bits.dtype}.")
+  return np.random.default_rng(bits.ravel())
+
+
+def minmax_fit(x):
+  """Per-feature offset and scale that map the training data ``x`` onto [0, 1].
+
+  Constant columns get scale 1 (they map to 0), so nothing is divided by zero.
+
+  Args:
+    x: [n, d] training features (finite).
+
+  Returns:
+    (lo, scale): float64 [d] each; apply with ``minmax_apply``.
+
+  Example:
+    >>> lo, scale = minmax_fit(np.array([[0., 5.], [2., 5.]]))
+    >>> minmax_apply(np.array([[1., 5.], [4., 5.]]), lo, scale).tolist()
+    [[0.5, 0.0], [2.0, 0.0]]
+  """
+  x = check_finite("minmax_fit x", np.asarray(x, dtype=np.float64))
+  if x.ndim != 2 or x.shape[0] == 0:
+    raise ValueError(f"minmax_fit expects training features of shape [n, d] with n >= 1; "
+                     f"received shape {x.shape}.")
+  lo = x.min(axis=0)
+  span = x.max(axis=0) - lo
+  scale = np.where(span > 0, span, 1.0)
+  return lo, scale
+
+
+def minmax_apply(x, lo, scale):
+  """Scales ``x`` with training statistics: (x - lo) / scale.
+
+  Test points may fall outside [0, 1]; they are deliberately not clipped.
+
+  Args:
+    x: [n, d] features.
+    lo: [d] offsets from ``minmax_fit``.
+    scale: [d] positive scales from ``minmax_fit``.
+
+  Returns:
+    float64 [n, d].
+  """
+  x = np.asarray(x, dtype=np.float64)
+  lo = np.asarray(lo, dtype=np.float64)
+  scale = np.asarray(scale, dtype=np.float64)
+  if x.ndim != 2 or lo.shape != (x.shape[1],) or scale.shape != (x.shape[1],):
+    raise ValueError(f"minmax_apply expects x [n, d] with lo and scale [d]; received x "
+                     f"{x.shape}, lo {lo.shape}, scale {scale.shape}. Fit on data with the same "
+                     "columns.")
+  if np.any(scale <= 0):
+    raise ValueError("scale must be positive; use the scale returned by minmax_fit.")
+  return (x - lo) / scale
+
+
+def discretize_equal_frequency(y, num_bins):
+  """Cuts a continuous target into ``num_bins`` classes of (nearly) equal size by its quantiles.
+
+  Class j holds the values in (edges[j], edges[j+1]] (class 0 also holds the minimum), where
+  ``edges = np.quantile(y, linspace(0, 1, k + 1))``. Ties at an edge go to the lower class, so
+  sizes differ from n/k only by ties.
+
+  Args:
+    y: [n] finite regression target (e.g. the SGEMM mean runtime).
+    num_bins: k >= 2.
+
+  Returns:
+    (labels, edges): int64 [n] in 0..k-1, and float64 [k + 1] edges; apply the same edges to
+    other data with ``discretize_with_edges``.
+
+  Raises:
+    ValueError: too few distinct values for k non-empty bins.
+  """
+  y = check_finite("discretize_equal_frequency y", np.asarray(y, dtype=np.float64))
+  if y.ndim != 1 or y.size == 0:
+    raise ValueError(f"y must be a non-empty vector [n]; received shape {y.shape}.")
+  if int(num_bins) != num_bins or num_bins < 2:
+    raise ValueError(f"num_bins must be an integer >= 2; received {num_bins!r}.")
+  edges = np.quantile(y, np.linspace(0.0, 1.0, int(num_bins) + 1))
+  labels = discretize_with_edges(y, edges)
+  counts = np.bincount(labels, minlength=int(num_bins))
+  empty = np.nonzero(counts == 0)[0].tolist()
+  if empty:
+    raise ValueError(
+        f"equal-frequency discretization into {num_bins} bins left bins {empty} empty (edges "
+        f"{edges.tolist()}): y has too many tied values. Use fewer bins.")
+  return labels, edges
+
+
+def discretize_with_edges(y, edges):
+  """Classes of ``y`` under given bin edges (from ``discretize_equal_frequency``).
+
+  Values below edges[0] go to class 0 and above edges[-1] to class k-1.
+
+  Args:
+    y: [n] values.
+    edges: [k + 1] increasing edges.
+
+  Returns:
+    int64 [n] labels in 0..k-1.
+  """
+  y = np.asarray(y, dtype=np.float64)
+  edges = np.asarray(edges, dtype=np.float64)
+  if edges.ndim != 1 or edges.size < 3 or np.any(np.diff(edges) < 0):
+    raise ValueError(f"edges must be an increasing vector [k + 1] with k >= 2; received "
+                     f"{edges.tolist()}.")
+  return np.searchsorted(edges[1:-1], y, side="left").astype(np.int64)
+
+
+class Split(NamedTuple):
+  """Index arrays (int64, sorted, pairwise disjoint) into a dataset's rows."""
+  labeled: np.ndarray    # [num_labeled] points whose labels the learner sees.
+  unlabeled: np.ndarray  # [n - num_labeled - num_test] points used without labels.
+  test: np.ndarray       # [num_test] held-out points (empty when num_test = 0).
+
+
+def split_semisupervised(seed, y, num_labeled, num_test=0, stratify=False, num_classes=None,
+                         max_tries=1000):
+  """Random labeled / unlabeled / test split with every class present among the labeled.
+
+  The test points are drawn first, uniformly. The labeled points are then drawn uniformly from
+  the rest and redrawn until every class occurs (an exact draw from the uniform distribution
+  conditioned on full coverage); with ``stratify=True`` each class instead gets a share of
+  ``num_labeled`` proportional to its size, and at least one point.
+
+  Args:
+    seed: int seed, jax PRNG key or ``np.random.Generator``; the split is a pure function of it.
+    y: [n] int class labels 0..k-1 (discretize a regression target first).
+    num_labeled: number of labeled points (the papers: 500 ordinal, 200 binary).
+    num_test: number of test points (0 when the dataset has an official test split).
+    stratify: proportional per-class allocation instead of uniform draws.
+    num_classes: k; every class 0..k-1 must occur. Default: the classes present in y.
+    max_tries: redraws allowed before giving up (uniform draws only).
+
+  Returns:
+    ``Split(labeled, unlabeled, test)``.
+
+  Raises:
+    ValueError: sizes that do not fit, fewer labeled points than classes, a class with no point
+      outside the test set, or no covering draw within ``max_tries``.
+  """
+  y = np.asarray(y)
+  if y.ndim != 1 or not np.issubdtype(y.dtype, np.integer):
+    raise ValueError(f"y must be an int vector of class labels [n]; received dtype {y.dtype}, "
+                     f"shape {y.shape}. Discretize a regression target first "
+                     "(discretize_equal_frequency).")
+  n = y.shape[0]
+  classes = np.unique(y) if num_classes is None else np.arange(int(num_classes))
+  missing = np.setdiff1d(classes, y)
+  if missing.size:
+    raise ValueError(f"classes {missing.tolist()} do not occur in y at all; every class needs "
+                     "points. Check num_classes or the labels.")
+  num_labeled, num_test = int(num_labeled), int(num_test)
+  if num_labeled < classes.size:
+    raise ValueError(f"num_labeled={num_labeled} is smaller than the number of classes "
+                     f"({classes.size}); every class needs a labeled point.")
+  if num_test < 0 or num_labeled + num_test > n:
+    raise ValueError(f"num_labeled + num_test = {num_labeled + num_test} must be at most the "
+                     f"number of points n = {n} (and num_test >= 0).")
+  rng = numpy_rng(seed)
+  perm = rng.permutation(n)
+  test, rest = perm[:num_test], perm[num_test:]
+  counts = np.array([np.sum(y[rest] == c) for c in classes])
+  if np.any(counts == 0):
+    raise ValueError(f"after drawing {num_test} test points, classes "
+                     f"{classes[counts == 0].tolist()} have no point left to label. Use fewer "
+                     "test points or another seed.")
+  if stratify:
+    labeled = _stratified(rng, y, rest, classes, counts, num_labeled)
+  else:
+    for _ in range(max_tries):
+      labeled = rng.choice(rest, size=num_labeled, replace=False)
+      if np.isin(classes, y[labeled]).all():
+        break
+    else:
+      raise ValueError(
+          f"no draw of {num_labeled} labeled points out of {rest.size} covered all classes in "
+          f"{max_tries} tries (class sizes {counts.tolist()}). Use stratify=True or label more "
+          "points.")
+  unlabeled = np.setdiff1d(rest, labeled)
+  return Split(np.sort(labeled).astype(np.int64), unlabeled.astype(np.int64),
+               np.sort(test).astype(np.int64))
+
+
+def _stratified(rng, y, rest, classes, counts, num_labeled):
+  """Largest-remainder allocation of ``num_labeled`` proportional to ``counts``, >= 1 per class."""
+  quota = counts / counts.sum() * num_labeled
+  alloc = np.minimum(np.maximum(np.floor(quota), 1), counts).astype(np.int64)
+  while alloc.sum() < num_labeled:  # The most under-served class with room gets one more.
+    alloc[int(np.argmax(np.where(alloc < counts, quota - alloc, -np.inf)))] += 1
+  while alloc.sum() > num_labeled:  # Minimum-one bumps overshot: the most over-served gives one.
+    alloc[int(np.argmax(np.where(alloc > 1, alloc - quota, -np.inf)))] -= 1
+  picks = [rng.choice(rest[y[rest] == c], size=a, replace=False) for c, a in zip(classes, alloc)]
+  return np.concatenate(picks)
