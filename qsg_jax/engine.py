@@ -43,6 +43,7 @@ class EngineConfig(NamedTuple):
   chunk_size: int = 32                  # C iterations whose samples are drawn up front.
   block_group: int = 8                  # feature blocks per matrix product when predicting.
   predict_chunk: int = 4096             # points per matrix product when predicting.
+  num_shards: int = 1                   # strata of the unlabeled set; = devices when sharded.
 
 
 class Hyperparams(NamedTuple):
@@ -157,33 +158,74 @@ def predict(model: Model, x, block_group=8, predict_chunk=4096):
   return model.scale * _predict_unscaled(model, x, block_group, predict_chunk)
 
 
+def predict_sharded(model: Model, x, mesh, axis_name="data", block_group=8, predict_chunk=4096):
+  """``predict`` with the points split over the devices of ``mesh`` axis ``axis_name``.
+
+  Args:
+    model: trained ``Model`` (replicated to every device).
+    x: [n, d] points.
+    mesh: ``jax.sharding.Mesh``.
+    axis_name: mesh axis to split the points over.
+    block_group: blocks per matrix product.
+    predict_chunk: points per matrix product on each device.
+
+  Returns:
+    [n] scores.
+  """
+  devices = mesh.shape[axis_name]
+  n = x.shape[0]
+  per_device = -(-n // devices)
+  x = jnp.pad(x, ((0, per_device * devices - n), (0, 0)))
+  spec = jax.sharding.PartitionSpec(axis_name)
+  x = jax.device_put(x, jax.sharding.NamedSharding(mesh, spec))
+  model = jax.device_put(model, jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec()))
+  scores = _predict_sharded_jit(model, x, mesh, axis_name, block_group, predict_chunk)
+  replicated = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+  return jax.reshard(scores, replicated)[:n]
+
+
+@functools.partial(jax.jit, static_argnames=("mesh", "axis_name", "block_group", "predict_chunk"))
+def _predict_sharded_jit(model, x, mesh, axis_name, block_group, predict_chunk):
+  spec = jax.sharding.PartitionSpec(axis_name)
+  fn = jax.shard_map(lambda m, xs: m.scale * _predict_unscaled(m, xs, block_group, predict_chunk),
+                     mesh=mesh, in_specs=(jax.sharding.PartitionSpec(), spec), out_specs=spec,
+                     check_vma=False)
+  return fn(model, x)
+
+
 def _renormalize(coef, u_chunk, scale):
   """Folds ``scale`` into the stored coefficients and partial scores (rare, exact)."""
   return coef * scale, u_chunk * scale, jnp.ones_like(scale)
 
 
 def train_chunk(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
-                pos_w, neg_w):
+                pos_w, neg_w, num_unlabeled=None, axis_name=None):
   """Runs ``config.chunk_size`` iterations from ``state``.
 
   Args:
     state: current ``State`` (its step is a multiple of the chunk size).
-    data: ``TrainData``.
+    data: ``TrainData``. Under ``shard_map`` its ``x_unlabeled`` is this device's stratum.
     hyper: ``Hyperparams``.
     config: static ``EngineConfig``.
     pos_w: [k-1, S] subproblem weights of the labeled slots (``risk.subproblem_weights``).
     neg_w: [k-1, S].
+    num_unlabeled: n_u of the whole unlabeled set (static); default ``len(x_unlabeled)``.
+    axis_name: mesh axis the unlabeled strata are split over (inside ``shard_map``), or None.
 
   Returns:
     (new state, per-iteration metrics dict of [C] arrays: "eta", "max_abs_score").
   """
-  c, b, m = config.chunk_size, config.unlabeled_batch_size, config.num_frequencies
+  c, m = config.chunk_size, config.num_frequencies
+  num_unlabeled = num_unlabeled or data.x_unlabeled.shape[0]
+  shard = None if axis_name is None else jax.lax.axis_index(axis_name)
+  b = config.unlabeled_batch_size // (1 if axis_name is None else config.num_shards)
   num_l = data.x_labeled.shape[0]
   index = sampling.class_index(data.y_labeled, config.num_classes)
   steps = state.step + jnp.arange(c, dtype=jnp.int32)
   samples = jax.vmap(
-      lambda t: sampling.sample_step(state.sample_key, t, index, config.labeled_batch_size, b,
-                                     data.x_unlabeled.shape[0]))(steps)
+      lambda t: sampling.sample_step(state.sample_key, t, index, config.labeled_batch_size,
+                                     config.unlabeled_batch_size, num_unlabeled,
+                                     config.num_shards, shard))(steps)
   x_chunk = data.x_unlabeled[samples.unlabeled.reshape(-1)]            # [C*B, d]
   # Scores of the chunk's unlabeled points through all blocks of earlier chunks: one product.
   u_chunk = scores_through_blocks(state.feature_key, state.coef, state.step, x_chunk,
@@ -199,11 +241,14 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams, config: Engin
     slots = samples.labeled[r]
     f_u = scale * jax.lax.dynamic_slice_in_dim(u_chunk, r * b, b)
     g_slots, g_u = risk.score_grads(config.loss, f_labeled[slots], f_u, pos_w, neg_w,
-                                    hyper.gamma)
+                                    hyper.gamma, axis_name)
     g_labeled = jnp.zeros(num_l, g_slots.dtype).at[slots].add(g_slots)
     phi_u = jax.lax.dynamic_slice_in_dim(phi_chunk, r * b, b)
+    grad_u = g_u @ phi_u
+    if axis_name is not None:
+      grad_u = jax.lax.psum(grad_u, axis_name)
     eta = step_size(config, hyper, i)
-    alpha = -eta * (g_labeled @ phi_labeled + g_u @ phi_u)             # Eq. (13), [2m]
+    alpha = -eta * (g_labeled @ phi_labeled + grad_u)                  # Eq. (13), [2m]
     decay = 1.0 - eta * hyper.lam                                      # Eq. (14)
     new_scale = scale * decay
     coef, u_chunk, new_scale = jax.lax.cond(
@@ -221,9 +266,22 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams, config: Engin
   return state._replace(step=state.step + c, coef=coef, scale=scale, f_labeled=f_labeled), metrics
 
 
+def _train_chunks(state, data, hyper, config, num_chunks, num_unlabeled=None, axis_name=None):
+  slot_classes = sampling.slot_classes(data.y_labeled, config.num_classes,
+                                       config.labeled_batch_size)
+  class_counts = jnp.bincount(data.y_labeled, length=config.num_classes)
+  pos_w, neg_w = risk.subproblem_weights(slot_classes, class_counts)
+
+  def body(state, _):
+    return train_chunk(state, data, hyper, config, pos_w, neg_w, num_unlabeled, axis_name)
+
+  state, metrics = jax.lax.scan(body, state, None, length=num_chunks)
+  return state, jax.tree.map(lambda a: a.reshape(-1), metrics)
+
+
 @functools.partial(jax.jit, static_argnames=("config", "num_chunks"))
 def train(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig, num_chunks):
-  """Runs ``num_chunks`` chunks of iterations: a ``lax.scan`` of ``train_chunk``.
+  """Runs ``num_chunks`` chunks of iterations on one device: a ``lax.scan`` of ``train_chunk``.
 
   Pure and jittable; ``fit`` adds input checks, progress and divergence detection. Vmap it over
   keys (independent trials) or over ``Hyperparams`` (a grid) as needed.
@@ -231,13 +289,71 @@ def train(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfi
   Returns:
     (new state, metrics dict of [num_chunks * C] arrays).
   """
-  slot_classes = sampling.slot_classes(data.y_labeled, config.num_classes,
-                                       config.labeled_batch_size)
-  class_counts = jnp.bincount(data.y_labeled, length=config.num_classes)
-  pos_w, neg_w = risk.subproblem_weights(slot_classes, class_counts)
+  return _train_chunks(state, data, hyper, config, num_chunks)
 
-  def body(state, _):
-    return train_chunk(state, data, hyper, config, pos_w, neg_w)
 
-  state, metrics = jax.lax.scan(body, state, None, length=num_chunks)
-  return state, jax.tree.map(lambda a: a.reshape(-1), metrics)
+def shard_unlabeled(x_unlabeled, num_shards):
+  """Lays the unlabeled rows out as ``num_shards`` equal blocks, one stratum each (zero padded).
+
+  Args:
+    x_unlabeled: [n_u, d].
+    num_shards: D.
+
+  Returns:
+    [D * L, d] with L = ceil(n_u / D); stratum s (``sampling.strata``) starts at row s * L.
+    Padding rows are never sampled.
+  """
+  sizes, offsets = sampling.strata(x_unlabeled.shape[0], num_shards)
+  rows = int(sizes.max())
+  parts = [jnp.pad(x_unlabeled[o:o + n], ((0, rows - n), (0, 0))) for o, n in zip(offsets, sizes)]
+  return jnp.concatenate(parts)
+
+
+def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
+                  num_chunks, mesh, num_unlabeled, axis_name="data"):
+  """``train`` with the unlabeled set split over the devices of ``mesh`` axis ``axis_name``.
+
+  Each device holds one stratum of the unlabeled points (``config.num_shards`` must equal the
+  axis size), scores its share of every chunk through all blocks, and the per-step gradient is
+  combined with one ``psum`` of a [2m] vector and two of [S] vectors; labeled points and
+  coefficients are replicated. Equals ``train`` with the same ``num_shards`` on one device.
+
+  Args:
+    state: ``State`` (replicated).
+    data: ``TrainData`` whose ``x_unlabeled`` is ``shard_unlabeled(x_u, num_shards)``.
+    hyper: ``Hyperparams``.
+    config: ``EngineConfig`` with ``num_shards`` = mesh.shape[axis_name].
+    num_chunks: chunks to run.
+    mesh: ``jax.sharding.Mesh`` (may span several hosts after ``jax.distributed.initialize``).
+    num_unlabeled: n_u before padding (static int).
+    axis_name: the mesh axis to split the unlabeled data over.
+
+  Returns:
+    (new state, metrics), replicated.
+  """
+  if mesh.shape[axis_name] != config.num_shards:
+    raise ValueError(f"config.num_shards={config.num_shards} must equal the size "
+                     f"{mesh.shape[axis_name]} of mesh axis {axis_name!r}.")
+  if config.unlabeled_batch_size % config.num_shards:
+    raise ValueError(f"unlabeled_batch_size={config.unlabeled_batch_size} must be a multiple of "
+                     f"num_shards={config.num_shards}.")
+  replicated = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+  split = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(axis_name))
+  state, hyper = jax.device_put((state, hyper), replicated)
+  data = TrainData(*jax.device_put((data.x_labeled, data.y_labeled), replicated),
+                   jax.device_put(data.x_unlabeled, split))
+  return _train_sharded_jit(state, data, hyper, config, num_chunks, mesh, int(num_unlabeled),
+                            axis_name)
+
+
+@functools.partial(jax.jit,
+                   static_argnames=("config", "num_chunks", "mesh", "num_unlabeled", "axis_name"))
+def _train_sharded_jit(state, data, hyper, config, num_chunks, mesh, num_unlabeled, axis_name):
+  replicated = jax.sharding.PartitionSpec()
+  data_specs = TrainData(replicated, replicated, jax.sharding.PartitionSpec(axis_name))
+  fn = jax.shard_map(
+      functools.partial(_train_chunks, config=config, num_chunks=num_chunks,
+                        num_unlabeled=num_unlabeled, axis_name=axis_name),
+      mesh=mesh, in_specs=(replicated, data_specs, replicated),
+      out_specs=(replicated, replicated), check_vma=False)
+  return fn(state, data, hyper)

@@ -82,7 +82,8 @@ def reference_fit(key, data: engine.TrainData, hyper: engine.Hyperparams,
 
   def iteration(i, alphas):
     sample = sampling.sample_step(sample_key, i, index, config.labeled_batch_size,
-                                  config.unlabeled_batch_size, data.x_unlabeled.shape[0])
+                                  config.unlabeled_batch_size, data.x_unlabeled.shape[0],
+                                  config.num_shards)
     x_l = data.x_labeled[sample.labeled]
     x_u = data.x_unlabeled[sample.unlabeled]
     f_l = predict_literal(feature_key, alphas, i, x_l, m, hyper.sigma)

@@ -76,21 +76,27 @@ def minibatch_risk(loss, f_l, f_u, pos_w, neg_w, gamma):
   return jnp.mean(risks)
 
 
-def subproblem_score_grads(loss, f_l, f_u, pos_w, neg_w, gamma):
+def _unlabeled_total(x, axis_name):
+  """Sum over the unlabeled points of every device (identity on one device)."""
+  return x if axis_name is None else jax.lax.psum(x, axis_name)
+
+
+def subproblem_score_grads(loss, f_l, f_u, pos_w, neg_w, gamma, axis_name=None):
   """Gradient of ``subproblem_risk`` in the scores, from the six derivatives l1..l6.
 
   Args:
     loss: name or ``PairwiseLoss``.
     f_l: [S] labeled slot scores.
-    f_u: [B] unlabeled scores.
+    f_u: [B] unlabeled scores (this device's share when ``axis_name`` is set).
     pos_w: [S] weights P_j.
     neg_w: [S] weights N_j.
     gamma: scalar gamma_j.
+    axis_name: mesh axis the unlabeled mini-batch is split over, or None.
 
   Returns:
     (g_l [S], g_u [B]).
   """
-  num_u = f_u.shape[0]
+  num_u = _unlabeled_total(f_u.shape[0], axis_name)
   # The six derivatives of Eq. (10) on every pair of the mini-batch. Rows index labeled slots:
   # l1, l2 on (slot a as positive, slot b as negative) [S, S]; l3, l4 on (slot a, unlabeled u)
   # [S, B]; l5, l6 on (unlabeled u, slot b as negative), stored [S, B] as [b, u].
@@ -98,12 +104,14 @@ def subproblem_score_grads(loss, f_l, f_u, pos_w, neg_w, gamma):
   l3, l4 = losses_lib.pairwise_loss_grads(loss, f_l[:, None], f_u[None, :])
   l5, l6 = losses_lib.pairwise_loss_grads(loss, f_u[None, :], f_l[:, None])
   g_pn = pos_w * (l1 @ neg_w) + neg_w * (pos_w @ l2)
-  g_l_unl = pos_w * jnp.mean(l3, axis=1) + neg_w * jnp.mean(l6, axis=1)
+  mean_l3 = _unlabeled_total(jnp.sum(l3, axis=1), axis_name) / num_u
+  mean_l6 = _unlabeled_total(jnp.sum(l6, axis=1), axis_name) / num_u
+  g_l_unl = pos_w * mean_l3 + neg_w * mean_l6
   g_u = (pos_w @ l4 + neg_w @ l5) / num_u
   return gamma * g_pn + (1.0 - gamma) * g_l_unl, (1.0 - gamma) * g_u
 
 
-def score_grads(loss, f_l, f_u, pos_w, neg_w, gamma):
+def score_grads(loss, f_l, f_u, pos_w, neg_w, gamma, axis_name=None):
   """Gradient of ``minibatch_risk`` in (f_l, f_u): subproblems vmapped, then averaged.
 
   Args:
@@ -113,10 +121,11 @@ def score_grads(loss, f_l, f_u, pos_w, neg_w, gamma):
     pos_w: [k-1, S].
     neg_w: [k-1, S].
     gamma: [k-1].
+    axis_name: mesh axis the unlabeled mini-batch is split over, or None.
 
   Returns:
     (g_l [S], g_u [B]).
   """
-  g_l, g_u = jax.vmap(subproblem_score_grads, in_axes=(None, None, None, 0, 0, 0))(
-      loss, f_l, f_u, pos_w, neg_w, gamma)
+  g_l, g_u = jax.vmap(subproblem_score_grads, in_axes=(None, None, None, 0, 0, 0, None))(
+      loss, f_l, f_u, pos_w, neg_w, gamma, axis_name)
   return jnp.mean(g_l, axis=0), jnp.mean(g_u, axis=0)

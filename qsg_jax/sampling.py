@@ -15,6 +15,7 @@ from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 class ClassIndex(NamedTuple):
@@ -54,8 +55,49 @@ def slot_classes(y_labeled, num_classes, labeled_batch_size: Optional[int]):
   return jnp.repeat(jnp.arange(num_classes, dtype=jnp.int32), labeled_batch_size)
 
 
+def strata(num_unlabeled, num_shards):
+  """Sizes and offsets of ``num_shards`` contiguous strata of the unlabeled rows (NumPy, static).
+
+  Sizes differ by at most one; stratum s holds rows offsets[s] .. offsets[s] + sizes[s] - 1.
+  """
+  base, extra = divmod(int(num_unlabeled), int(num_shards))
+  sizes = np.array([base + (s < extra) for s in range(num_shards)], np.int32)
+  if sizes.min() < 1:
+    raise ValueError(f"{num_unlabeled} unlabeled points cannot fill {num_shards} shards; use at "
+                     "most as many shards as unlabeled points.")
+  return sizes, (np.cumsum(sizes) - sizes).astype(np.int32)
+
+
+def sample_unlabeled(key, batch_size, num_unlabeled, num_shards=1, shard=None):
+  """Unlabeled indices: batch_size / num_shards uniform draws from each stratum.
+
+  With one shard this is uniform sampling with replacement. With several (the multi-device
+  layout, one stratum per device) every stratum contributes equally; the single-device run with
+  the same ``num_shards`` draws the very same points, so the two runs agree.
+
+  Args:
+    key: PRNG key of this step's unlabeled draw.
+    batch_size: B, a multiple of num_shards.
+    num_unlabeled: n_u (static int).
+    num_shards: number of strata D (static int).
+    shard: None for all strata (global indices), or a (traced) stratum index for that stratum
+      only, as local indices into it.
+
+  Returns:
+    [B] global indices, or [B / D] local indices of stratum ``shard``.
+  """
+  per_shard = batch_size // num_shards
+  sizes, offsets = strata(num_unlabeled, num_shards)
+  if shard is not None:
+    return jax.random.randint(jax.random.fold_in(key, shard), (per_shard,), 0,
+                              jnp.asarray(sizes)[shard])
+  draws = [jax.random.randint(jax.random.fold_in(key, s), (per_shard,), 0, int(sizes[s]))
+           + int(offsets[s]) for s in range(num_shards)]
+  return jnp.concatenate(draws)
+
+
 def sample_step(key, step, index: ClassIndex, labeled_batch_size: Optional[int],
-                unlabeled_batch_size, num_unlabeled):
+                unlabeled_batch_size, num_unlabeled, num_shards=1, shard=None):
   """Indices of iteration ``step``: per-class labeled mini-batches and an unlabeled mini-batch.
 
   Sampling is with replacement and uniform within each source; it depends only on
@@ -68,6 +110,8 @@ def sample_step(key, step, index: ClassIndex, labeled_batch_size: Optional[int],
     labeled_batch_size: b points per class, or None to use every labeled point.
     unlabeled_batch_size: B.
     num_unlabeled: n_u (static int, > 0).
+    num_shards: strata of the unlabeled set (see ``sample_unlabeled``).
+    shard: None, or the stratum whose local indices to return.
 
   Returns:
     ``StepSample``.
@@ -79,5 +123,5 @@ def sample_step(key, step, index: ClassIndex, labeled_batch_size: Optional[int],
     k = index.counts.shape[0]
     within = jax.random.randint(key_l, (k, labeled_batch_size), 0, index.counts[:, None])
     labeled = index.order[(index.offsets[:, None] + within).reshape(-1)]
-  unlabeled = jax.random.randint(key_u, (unlabeled_batch_size,), 0, num_unlabeled)
+  unlabeled = sample_unlabeled(key_u, unlabeled_batch_size, num_unlabeled, num_shards, shard)
   return StepSample(labeled.astype(jnp.int32), unlabeled.astype(jnp.int32))

@@ -44,6 +44,16 @@ def make_config(num_classes, num_steps, *, chunk_size=32, block_group=8, **kwarg
                              block_group=group, **kwargs)
 
 
+def _num_shards(mesh, axis_name, num_shards):
+  if mesh is None:
+    return int(num_shards or 1)
+  size = int(mesh.shape[axis_name])
+  if num_shards not in (None, size):
+    raise ValueError(f"num_shards={num_shards} differs from the size {size} of mesh axis "
+                     f"{axis_name!r}; leave num_shards unset when passing a mesh.")
+  return size
+
+
 def check_divergence(metrics, threshold):
   """Raises ``DivergenceError`` if scores became non-finite or exceeded ``threshold``."""
   score = np.asarray(metrics["max_abs_score"])
@@ -62,7 +72,8 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
         gamma=0.5, eta0=1.0, num_steps=1024, num_frequencies=32, labeled_batch_size=None,
         unlabeled_batch_size=128, loss="squared", step_size: Optional[Callable] = None,
         chunk_size=32, block_group=8, threshold_surrogate="hinge", divergence_threshold=1e4,
-        progress: Optional[Callable] = None, num_segments=8):
+        progress: Optional[Callable] = None, num_segments=8, mesh=None, axis_name="data",
+        num_shards=None):
   """Trains QS3ORAO (k ordered classes) or QSG-S2AUC (k = 2) and fits the thresholds.
 
   Args:
@@ -88,6 +99,11 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
     progress: optional callable(dict) called after each segment with "step", "num_steps",
       "max_abs_score".
     num_segments: how many jitted calls training is split into for progress reports.
+    mesh: optional ``jax.sharding.Mesh``: split the unlabeled data over its ``axis_name`` axis
+      (one stratum per device, see ``engine.train_sharded``); None runs on one device.
+    axis_name: mesh axis to use.
+    num_shards: strata of the unlabeled sampling (default: the mesh axis size, or 1). A
+      one-device run with num_shards=D draws the same samples as a run on a D-device mesh.
 
   Returns:
     ``FitResult``.
@@ -116,16 +132,24 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
                        num_frequencies=int(num_frequencies),
                        labeled_batch_size=labeled_batch_size,
                        unlabeled_batch_size=int(unlabeled_batch_size), loss=loss,
-                       step_size=step_size)
+                       step_size=step_size,
+                       num_shards=_num_shards(mesh, axis_name, num_shards))
   key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
   data = engine.TrainData(jnp.asarray(x_l), jnp.asarray(y_l), jnp.asarray(x_u))
 
   total_chunks = config.num_steps // config.chunk_size
   per_segment = _largest_divisor_at_most(total_chunks, math.ceil(total_chunks / num_segments))
   state = engine.init(key, data, config)
+  if mesh is None:
+    run = lambda state: engine.train(state, data, hyper, config, per_segment)
+  else:
+    sharded = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled,
+                                                               config.num_shards))
+    run = lambda state: engine.train_sharded(state, sharded, hyper, config, per_segment, mesh,
+                                             x_u.shape[0], axis_name)
   collected = []
   for _ in range(total_chunks // per_segment):
-    state, metrics = engine.train(state, data, hyper, config, per_segment)
+    state, metrics = run(state)
     collected.append(jax.device_get(metrics))
     if progress is not None:
       progress({"step": int(state.step), "num_steps": config.num_steps,
@@ -136,19 +160,24 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
   return FitResult(engine.model_of(state, hyper), b, state, metrics, config, x_l.shape[1])
 
 
-def decision_function(result: FitResult, x):
+def decision_function(result: FitResult, x, mesh=None, axis_name="data"):
   """Ranking scores f(x) of a fitted model, checking x first.
 
   Args:
     result: ``FitResult`` from ``fit``.
     x: [n, d] points preprocessed like the training data.
+    mesh: optional ``jax.sharding.Mesh`` to split the points over (axis ``axis_name``).
+    axis_name: mesh axis to use.
 
   Returns:
     [n] NumPy float32 scores.
   """
-  x = validation.check_points("x", x, dim=result.num_features)
-  return np.asarray(engine.predict(result.model, jnp.asarray(x), result.config.block_group,
-                                   result.config.predict_chunk))
+  x = jnp.asarray(validation.check_points("x", x, dim=result.num_features))
+  cfg = result.config
+  if mesh is None:
+    return np.asarray(engine.predict(result.model, x, cfg.block_group, cfg.predict_chunk))
+  return np.asarray(engine.predict_sharded(result.model, x, mesh, axis_name, cfg.block_group,
+                                           cfg.predict_chunk))
 
 
 def predict(result: FitResult, x):
