@@ -28,7 +28,11 @@ def markdown_table(rows, columns=None, floatfmt=".4f"):
 
   def cell(value):
     if isinstance(value, (float, np.floating)):
-      return "nan" if math.isnan(value) else format(value, floatfmt)
+      if math.isnan(value):
+        return "nan"
+      if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
+        return format(value, ".3g")
+      return format(value, floatfmt)
     return "" if value is None else str(value)
 
   lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]

@@ -1,0 +1,197 @@
+r"""Engine benchmarks, each measured side by side in one run (issue: speed and scale).
+
+  QSG_JAX_DATA=../shared/data python -m experiments.bench_engine
+  JAX_PLATFORMS=cuda python -m experiments.bench_engine        # on a GPU
+
+Prints and writes (results/bench_engine/bench_engine.{json,md}):
+  1. engine vs the literal Algorithm 1 (qsg_jax.reference) on an ordinal (sgemm, k = 5) and a
+     binary dataset at T in --steps, both drawing one mini-batch per class and one unlabeled
+     mini-batch per step (identical samples), with the max coefficient difference;
+  2. engine throughput in feature evaluations per second against the ceiling of one large fused
+     GEMM + cos/sin on the same device (fraction of ceiling);
+  3. time per iteration as the number of unlabeled points grows.
+A feature evaluation is one (point, frequency) pair: one multiply-add row of the GEMM plus one
+cos and one sin.
+"""
+
+import time
+
+from absl import app
+from absl import flags
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from qsg_jax import data as data_lib
+from qsg_jax import engine
+from qsg_jax import reference
+from qsg_jax import training
+from experiments import protocols
+from experiments import reporting
+
+_ORDINAL = flags.DEFINE_string("dataset", "sgemm", "Ordinal (or regression) dataset.")
+_BINARY = flags.DEFINE_string("binary_dataset", "ijcnn1", "Binary dataset.")
+_DATA_DIR = flags.DEFINE_string("data_dir", None, "Data directory (default $QSG_JAX_DATA).")
+_STEPS = flags.DEFINE_list("steps", ["256", "1024"], "Iteration counts T to compare.")
+_BATCH = flags.DEFINE_integer("batch", 64, "Mini-batch size per class and for unlabeled data.")
+_FREQ = flags.DEFINE_integer("num_frequencies", 32, "Frequencies per block.")
+_SCALING_STEPS = flags.DEFINE_integer("scaling_steps", 512, "T of the n_u scaling benchmark.")
+_SKIP_REFERENCE = flags.DEFINE_bool("skip_reference", False, "Skip the slow literal runs.")
+_OUTPUT_DIR = flags.DEFINE_string("output_dir", "results/bench_engine", "Output directory.")
+
+HYPER = dict(sigma=0.1, lam=1e-3, gamma=0.5, eta0=3.0)
+
+
+def _timed(fn, *args):
+  """Seconds of the second call (the first compiles), and its result."""
+  jax.block_until_ready(fn(*args))
+  start = time.perf_counter()
+  out = jax.block_until_ready(fn(*args))
+  return time.perf_counter() - start, out
+
+
+def feature_evaluations(config: engine.EngineConfig, num_labeled):
+  """(point, frequency) pairs the engine evaluates in a run of ``config``."""
+  c, b, m = config.chunk_size, config.unlabeled_batch_size, config.num_frequencies
+  chunks = config.num_steps // c
+  earlier = sum(c * b * (j * c) * m for j in range(chunks))   # chunk points x earlier blocks
+  within = config.num_steps * c * b * m                        # chunk points x each new block
+  labeled = config.num_steps * num_labeled * m                 # labeled points x each new block
+  return earlier + within + labeled
+
+
+def reference_feature_evaluations(config: engine.EngineConfig, num_slots):
+  """Pairs the literal Algorithm 1 evaluates: every sampled point through every earlier block."""
+  points = num_slots + config.unlabeled_batch_size
+  t = config.num_steps
+  return points * config.num_frequencies * (t * (t - 1) // 2 + t)
+
+
+def fused_ceiling(num_points=16384, num_features=2048, dim=14):
+  """Feature evaluations per second of one large jitted GEMM + cos + sin on this device."""
+  kx, kw = jax.random.split(jax.random.key(0))
+  x = jax.random.uniform(kx, (num_points, dim))
+  omega = jax.random.normal(kw, (num_features, dim))
+  fn = jax.jit(lambda x, w: jnp.sum(jnp.cos(x @ w.T)) + jnp.sum(jnp.sin(x @ w.T)))
+  best = min(_timed(fn, x, omega)[0] for _ in range(3))
+  return num_points * num_features / best
+
+
+def _trial_data(name, seed=0):
+  dataset = data_lib.load(name, data_dir=_DATA_DIR.value)
+  proto = protocols.protocol_for(dataset)
+  trial = protocols.make_trial(dataset, proto, seed)
+  data = engine.TrainData(jnp.asarray(trial.x_labeled), jnp.asarray(trial.y_labeled, jnp.int32),
+                          jnp.asarray(trial.x_unlabeled))
+  return dataset.name, proto.num_classes, data
+
+
+def _hyper(k):
+  return engine.Hyperparams(jnp.float32(HYPER["sigma"]), jnp.float32(HYPER["lam"]),
+                            jnp.full(k - 1, HYPER["gamma"], jnp.float32),
+                            jnp.float32(HYPER["eta0"]))
+
+
+def engine_vs_reference(name, k, data, steps):
+  """Row comparing engine and literal reference on identical samples."""
+  config = training.make_config(k, steps, num_frequencies=_FREQ.value,
+                                labeled_batch_size=_BATCH.value,
+                                unlabeled_batch_size=_BATCH.value)
+  hyper = _hyper(k)
+  key = jax.random.key(0)
+  state = engine.init(key, data, config)
+  chunks = config.num_steps // config.chunk_size
+  t_engine, (final, _) = _timed(lambda s: engine.train(s, data, hyper, config, chunks), state)
+  row = {"dataset": name, "k": k, "T": steps, "m": config.num_frequencies,
+         "batch": _BATCH.value, "engine_s": t_engine}
+  if not _SKIP_REFERENCE.value:
+    start = time.perf_counter()
+    jax.block_until_ready(reference.reference_fit(key, data, hyper, config))
+    compile_and_run = time.perf_counter() - start
+    # One timed call (the first includes compilation, which is small next to the run).
+    start = time.perf_counter()
+    alphas = jax.block_until_ready(reference.reference_fit(key, data, hyper, config))
+    t_ref = time.perf_counter() - start
+    diff = float(jnp.max(jnp.abs(final.scale * final.coef - alphas)))
+    row.update(reference_s=t_ref, speedup=t_ref / t_engine,
+               max_coef_diff=diff, max_coef=float(jnp.max(jnp.abs(alphas))),
+               reference_first_call_s=compile_and_run)
+  return row
+
+
+def throughput(name, k, data, ceiling):
+  """Engine throughput with the default protocol configuration (all labeled points, B = 128)."""
+  params = protocols.DEFAULT_HYPERPARAMS
+  config = training.make_config(k, params["num_steps"], num_frequencies=params["num_frequencies"],
+                                unlabeled_batch_size=params["unlabeled_batch_size"])
+  hyper = _hyper(k)
+  state = engine.init(jax.random.key(0), data, config)
+  chunks = config.num_steps // config.chunk_size
+  seconds, (final, _) = _timed(lambda s: engine.train(s, data, hyper, config, chunks), state)
+  evals = feature_evaluations(config, data.x_labeled.shape[0])
+  model = engine.model_of(final, hyper)
+  x_eval = data.x_unlabeled[:20000]
+  predict_s, _ = _timed(lambda x: engine.predict(model, x), x_eval)
+  predict_evals = x_eval.shape[0] * config.num_steps * config.num_frequencies
+  return {"dataset": name, "T": config.num_steps, "m": config.num_frequencies,
+          "B": config.unlabeled_batch_size, "train_s": seconds,
+          "train_evals_per_s": evals / seconds, "train_fraction_of_ceiling": evals / seconds / ceiling,
+          "predict_20k_s": predict_s, "predict_evals_per_s": predict_evals / predict_s,
+          "predict_fraction_of_ceiling": predict_evals / predict_s / ceiling,
+          "ceiling_evals_per_s": ceiling}
+
+
+def scaling(name, k, data, steps):
+  """Time per iteration for growing unlabeled sets (the papers: it does not grow)."""
+  rows = []
+  n_full = data.x_unlabeled.shape[0]
+  sizes = [n for n in (1_000, 10_000, 100_000) if n < n_full] + [n_full]
+  config = training.make_config(k, steps, num_frequencies=_FREQ.value,
+                                unlabeled_batch_size=protocols.DEFAULT_HYPERPARAMS[
+                                    "unlabeled_batch_size"])
+  hyper = _hyper(k)
+  for n in sizes:
+    sub = data._replace(x_unlabeled=data.x_unlabeled[:n])
+    state = engine.init(jax.random.key(0), sub, config)
+    chunks = config.num_steps // config.chunk_size
+    seconds, _ = _timed(lambda s: engine.train(s, sub, hyper, config, chunks), state)
+    rows.append({"dataset": name, "num_unlabeled": n, "T": steps,
+                 "ms_per_iteration": 1e3 * seconds / steps})
+  base = rows[0]["ms_per_iteration"]
+  for r in rows:
+    r["ratio_to_smallest"] = r["ms_per_iteration"] / base
+  return rows
+
+
+def main(argv):
+  del argv
+  device = jax.devices()[0]
+  print(f"device: {device.device_kind} ({jax.default_backend()}), {jax.device_count()} device(s)")
+  ceiling = fused_ceiling()
+  print(f"fused GEMM + cos/sin ceiling: {ceiling:.3g} feature evaluations/s")
+  ordinal = _trial_data(_ORDINAL.value)
+  binary = _trial_data(_BINARY.value)
+  comparison = []
+  for name, k, data in (ordinal, binary):
+    for steps in map(int, _STEPS.value):
+      row = engine_vs_reference(name, k, data, steps)
+      comparison.append(row)
+      print(reporting.markdown_table([row]), flush=True)
+  rate = [throughput(*ordinal, ceiling)]
+  print(reporting.markdown_table(rate), flush=True)
+  scale = scaling(*ordinal, _SCALING_STEPS.value)
+  print(reporting.markdown_table(scale), flush=True)
+  payload = {"device": str(device.device_kind), "backend": jax.default_backend(),
+             "comparison": comparison, "throughput": rate, "scaling": scale}
+  text = ("## Engine vs literal Algorithm 1 (identical samples)\n\n"
+          + reporting.markdown_table(comparison)
+          + "\n## Throughput (default protocol configuration)\n\n" + reporting.markdown_table(rate)
+          + "\n## Time per iteration vs unlabeled set size\n\n" + reporting.markdown_table(scale))
+  paths = reporting.write_results(_OUTPUT_DIR.value, "bench_engine", payload)
+  md = paths["json"].with_suffix(".md")
+  md.write_text(f"# Engine benchmark on {device.device_kind} ({jax.default_backend()})\n\n" + text)
+  print(f"wrote {paths['json']} and {md}")
+
+
+if __name__ == "__main__":
+  app.run(main)
