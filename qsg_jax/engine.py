@@ -15,6 +15,9 @@ The engine computes exactly these coefficients with less work:
     model); the chunk's unlabeled points are scored through all blocks of earlier chunks in one
     large blocked matrix product, and only blocks created inside the chunk are added step by step.
 Peak memory is O(T m + n_l + C B (d + m)) beyond the data, for any number of unlabeled points.
+When the unlabeled set is small (n_u below about B T / 2, see ``use_unlabeled_cache``) it is
+cheaper to keep every unlabeled score current like the labeled ones (``cache_unlabeled``):
+O(n_u m) per step instead of O(B t m). Both modes give the same coefficients.
 """
 
 import functools
@@ -44,6 +47,7 @@ class EngineConfig(NamedTuple):
   block_group: int = 8                  # feature blocks per matrix product when predicting.
   predict_chunk: int = 4096             # points per matrix product when predicting.
   num_shards: int = 1                   # strata of the unlabeled set; = devices when sharded.
+  cache_unlabeled: bool = False         # keep f on every unlabeled point (small n_u), see below.
 
 
 class Hyperparams(NamedTuple):
@@ -66,6 +70,7 @@ class State(NamedTuple):
   coef: jax.Array         # [T, 2m] float32, alpha_j / scale (rows >= step are zero).
   scale: jax.Array        # float32 scalar, running product of decays since last renormalization.
   f_labeled: jax.Array    # [n_l] float32, current f on every labeled point.
+  u_unlabeled: jax.Array  # [n_u] float32, f / scale on every unlabeled point if cached, else [0].
   feature_key: jax.Array  # PRNG key of the feature blocks.
   sample_key: jax.Array   # PRNG key of the mini-batches.
 
@@ -102,6 +107,8 @@ def init(key, data: TrainData, config: EngineConfig) -> State:
       coef=jnp.zeros((config.num_steps, 2 * config.num_frequencies), jnp.float32),
       scale=jnp.ones((), jnp.float32),
       f_labeled=jnp.zeros(data.x_labeled.shape[0], jnp.float32),
+      u_unlabeled=jnp.zeros(data.x_unlabeled.shape[0] if config.cache_unlabeled else 0,
+                            jnp.float32),
       feature_key=feature_key,
       sample_key=sample_key)
 
@@ -193,14 +200,29 @@ def _predict_sharded_jit(model, x, mesh, axis_name, block_group, predict_chunk):
   return fn(model, x)
 
 
-def _renormalize(coef, u_chunk, scale):
+def _renormalize(coef, u_pool, scale):
   """Folds ``scale`` into the stored coefficients and partial scores (rare, exact)."""
-  return coef * scale, u_chunk * scale, jnp.ones_like(scale)
+  return coef * scale, u_pool * scale, jnp.ones_like(scale)
+
+
+def use_unlabeled_cache(num_unlabeled, config: EngineConfig):
+  """Whether keeping f on every unlabeled point costs less than scoring batches through blocks.
+
+  Cached: n_u new-block features per step. Chunked: on average B (T / 2 + C) per step.
+  """
+  per_shard = -(-num_unlabeled // config.num_shards)
+  batch = config.unlabeled_batch_size // config.num_shards
+  return per_shard <= batch * (config.num_steps / 2 + config.chunk_size)
 
 
 def train_chunk(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
                 pos_w, neg_w, num_unlabeled=None, axis_name=None):
   """Runs ``config.chunk_size`` iterations from ``state``.
+
+  The unlabeled points whose features each step computes (the "pool") are the chunk's sampled
+  points, scored through earlier chunks' blocks up front, or with ``config.cache_unlabeled``
+  every unlabeled point, whose scores the state carries. Either way the pool keeps unscaled
+  partial scores u (f = scale * u) and each new block is added to them.
 
   Args:
     state: current ``State`` (its step is a multiple of the chunk size).
@@ -226,44 +248,50 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams, config: Engin
       lambda t: sampling.sample_step(state.sample_key, t, index, config.labeled_batch_size,
                                      config.unlabeled_batch_size, num_unlabeled,
                                      config.num_shards, shard))(steps)
-  x_chunk = data.x_unlabeled[samples.unlabeled.reshape(-1)]            # [C*B, d]
-  # Scores of the chunk's unlabeled points through all blocks of earlier chunks: one product.
-  u_chunk = scores_through_blocks(state.feature_key, state.coef, state.step, x_chunk,
-                                  hyper.sigma, config.block_group)     # [C*B] unscaled
+  if config.cache_unlabeled:
+    x_pool, u_pool = data.x_unlabeled, state.u_unlabeled              # [n_u, d], [n_u]
+    batch_rows = samples.unlabeled                                     # [C, B] pool rows
+  else:
+    x_pool = data.x_unlabeled[samples.unlabeled.reshape(-1)]           # [C*B, d]
+    # The chunk's points through all blocks of earlier chunks: one large blocked product.
+    u_pool = scores_through_blocks(state.feature_key, state.coef, state.step, x_pool,
+                                   hyper.sigma, config.block_group)
+    batch_rows = jnp.arange(c * b, dtype=jnp.int32).reshape(c, b)
 
   def step(carry, r):
-    coef, scale, f_labeled, u_chunk = carry
+    coef, scale, f_labeled, u_pool = carry
     i = state.step + r
     omega = features.sample_frequencies(state.feature_key, i, m, data.x_labeled.shape[1],
                                         hyper.sigma)
     phi_labeled = features.fourier_features(data.x_labeled, omega)     # [n_l, 2m]
-    phi_chunk = features.fourier_features(x_chunk, omega)              # [C*B, 2m]
-    slots = samples.labeled[r]
-    f_u = scale * jax.lax.dynamic_slice_in_dim(u_chunk, r * b, b)
-    g_slots, g_u = risk.score_grads(config.loss, f_labeled[slots], f_u, pos_w, neg_w,
-                                    hyper.gamma, axis_name)
+    phi_pool = features.fourier_features(x_pool, omega)                # [pool, 2m]
+    slots, rows = samples.labeled[r], batch_rows[r]
+    g_slots, g_u = risk.score_grads(config.loss, f_labeled[slots], scale * u_pool[rows],
+                                    pos_w, neg_w, hyper.gamma, axis_name)
     g_labeled = jnp.zeros(num_l, g_slots.dtype).at[slots].add(g_slots)
-    phi_u = jax.lax.dynamic_slice_in_dim(phi_chunk, r * b, b)
-    grad_u = g_u @ phi_u
+    grad_u = g_u @ phi_pool[rows]
     if axis_name is not None:
       grad_u = jax.lax.psum(grad_u, axis_name)
     eta = step_size(config, hyper, i)
     alpha = -eta * (g_labeled @ phi_labeled + grad_u)                  # Eq. (13), [2m]
     decay = 1.0 - eta * hyper.lam                                      # Eq. (14)
     new_scale = scale * decay
-    coef, u_chunk, new_scale = jax.lax.cond(
+    coef, u_pool, new_scale = jax.lax.cond(
         jnp.abs(new_scale) < _RENORMALIZE_BELOW, _renormalize,
-        lambda *a: a, coef, u_chunk, new_scale)
+        lambda *a: a, coef, u_pool, new_scale)
     stored = alpha / new_scale
     coef = coef.at[i].set(stored)
     f_labeled = decay * f_labeled + phi_labeled @ alpha
-    u_chunk = u_chunk + phi_chunk @ stored
+    u_pool = u_pool + phi_pool @ stored
     metrics = {"eta": eta, "max_abs_score": jnp.max(jnp.abs(f_labeled))}
-    return (coef, new_scale, f_labeled, u_chunk), metrics
+    return (coef, new_scale, f_labeled, u_pool), metrics
 
-  carry = (state.coef, state.scale, state.f_labeled, u_chunk)
-  (coef, scale, f_labeled, _), metrics = jax.lax.scan(step, carry, jnp.arange(c))
-  return state._replace(step=state.step + c, coef=coef, scale=scale, f_labeled=f_labeled), metrics
+  carry = (state.coef, state.scale, state.f_labeled, u_pool)
+  (coef, scale, f_labeled, u_pool), metrics = jax.lax.scan(step, carry, jnp.arange(c))
+  state = state._replace(step=state.step + c, coef=coef, scale=scale, f_labeled=f_labeled)
+  if config.cache_unlabeled:
+    state = state._replace(u_unlabeled=u_pool)
+  return state, metrics
 
 
 def _train_chunks(state, data, hyper, config, num_chunks, num_unlabeled=None, axis_name=None):
@@ -340,6 +368,7 @@ def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: Eng
   replicated = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
   split = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(axis_name))
   state, hyper = jax.device_put((state, hyper), replicated)
+  state = state._replace(u_unlabeled=jax.device_put(state.u_unlabeled, split))
   data = TrainData(*jax.device_put((data.x_labeled, data.y_labeled), replicated),
                    jax.device_put(data.x_unlabeled, split))
   return _train_sharded_jit(state, data, hyper, config, num_chunks, mesh, int(num_unlabeled),
@@ -350,10 +379,12 @@ def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: Eng
                    static_argnames=("config", "num_chunks", "mesh", "num_unlabeled", "axis_name"))
 def _train_sharded_jit(state, data, hyper, config, num_chunks, mesh, num_unlabeled, axis_name):
   replicated = jax.sharding.PartitionSpec()
-  data_specs = TrainData(replicated, replicated, jax.sharding.PartitionSpec(axis_name))
+  split = jax.sharding.PartitionSpec(axis_name)
+  data_specs = TrainData(replicated, replicated, split)
+  state_specs = jax.tree.map(lambda _: replicated, state)._replace(u_unlabeled=split)
   fn = jax.shard_map(
       functools.partial(_train_chunks, config=config, num_chunks=num_chunks,
                         num_unlabeled=num_unlabeled, axis_name=axis_name),
-      mesh=mesh, in_specs=(replicated, data_specs, replicated),
-      out_specs=(replicated, replicated), check_vma=False)
+      mesh=mesh, in_specs=(state_specs, data_specs, replicated),
+      out_specs=(state_specs, replicated), check_vma=False)
   return fn(state, data, hyper)

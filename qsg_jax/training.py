@@ -73,7 +73,7 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
         unlabeled_batch_size=128, loss="squared", step_size: Optional[Callable] = None,
         chunk_size=32, block_group=8, threshold_surrogate="hinge", divergence_threshold=1e4,
         progress: Optional[Callable] = None, num_segments=8, mesh=None, axis_name="data",
-        num_shards=None):
+        num_shards=None, cache_unlabeled=None):
   """Trains QS3ORAO (k ordered classes) or QSG-S2AUC (k = 2) and fits the thresholds.
 
   Args:
@@ -104,6 +104,8 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
     axis_name: mesh axis to use.
     num_shards: strata of the unlabeled sampling (default: the mesh axis size, or 1). A
       one-device run with num_shards=D draws the same samples as a run on a D-device mesh.
+    cache_unlabeled: keep f on every unlabeled point (``EngineConfig.cache_unlabeled``); default
+      chooses whichever costs less (``engine.use_unlabeled_cache``). Same results either way.
 
   Returns:
     ``FitResult``.
@@ -134,8 +136,13 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
                        unlabeled_batch_size=int(unlabeled_batch_size), loss=loss,
                        step_size=step_size,
                        num_shards=_num_shards(mesh, axis_name, num_shards))
+  if cache_unlabeled is None:
+    cache_unlabeled = engine.use_unlabeled_cache(x_u.shape[0], config)
+  config = config._replace(cache_unlabeled=bool(cache_unlabeled))
   key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
   data = engine.TrainData(jnp.asarray(x_l), jnp.asarray(y_l), jnp.asarray(x_u))
+  if mesh is not None:
+    data = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled, config.num_shards))
 
   total_chunks = config.num_steps // config.chunk_size
   per_segment = _largest_divisor_at_most(total_chunks, math.ceil(total_chunks / num_segments))
@@ -143,9 +150,7 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
   if mesh is None:
     run = lambda state: engine.train(state, data, hyper, config, per_segment)
   else:
-    sharded = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled,
-                                                               config.num_shards))
-    run = lambda state: engine.train_sharded(state, sharded, hyper, config, per_segment, mesh,
+    run = lambda state: engine.train_sharded(state, data, hyper, config, per_segment, mesh,
                                              x_u.shape[0], axis_name)
   collected = []
   for _ in range(total_chunks // per_segment):

@@ -33,6 +33,7 @@ CASES = {
     "binary_minibatch": dict(k=2, labeled_batch_size=6, loss="squared"),
     "ordinal_hinge": dict(k=3, labeled_batch_size=None, loss="hinge"),
     "binary_logistic": dict(k=2, labeled_batch_size=None, loss="logistic"),
+    "ordinal_cached_unlabeled": dict(k=3, labeled_batch_size=4, loss="squared", cache=True),
 }
 
 
@@ -45,7 +46,7 @@ def test_engine_equals_literal_algorithm(case, key):
   config = engine.EngineConfig(num_classes=k, num_steps=48, num_frequencies=6,
                                labeled_batch_size=spec["labeled_batch_size"],
                                unlabeled_batch_size=8, loss=spec["loss"], chunk_size=12,
-                               block_group=4)
+                               block_group=4, cache_unlabeled=spec.get("cache", False))
   state, _ = _run(key, data, hyper, config)
   alphas = reference.reference_fit(key, data, hyper, config)
   assert float(jnp.max(jnp.abs(alphas))) > 1e-3  # the run did learn something
@@ -70,7 +71,7 @@ def test_running_scale_is_exact_for_extreme_decays(schedule, key):
     hyper, step_size = _hyper(k, lam=0.5), lambda t: 3.0 / (t + 1.0)   # theta lam = 1.5
   config = engine.EngineConfig(num_classes=k, num_steps=24, num_frequencies=4,
                                unlabeled_batch_size=8, chunk_size=6, block_group=3,
-                               step_size=step_size)
+                               step_size=step_size, cache_unlabeled=schedule == "negative_decay")
   state, _ = _run(key, data, hyper, config)
   alphas = reference.reference_fit(key, data, hyper, config)
   np.testing.assert_allclose(state.scale * state.coef, alphas, rtol=2e-4, atol=2e-6)

@@ -31,17 +31,19 @@ def _data(k=3, n_l=40, n_u=301, d=4):
 
 
 @needs_four
-def test_sharded_training_equals_single_device_and_reference(key):
+@pytest.mark.parametrize("cache_unlabeled", [False, True])
+def test_sharded_training_equals_single_device_and_reference(key, cache_unlabeled):
   k = 3
   data = _data(k)
   hyper = engine.Hyperparams(jnp.float32(0.5), jnp.float32(0.01), jnp.full(k - 1, 0.5),
                              jnp.float32(1.0))
   config = engine.EngineConfig(num_classes=k, num_steps=32, num_frequencies=6,
-                               unlabeled_batch_size=16, chunk_size=8, block_group=4, num_shards=4)
-  state = engine.init(key, data, config)
-  single, _ = engine.train(state, data, hyper, config, 4)
+                               unlabeled_batch_size=16, chunk_size=8, block_group=4, num_shards=4,
+                               cache_unlabeled=cache_unlabeled)
+  single, _ = engine.train(engine.init(key, data, config), data, hyper, config, 4)
   mesh = jax.make_mesh((4,), ("data",))
   sharded_data = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled, 4))
+  state = engine.init(key, sharded_data, config)
   sharded, _ = engine.train_sharded(state, sharded_data, hyper, config, 4, mesh, 301)
   np.testing.assert_allclose(sharded.coef, single.coef, rtol=1e-5, atol=1e-7)
   np.testing.assert_allclose(sharded.f_labeled, single.f_labeled, rtol=1e-5, atol=1e-6)
@@ -52,7 +54,8 @@ def test_sharded_training_equals_single_device_and_reference(key):
 @needs_four
 def test_fit_and_predict_on_a_mesh_equal_one_device():
   data = _data(2, n_u=203)
-  args = dict(num_steps=16, num_frequencies=4, unlabeled_batch_size=8, chunk_size=8, key=1)
+  args = dict(num_steps=16, num_frequencies=4, unlabeled_batch_size=8, chunk_size=8, key=1,
+              cache_unlabeled=False)
   mesh = jax.make_mesh((4,), ("data",))
   on_mesh = qsg_jax.fit(data.x_labeled, data.y_labeled, data.x_unlabeled, mesh=mesh, **args)
   one = qsg_jax.fit(data.x_labeled, data.y_labeled, data.x_unlabeled, num_shards=4, **args)
@@ -85,4 +88,4 @@ def test_on_four_cpu_devices():
                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         check=False)
   assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-  assert "3 passed" in proc.stdout and "1 skipped" in proc.stdout, proc.stdout[-2000:]
+  assert "4 passed" in proc.stdout and "1 skipped" in proc.stdout, proc.stdout[-2000:]
