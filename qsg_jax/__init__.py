@@ -5,6 +5,7 @@ stochastic functional gradients over random Fourier features regenerated from se
 """
 
 from qsg_jax import data
+from qsg_jax import online_pairwise
 from qsg_jax.engine import EngineConfig
 from qsg_jax.engine import Hyperparams
 from qsg_jax.engine import Model
@@ -61,6 +62,7 @@ __all__ = (
     "inverse_time_schedule",
     "masked_auc",
     "mean_absolute_error",
+    "online_pairwise",
     "minibatch_risk",
     "ordinal_auc",
     "ordinal_auc_per_split",

@@ -1,0 +1,224 @@
+"""Scanning Eq. (1) over examples, and a checked driver that consumes a stream in chunks.
+
+``run`` is the pure ``lax.scan`` of the update over one chunk (either form). ``fit_stream`` checks
+each chunk at the API boundary, splits or pads it to a fixed length (a mask leaves the state
+unchanged on padded rows) and runs one jitted scan per piece: a stream of any length compiles once,
+and only one chunk is held in memory, so the data may be larger than memory.
+"""
+
+import itertools
+from typing import Any, Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from qsg_jax.online_pairwise import updates
+from qsg_jax.training import DivergenceError
+
+_FORMS = ("incremental", "literal")
+_MU_SAMPLE = 2048   # examples of the first chunk that mu=None is estimated on.
+
+
+class StreamResult(NamedTuple):
+  """What ``fit_stream`` returns."""
+  state: Any             # final IncrementalState or LiteralState; state.w is w_{T+1}.
+  step_size: Callable    # the schedule used (holds the estimated mu when mu was None).
+  metrics: Any           # metrics_fn outputs per example, stacked to [T, ...] NumPy; or None.
+
+
+def _update_fn(state):
+  if isinstance(state, updates.IncrementalState):
+    return updates.update
+  if isinstance(state, updates.LiteralState):
+    return updates.update_literal
+  raise TypeError(f"state must be an IncrementalState (from init) or a LiteralState (from "
+                  f"init_literal); received {type(state).__name__}.")
+
+
+def run(state, xs, ys, step_size: Callable, valid=None, metrics_fn: Optional[Callable] = None):
+  """Runs Eq. (1) over a chunk of examples with ``lax.scan`` (pure; jit it from outside).
+
+  Args:
+    state: ``IncrementalState`` or ``LiteralState``; its type picks the form.
+    xs: [c, d] examples in stream order.
+    ys: [c] labels.
+    step_size: callable t -> gamma_t (static under jit: pass the same object every call).
+    valid: optional [c] bool; rows where it is False are skipped, leaving the state unchanged
+      (padding of a short chunk).
+    metrics_fn: optional callable(state) -> pytree of arrays, recorded after every example.
+
+  Returns:
+    (state after the chunk, metrics stacked to [c, ...] or None).
+
+  Example:
+    >>> state, _ = run(init(2), jnp.eye(2), jnp.array([1.0, 0.0]), polynomial_step_size(0.75, 3.0))
+    >>> int(state.step)
+    2
+  """
+  update_fn = _update_fn(state)
+  dim = state.w.shape[0]
+  if jnp.ndim(xs) != 2 or jnp.shape(xs)[1] != dim:
+    raise ValueError(f"xs must have shape [c, {dim}] (the state has d = {dim}); received shape "
+                     f"{jnp.shape(xs)}.")
+  c = jnp.shape(xs)[0]
+  if jnp.shape(ys) != (c,):
+    raise ValueError(f"ys must have shape [{c}] (one label per row of xs); received shape "
+                     f"{jnp.shape(ys)}.")
+  if valid is not None:
+    valid = jnp.asarray(valid, bool)
+    if valid.shape != (c,):
+      raise ValueError(f"valid must have shape [{c}]; received shape {valid.shape}.")
+
+  def body(carry, example):
+    x_t, y_t, keep = example
+    new = update_fn(carry, x_t, y_t, step_size)
+    if keep is not None:   # a select over the state, only where rows may be padding
+      new = jax.tree.map(lambda a, b: jnp.where(keep, a, b), new, carry)
+    return new, (None if metrics_fn is None else metrics_fn(new))
+
+  return jax.lax.scan(body, state, (xs, ys, valid))
+
+
+_run_chunk = jax.jit(run, static_argnames=("step_size", "metrics_fn"))
+
+
+def _check_chunk(index, x, y, dim, dtype):
+  """Chunk ``index`` as NumPy arrays of ``dtype`` after checking shapes and finiteness."""
+  x, y = np.asarray(x), np.asarray(y)
+  if x.ndim != 2:
+    raise ValueError(f"chunk {index}: x must have shape [c, d]; received shape {x.shape}. "
+                     "Reshape a single example to [1, d].")
+  if dim is not None and x.shape[1] != dim:
+    raise ValueError(f"chunk {index}: x has {x.shape[1]} features but the stream has d = {dim}. "
+                     "Every chunk must have the same columns.")
+  if y.shape != (x.shape[0],):
+    raise ValueError(f"chunk {index}: y must have shape [{x.shape[0]}] (one label per row of x); "
+                     f"received shape {y.shape}.")
+  for name, arr in (("x", x), ("y", y)):
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) or np.iscomplexobj(arr):
+      raise TypeError(f"chunk {index}: {name} must be real numbers; received dtype {arr.dtype}.")
+  bad = ~np.isfinite(x).all(axis=1) | ~np.isfinite(y)
+  if bad.any():
+    raise ValueError(f"chunk {index} has {int(bad.sum())} examples with NaN or infinite values "
+                     f"(first at row {int(np.argmax(bad))}). Drop or impute them before streaming.")
+  return x.astype(dtype), y.astype(dtype)
+
+
+def _iterate(chunks, num_chunks):
+  if callable(chunks):
+    if num_chunks is None:
+      raise ValueError("chunks is a function of the chunk index: pass num_chunks too, e.g. "
+                       "fit_stream(make_chunk, num_chunks=100).")
+    return (chunks(i) for i in range(int(num_chunks)))
+  try:
+    iterator = iter(chunks)
+  except TypeError:
+    raise TypeError(f"chunks must be an iterable of (x, y) pairs or a function i -> (x, y); "
+                    f"received {type(chunks).__name__}.") from None
+  return iterator if num_chunks is None else itertools.islice(iterator, int(num_chunks))
+
+
+def _initial_state(state, form, dim, capacity, dtype):
+  if state is not None:
+    kind = "literal" if isinstance(state, updates.LiteralState) else "incremental"
+    _update_fn(state)  # type check
+    if form is not None and form != kind:
+      raise ValueError(f"form={form!r} but the given state is of the {kind} form; drop form or "
+                       "pass a matching state.")
+    return state
+  form = form or "incremental"
+  if form not in _FORMS:
+    raise ValueError(f"form must be one of {_FORMS}; received {form!r}.")
+  if form == "literal":
+    if capacity is None:
+      raise ValueError("the literal form stores every example: pass capacity >= the stream "
+                       "length, or use form='incremental' (O(d^2) memory).")
+    return updates.init_literal(dim, capacity, dtype)
+  return updates.init(dim, dtype)
+
+
+def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Callable] = None,
+               theta=0.75, mu=None, form=None, capacity=None, chunk_size=None,
+               metrics_fn: Optional[Callable] = None, dtype=jnp.float32) -> StreamResult:
+  """Runs Eq. (1) over a stream of (x, y) chunks, one jitted scan per chunk, no retracing.
+
+  Args:
+    chunks: iterable of (x [c_i, d], y [c_i]) pairs (e.g. a generator reading a file piece by
+      piece), or a function i -> (x, y) of the chunk index (then ``num_chunks`` is required).
+    num_chunks: how many chunks to take; None: until the iterable ends.
+    state: state to continue from (its type decides the form); None: start from w_1 = w_2 = 0.
+    step_size: callable t -> gamma_t (optax schedules work); None: t^-theta / mu.
+    theta: exponent of the default schedule (Theorem 1: 1/2 < theta < 1).
+    mu: scale of the default schedule; None: ``estimate_mu`` on the first chunk (at most its
+      first 2048 examples).
+    form: "incremental" (O(d^2) per step, the default) or "literal" (O(t d), needs capacity).
+    capacity: examples the literal form can store (at least the stream length).
+    chunk_size: examples per jitted scan; default the first chunk's length. Longer chunks are
+      split and shorter ones padded, so no chunk length causes a recompilation.
+    metrics_fn: optional callable(state) -> pytree of arrays recorded after every example; jit
+      caches on its identity, so pass the same function object to reuse the compilation.
+    dtype: float dtype of a new state (float64 needs ``jax_enable_x64``).
+
+  Returns:
+    ``StreamResult`` (final state, the schedule used, stacked metrics).
+
+  Raises:
+    ValueError, TypeError: bad chunks or arguments (the message names the chunk and the fix).
+    DivergenceError: the iterate became non-finite (step size too large for the data).
+  """
+  if step_size is not None and not callable(step_size):
+    raise TypeError(f"step_size must be a callable t -> gamma_t; received "
+                    f"{type(step_size).__name__}. Use polynomial_step_size(theta, mu).")
+  if chunk_size is not None and int(chunk_size) < 1:
+    raise ValueError(f"chunk_size must be a positive integer; received {chunk_size}.")
+  if step_size is None and mu is not None:
+    step_size = updates.polynomial_step_size(theta, mu)
+  dim = seen = None
+  if state is None:
+    dtype = updates.check_float_dtype(dtype)
+  else:
+    state = _initial_state(state, form, None, None, None)
+    dim, dtype, seen = int(state.w.shape[0]), state.w.dtype, int(state.step)
+  length = None if chunk_size is None else int(chunk_size)
+  pieces = []
+  for index, (x, y) in enumerate(_iterate(chunks, num_chunks)):
+    x, y = _check_chunk(index, x, y, dim, dtype)
+    if x.shape[0] == 0:
+      continue
+    if state is None:
+      dim = x.shape[1]
+      state = _initial_state(None, form, dim, capacity, dtype)
+      seen = 0
+    if step_size is None:
+      if x.shape[0] < 2:
+        raise ValueError("mu=None estimates mu from the first chunk, which needs >= 2 examples; "
+                         "pass mu (or step_size), or a larger first chunk.")
+      step_size = updates.polynomial_step_size(theta, updates.estimate_mu(x[:_MU_SAMPLE]))
+    length = length or x.shape[0]
+    if isinstance(state, updates.LiteralState) and seen + x.shape[0] > state.x_seen.shape[0]:
+      raise ValueError(f"chunk {index} takes the literal form past its capacity of "
+                       f"{state.x_seen.shape[0]} examples ({seen} seen, {x.shape[0]} more). "
+                       "Pass a larger capacity or use form='incremental'.")
+    for start in range(0, x.shape[0], length):
+      n = min(length, x.shape[0] - start)
+      pad = length - n
+      xs = np.pad(x[start:start + n], ((0, pad), (0, 0)))
+      ys = np.pad(y[start:start + n], (0, pad))
+      valid = np.arange(length) < n
+      state, metrics = _run_chunk(state, xs, ys, step_size, valid, metrics_fn)
+      if not np.isfinite(np.asarray(state.w)).all():
+        raise DivergenceError(
+            f"the iterate became non-finite within examples {seen + 1}..{seen + n} (chunk "
+            f"{index}) with step size gamma_t = {float(step_size(seen + 1)):.3g} at t = "
+            f"{seen + 1}. Theorem 1 needs gamma_t (lambda_rho + kappa^2) <= 1: use a larger mu "
+            "(at least estimate_mu(x)) or a smaller step_size.")
+      seen += n
+      if metrics_fn is not None:
+        pieces.append(jax.tree.map(lambda a, n=n: np.asarray(a[:n]), metrics))
+  if state is None:
+    raise ValueError("the stream was empty: no chunk had any example.")
+  stacked = None
+  if pieces:
+    stacked = jax.tree.map(lambda *parts: np.concatenate(parts), *pieces)
+  return StreamResult(state, step_size, stacked)

@@ -1,0 +1,324 @@
+"""Online pairwise least squares: incremental vs literal vs NumPy Eq. (1), Lemma 1, streaming."""
+
+import doctest
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+import scipy.spatial.distance
+
+from qsg_jax import metrics
+from qsg_jax import online_pairwise as op
+from qsg_jax.online_pairwise import streaming
+from qsg_jax.training import DivergenceError
+
+
+def _numpy_eq1(x, y, step_size):
+  """Eq. (1) exactly as printed: w_1 = w_2 = 0, a Python sum over j < t. Returns w_2..w_{T+1}."""
+  w = np.zeros(x.shape[1])
+  out = []
+  for t in range(1, x.shape[0] + 1):
+    if t >= 2:
+      grad = sum((w @ (x[t - 1] - x[j]) - y[t - 1] + y[j]) * (x[t - 1] - x[j])
+                 for j in range(t - 1)) / (t - 1)
+      w = w - float(step_size(t)) * grad
+    out.append(w)
+  return np.asarray(out)
+
+
+def _record_w(state):
+  return state.w
+
+
+def _data(n, d, seed=0):
+  rng = np.random.default_rng(seed)
+  return rng.standard_normal((n, d)) + 0.5, rng.standard_normal(n)
+
+
+SCHEDULES = {
+    "polynomial": op.polynomial_step_size(0.75, 4.0),
+    "optax": optax.linear_schedule(0.3, 0.05, transition_steps=30),
+}
+
+
+@pytest.mark.parametrize("dim,num", [(1, 12), (3, 40)])
+@pytest.mark.parametrize("schedule", sorted(SCHEDULES))
+def test_incremental_equals_literal_equals_numpy(dim, num, schedule):
+  step_size = SCHEDULES[schedule]
+  x, y = _data(num, dim)
+  with jax.enable_x64(True):
+    inc, w_inc = op.run(op.init(dim, jnp.float64), x, y, step_size, metrics_fn=_record_w)
+    lit, w_lit = op.run(op.init_literal(dim, num, jnp.float64), x, y, step_size,
+                        metrics_fn=_record_w)
+    assert w_inc.dtype == jnp.float64
+    expected = _numpy_eq1(x, y, step_size)   # step sizes evaluated in float64 too
+    gamma_2 = float(step_size(2))
+  np.testing.assert_allclose(w_lit, expected, rtol=1e-11, atol=1e-13)
+  np.testing.assert_allclose(w_inc, expected, rtol=1e-11, atol=1e-13)
+  # t = 1 and t = 2 by hand: w_2 = 0, w_3 = gamma_2 (y_2 - y_1)(x_2 - x_1).
+  np.testing.assert_array_equal(w_inc[0], np.zeros(dim))
+  np.testing.assert_allclose(w_inc[1], gamma_2 * (y[1] - y[0]) * (x[1] - x[0]), rtol=1e-12)
+  assert int(inc.step) == int(lit.step) == num
+  assert np.abs(expected[-1]).max() > 1e-2  # the run moved
+
+
+def test_gradients_are_grad_of_local_empirical_error():
+  x, y = _data(9, 4, seed=1)
+  w = np.random.default_rng(2).standard_normal(4)
+  with jax.enable_x64(True):
+    inc, _ = op.run(op.init(4, jnp.float64), x[:8], y[:8], SCHEDULES["polynomial"])
+    lit, _ = op.run(op.init_literal(4, 9, jnp.float64), x[:8], y[:8], SCHEDULES["polynomial"])
+    inc, lit = inc._replace(w=jnp.asarray(w)), lit._replace(w=jnp.asarray(w))
+
+    def local_error(w):  # 1/(2(t-1)) sum_{j<t} (y_t - y_j - w^T (x_t - x_j))^2, t = 9
+      return jnp.sum((y[8] - y[:8] - (x[8][None, :] - x[:8]) @ w) ** 2) / 16.0
+
+    expected = jax.grad(local_error)(jnp.asarray(w))
+    np.testing.assert_allclose(op.gradient(inc, x[8], y[8]), expected, rtol=1e-12)
+    np.testing.assert_allclose(op.literal_gradient(lit, x[8], y[8]), expected, rtol=1e-12)
+
+
+def test_running_moments_hold_the_running_sums():
+  x, y = _data(30, 3, seed=3)
+  with jax.enable_x64(True):
+    s, _ = op.run(op.init(3, jnp.float64), x, y, SCHEDULES["polynomial"])
+    s = jax.tree.map(np.asarray, s)
+  n, m = 30, s.mean_x
+  np.testing.assert_allclose(n * m, x.sum(0), rtol=1e-12)
+  np.testing.assert_allclose(n * s.mean_y, y.sum(), rtol=1e-12)
+  np.testing.assert_allclose(n * (s.cov_xx + np.outer(m, m)), x.T @ x, rtol=1e-12)
+  np.testing.assert_allclose(n * (s.cov_yx + s.mean_y * m), y @ x, rtol=1e-12)
+
+
+def test_float32_stream_tracks_float64_over_long_runs(key):
+  # Offset data (mean 30, spread 1): raw running sums of x x^T would cancel badly in float32.
+  problem = op.make_linear_problem(0, 4, 3, noise=0.5)
+  problem = problem._replace(offset=problem.offset + 30.0)
+  x, y = op.sample_linear(problem, key, 20000)
+  x, y = np.asarray(x), np.asarray(y)
+  step_size = op.polynomial_step_size(0.75, problem.mu)
+  w32 = op.fit_stream([(x, y)], step_size=step_size).state.w
+  with jax.enable_x64(True):
+    w64 = op.fit_stream([(x, y)], step_size=step_size, dtype=jnp.float64).state.w
+  assert w32.dtype == jnp.float32
+  np.testing.assert_allclose(w32, w64, atol=2e-5 * np.linalg.norm(w64))  # raw sums: ~3e-3
+
+
+def test_lemma1_iterates_stay_orthogonal_to_the_null_space(key):
+  problem = op.make_linear_problem(1, 5, 3, noise=1.0, null_norm=2.0)
+  null = problem.null_basis
+  with jax.enable_x64(True):
+    x, y = op.sample_linear(problem, key, 3000)
+    out = op.fit_stream([(x, y)], step_size=op.polynomial_step_size(0.6, problem.mu),
+                        metrics_fn=_record_w, dtype=jnp.float64)
+  assert np.min(np.linalg.norm(np.asarray(x) @ null, axis=1)) > 0.05   # x itself is not
+  assert np.max(np.linalg.norm(out.metrics @ null, axis=1)) < 1e-12
+  # So w_T approaches the minimum-norm minimizer w*, never w_true (which has ||P_V0|| = 2).
+  w = np.asarray(out.state.w)
+  assert np.sum((w - problem.w_star) ** 2) < 0.05
+  np.testing.assert_allclose(np.sum((w - problem.w_true) ** 2), 4.0, atol=0.1)
+
+
+def test_stream_chunking_is_invisible_and_compiles_once():
+  x, y = _data(23, 2, seed=4)
+  x, y = x.astype(np.float32), y.astype(np.float32)
+  step_size = op.polynomial_step_size(0.75, 4.0)
+  _, expected = op.run(op.init(2), x, y, step_size, metrics_fn=_record_w)
+  ragged = [(x[:5], y[:5]), (x[5:7], y[5:7]), (x[7:7], y[7:7]), (x[7:], y[7:])]
+  before = streaming._run_chunk._cache_size()
+  first = op.fit_stream(iter(ragged), step_size=step_size, metrics_fn=_record_w)
+  by_index = op.fit_stream(lambda i: (x[4 * i:4 * i + 4], y[4 * i:4 * i + 4]), num_chunks=6,
+                           step_size=step_size, chunk_size=5, metrics_fn=_record_w)
+  assert streaming._run_chunk._cache_size() - before == 1   # padded pieces, one compilation
+  np.testing.assert_allclose(first.metrics, expected, rtol=1e-6, atol=1e-7)
+  np.testing.assert_allclose(by_index.metrics, expected, rtol=1e-6, atol=1e-7)
+  # Continuing from a state equals one longer stream.
+  half = op.fit_stream([(x[:11], y[:11])], step_size=step_size, chunk_size=5)
+  rest = op.fit_stream([(x[11:], y[11:])], state=half.state, step_size=step_size, chunk_size=5)
+  np.testing.assert_allclose(rest.state.w, expected[-1], rtol=1e-6, atol=1e-7)
+
+
+def test_vmap_over_streams_matches_a_loop():
+  xs = np.stack([_data(15, 3, seed=s)[0] for s in range(3)]).astype(np.float32)
+  ys = np.stack([_data(15, 3, seed=s)[1] for s in range(3)]).astype(np.float32)
+  step_size = op.polynomial_step_size(0.9, 5.0)
+  states = jax.vmap(lambda _: op.init(3))(jnp.arange(3))
+  batched, _ = jax.jit(jax.vmap(lambda s, x, y: op.run(s, x, y, step_size)))(states, xs, ys)
+  for i in range(3):
+    single, _ = op.run(op.init(3), xs[i], ys[i], step_size)
+    np.testing.assert_allclose(batched.w[i], single.w, rtol=1e-5, atol=1e-7)
+
+
+def test_estimate_mu_and_closed_forms_of_the_synthetic_problem(key):
+  problem = op.make_linear_problem(2, 4, 2, noise=0.5)
+  with jax.enable_x64(True):
+    x, y = op.sample_linear(problem, key, 40000)
+  x, y = np.asarray(x), np.asarray(y)
+  # C_rho = 2 Cov(x), and w* solves the normal equations C_rho w = S_rho = 2 Cov(x, y).
+  c_rho = 2.0 * problem.basis @ np.diag(problem.scales ** 2) @ problem.basis.T
+  cov = np.cov(np.column_stack([x, y]), rowvar=False)
+  np.testing.assert_allclose(2.0 * cov[:4, :4], c_rho, atol=0.05)
+  np.testing.assert_allclose(c_rho @ problem.w_star, 2.0 * cov[:4, 4], atol=0.05)
+  np.testing.assert_allclose(problem.null_basis.T @ problem.w_star, 0.0, atol=1e-12)
+  # estimate_mu: brute force on a sample, and close below the population lambda + kappa^2.
+  sample = x[:500]
+  eig = np.linalg.eigvalsh(2.0 * np.cov(sample, rowvar=False))
+  brute = eig[eig > 1e-8 * eig.max()].min() + scipy.spatial.distance.pdist(sample).max() ** 2
+  np.testing.assert_allclose(op.estimate_mu(sample), brute, rtol=1e-9)
+  assert 0.95 * problem.mu < op.estimate_mu(x[:3000]) <= problem.mu * (1 + 1e-9)
+
+
+def test_bipartite_ranking_reaches_the_optimal_auc(key):
+  problem = op.make_bipartite_problem(0, 5, separation=1.5, positive_rate=0.3)
+  key_train, key_test = jax.random.split(key)
+  x_test, y_test = op.sample_bipartite(problem, key_test, 10000)
+  assert set(np.unique(y_test).tolist()) == {0.0, 1.0}
+  auc_fn = jax.jit(metrics.binary_auc)
+  auc_star = float(auc_fn(x_test @ jnp.asarray(problem.w_star, jnp.float32), y_test))
+  assert abs(auc_star - problem.optimal_auc) < 0.01   # closed form Phi(D / sqrt 2)
+  x, y = op.sample_bipartite(problem, key_train, 20000)
+  out = op.fit_stream([(x, y)], theta=0.6)   # mu estimated on the first chunk
+  assert out.step_size.mu == pytest.approx(op.estimate_mu(np.asarray(x)[:2048]), rel=1e-6)
+  auc = float(auc_fn(x_test @ out.state.w, y_test))
+  assert auc > problem.optimal_auc - 0.01
+
+
+def test_docstring_example_runs():
+  globs = {"init": op.init, "polynomial_step_size": op.polynomial_step_size, "jnp": jnp,
+           "run": op.run}
+  runner = doctest.DocTestRunner()
+  for test in doctest.DocTestFinder().find(streaming.run, "run", globs=globs):
+    runner.run(test)
+  assert runner.summarize(verbose=False) == doctest.TestResults(failed=0, attempted=2)
+
+
+def test_literal_form_past_capacity_is_nan_not_silent():
+  state = op.init_literal(2, 1)
+  state = op.update_literal(state, jnp.ones(2), 1.0, SCHEDULES["polynomial"])
+  assert np.isfinite(state.w).all()
+  state = op.update_literal(state, jnp.zeros(2), 0.0, SCHEDULES["polynomial"])
+  assert np.isnan(state.w).all()
+
+
+_X, _Y = _data(6, 2)
+
+
+def _chunks(*pairs):
+  return list(pairs)
+
+
+ERRORS = {
+    "theta": (lambda: op.polynomial_step_size(1.5, 1.0), ValueError, "theta must be in"),
+    "mu": (lambda: op.polynomial_step_size(0.75, 0.0), ValueError, "mu must be a positive"),
+    "mu_nan": (lambda: op.polynomial_step_size(0.75, float("nan")), ValueError, "mu must be"),
+    "dim": (lambda: op.init(0), ValueError, "dim must be a positive integer"),
+    "capacity": (lambda: op.init_literal(2, 0), ValueError, "capacity must be a positive"),
+    "dtype_int": (lambda: op.init(2, jnp.int32), TypeError, "dtype must be a float dtype"),
+    "dtype_x64": (lambda: op.fit_stream([(_X, _Y)], mu=1.0, dtype=jnp.float64), ValueError,
+                  "needs 64-bit JAX"),
+    "x_t_shape": (lambda: op.update(op.init(2), jnp.ones(3), 1.0, SCHEDULES["polynomial"]),
+                  ValueError, r"x_t must be one example of shape \(2,\)"),
+    "y_t_shape": (lambda: op.update(op.init(2), jnp.ones(2), jnp.ones(2),
+                                    SCHEDULES["polynomial"]), ValueError, "y_t must be a scalar"),
+    "step_not_callable": (lambda: op.update(op.init(2), jnp.ones(2), 1.0, 0.1), TypeError,
+                          "step_size must be a callable"),
+    "run_xs": (lambda: op.run(op.init(3), _X, _Y, SCHEDULES["polynomial"]), ValueError,
+               r"xs must have shape \[c, 3\]"),
+    "run_ys": (lambda: op.run(op.init(2), _X, _Y[:4], SCHEDULES["polynomial"]), ValueError,
+               r"ys must have shape \[6\]"),
+    "run_state": (lambda: op.run((1, 2), _X, _Y, SCHEDULES["polynomial"]), TypeError,
+                  "state must be an IncrementalState"),
+    "chunk_rank": (lambda: op.fit_stream([(_X[0], _Y[:1])], mu=1.0), ValueError,
+                   r"chunk 0: x must have shape \[c, d\]"),
+    "chunk_dim": (lambda: op.fit_stream(_chunks((_X, _Y), (_X[:, :1], _Y)), mu=1.0), ValueError,
+                  "chunk 1: x has 1 features but the stream has d = 2"),
+    "chunk_y": (lambda: op.fit_stream([(_X, _Y[:5])], mu=1.0), ValueError,
+                r"chunk 0: y must have shape \[6\]"),
+    "chunk_nan": (lambda: op.fit_stream([(np.where(np.eye(6, 2) > 0, np.nan, _X), _Y)], mu=1.0),
+                  ValueError, "chunk 0 has 2 examples with NaN"),
+    "chunk_dtype": (lambda: op.fit_stream([(_X.astype(str), _Y)], mu=1.0), TypeError,
+                    "x must be real numbers"),
+    "chunk_fn_needs_count": (lambda: op.fit_stream(lambda i: (_X, _Y), mu=1.0), ValueError,
+                             "pass num_chunks too"),
+    "not_iterable": (lambda: op.fit_stream(3, mu=1.0), TypeError, "chunks must be an iterable"),
+    "literal_capacity": (lambda: op.fit_stream([(_X, _Y)], mu=1.0, form="literal"), ValueError,
+                         "pass capacity"),
+    "literal_overflow": (lambda: op.fit_stream([(_X, _Y)], mu=1.0, form="literal", capacity=4),
+                         ValueError, "past its capacity of 4 examples"),
+    "form": (lambda: op.fit_stream([(_X, _Y)], mu=1.0, form="fast"), ValueError,
+             "form must be one of"),
+    "form_vs_state": (lambda: op.fit_stream([(_X, _Y)], mu=1.0, state=op.init(2),
+                                            form="literal"), ValueError, "incremental form"),
+    "stream_step": (lambda: op.fit_stream([(_X, _Y)], step_size=0.1), TypeError,
+                    "step_size must be a callable"),
+    "chunk_size": (lambda: op.fit_stream([(_X, _Y)], mu=1.0, chunk_size=0), ValueError,
+                   "chunk_size must be a positive"),
+    "empty": (lambda: op.fit_stream([], mu=1.0), ValueError, "the stream was empty"),
+    "mu_from_one_example": (lambda: op.fit_stream([(_X[:1], _Y[:1])]), ValueError,
+                            "needs >= 2 examples"),
+    "diverges": (lambda: op.fit_stream([_data(40, 2)], mu=1e-3), DivergenceError,
+                 "Theorem 1 needs gamma_t"),
+    "estimate_mu_shape": (lambda: op.estimate_mu(_X[:1]), ValueError, "n >= 2"),
+    "estimate_mu_constant": (lambda: op.estimate_mu(np.ones((4, 2))), ValueError,
+                             "every point of the sample is the same"),
+    "rank": (lambda: op.make_linear_problem(0, 3, 4), ValueError, "rank must be in 1..dim"),
+    "scale": (lambda: op.make_linear_problem(0, 3, 2, scale=0.0), ValueError,
+              "scale must be positive"),
+    "noise": (lambda: op.make_linear_problem(0, 3, 2, noise=-1.0), ValueError,
+              "noise must be >= 0"),
+    "positive_rate": (lambda: op.make_bipartite_problem(0, 3, positive_rate=1.0), ValueError,
+                      "positive_rate must be in"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_errors_say_what_and_how_to_fix(case):
+  fn, error, match = ERRORS[case]
+  with pytest.raises(error, match=match):
+    fn()
+
+
+def test_mean_square_prediction_and_slope_fit_closed_forms():
+  from experiments import online_pairwise_rate as rate  # pylint: disable=g-import-not-at-top
+  problem = op.make_linear_problem(0, 3, 2, noise=0.0)
+  step_size = op.polynomial_step_size(0.75, problem.mu)
+  predicted = rate.mean_square_prediction(problem, step_size, 50)
+  # Noise free: E_{t+1} = (1 - 4 gamma_t + 5 gamma_t^2) E_t from E_2 = ||w*||^2 (s = 1, r = 2).
+  gamma = np.asarray([float(step_size(t)) for t in range(2, 51)])
+  expected = np.concatenate([[1.0], np.cumprod(1.0 - 4.0 * gamma + 5.0 * gamma ** 2)])
+  np.testing.assert_allclose(predicted, expected * float(problem.w_star @ problem.w_star),
+                             rtol=1e-6)
+  steps = np.arange(1, 101)
+  assert rate.fit_slope(steps, 3.0 * steps ** -0.4, fit_from=10) == pytest.approx(-0.4)
+  with pytest.raises(ValueError, match="fewer than 2 checkpoints"):
+    rate.fit_slope(steps, steps ** -0.4, fit_from=1000)
+
+
+def test_rate_experiment_smoke(tmp_path):
+  from experiments import online_pairwise_rate as rate  # pylint: disable=g-import-not-at-top
+  out = rate.run_all(output_dir=tmp_path, thetas=(0.6,), num_steps=2000, num_repeats=2, dim=4,
+                     rank=2, chunk_size=1000, fit_from=200, bipartite_steps=1000,
+                     bipartite_dim=3, test_size=500, float64=True)
+  for name in ("online_pairwise_rate.json", "online_pairwise_rate.md", "online_pairwise_rate.png",
+               "online_pairwise_auc.md", "online_pairwise_auc.csv"):
+    assert (tmp_path / name).is_file(), name
+  (res,) = out["results"]
+  assert res["theorem_slope"] == pytest.approx(-0.2)
+  assert res["mean_curve"][-1] < 0.1 * res["mean_curve"][0]   # it converges
+  assert np.isfinite(res["slope"]) and res["slope"] < 0
+  assert res["max_null_component"] < 1e-10                    # Lemma 1
+  assert "| 0.6000 |" in (tmp_path / "online_pairwise_rate.md").read_text()
+  aucs = [r["test_auc"] for r in out["bipartite"]["rows"]]
+  assert len(aucs) == 2 and all(0.5 < a <= 1.0 for a in aucs)   # T = 100 and T = 1000
+
+
+def test_benchmark_smoke(tmp_path):
+  from experiments import bench_online_pairwise as bench  # pylint: disable=g-import-not-at-top
+  res = bench.run_all(output_dir=tmp_path, dim=3, at_step=50, measure_steps=50,
+                      stream_steps=200, chunk_size=100, repeats=1)
+  assert (tmp_path / "bench_online_pairwise.json").is_file()
+  assert res["literal_us_per_step"] > 0 and res["incremental_us_per_step"] > 0
+  assert res["relative_difference_of_w"] < 1e-4   # both forms reach the same iterate
+  assert np.isfinite(res["stream_sq_error_to_w_star"])
