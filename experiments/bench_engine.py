@@ -36,6 +36,7 @@ _STEPS = flags.DEFINE_list("steps", ["256", "1024"], "Iteration counts T to comp
 _BATCH = flags.DEFINE_integer("batch", 64, "Mini-batch size per class and for unlabeled data.")
 _FREQ = flags.DEFINE_integer("num_frequencies", 32, "Frequencies per block.")
 _SCALING_STEPS = flags.DEFINE_integer("scaling_steps", 512, "T of the n_u scaling benchmark.")
+_THROUGHPUT_STEPS = flags.DEFINE_integer("throughput_steps", 1024, "T of the throughput run.")
 _SKIP_REFERENCE = flags.DEFINE_bool("skip_reference", False, "Skip the slow literal runs.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", "results/bench_engine", "Output directory.")
 
@@ -122,7 +123,8 @@ def engine_vs_reference(name, k, data, steps):
 def throughput(name, k, data, ceiling):
   """Engine throughput with the default protocol configuration (all labeled points, B = 128)."""
   params = protocols.DEFAULT_HYPERPARAMS
-  config = training.make_config(k, params["num_steps"], num_frequencies=params["num_frequencies"],
+  config = training.make_config(k, _THROUGHPUT_STEPS.value,
+                                num_frequencies=params["num_frequencies"],
                                 unlabeled_batch_size=params["unlabeled_batch_size"])
   hyper = _hyper(k)
   state = engine.init(jax.random.key(0), data, config)

@@ -4,6 +4,7 @@ QS3ORAO (semi-supervised ordinal AUC) and QSG-S2AUC (its k = 2 binary case) with
 stochastic functional gradients over random Fourier features regenerated from seeds.
 """
 
+from qsg_jax import baselines
 from qsg_jax import data
 from qsg_jax import online_pairwise
 from qsg_jax.engine import EngineConfig
@@ -49,6 +50,7 @@ __all__ = (
     "PairwiseLoss",
     "State",
     "TrainData",
+    "baselines",
     "binary_auc",
     "block_features",
     "data",

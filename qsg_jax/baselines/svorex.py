@@ -1,0 +1,79 @@
+"""Supervised SVOREX (Chu and Keerthi 2007) through ``skordinal``, in the baselines' interface.
+
+``skordinal.classifiers.SVOR(constraints="explicit")`` is the authors' C implementation of support
+vector ordinal regression with explicit threshold constraints. Its RBF kernel is
+exp(-kappa ||x - z||^2) with kappa = ``gamma`` of SVOR, which is this package's sigma (a test
+checks the latent projection against that sum). The latent projection f(x) is one ranking
+function for all classes, so its ordinal AUC scores every split with the same f (Eq. 2).
+The method is supervised: unlabeled points are accepted and ignored, so an experiment loop can
+call every method with the same arguments.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from skordinal.classifiers import SVOR
+
+from qsg_jax import validation
+
+# Rows per call into the C predictor (it converts its input to Python lists).
+PREDICT_CHUNK = 16384
+
+
+class SvorexModel(NamedTuple):
+  """A fitted SVOREX model."""
+  estimator: SVOR          # the fitted skordinal estimator.
+  num_classes: int         # k.
+  num_features: int        # d, checked when scoring.
+  c: float                 # SVM cost C.
+  sigma: float             # kernel parameter, k(x, z) = exp(-sigma ||x - z||^2).
+
+
+def fit_svorex(x_labeled, y_labeled, x_unlabeled=None, *, c=1.0, sigma=1.0, tol=1e-3,
+               num_classes=None):
+  """Fits SVOREX on the labeled points.
+
+  Args:
+    x_labeled: [n_l, d] labeled points.
+    y_labeled: [n_l] int labels 0..k-1, every class present.
+    x_unlabeled: ignored (SVOREX is supervised); accepted for a uniform experiment loop.
+    c: cost C > 0 of the SVM (larger fits the labeled data harder).
+    sigma: Gaussian kernel parameter > 0.
+    tol: tolerance of the solver's stopping criterion.
+    num_classes: k; default max(y_labeled) + 1.
+
+  Returns:
+    ``SvorexModel``.
+  """
+  del x_unlabeled
+  x_l = validation.check_points("x_labeled", x_labeled)
+  y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  c = validation.check_positive("c", c)
+  sigma = validation.check_positive("sigma", sigma)
+  tol = validation.check_positive("tol", tol)
+  estimator = SVOR(C=c, kernel="rbf", gamma=sigma, tol=tol, constraints="explicit")
+  estimator.fit(x_l.astype(np.float64), y_l)
+  return SvorexModel(estimator, k, x_l.shape[1], c, sigma)
+
+
+def decision_function(model: SvorexModel, x):
+  """Latent projection f(x) of SVOREX (larger means a higher class).
+
+  Args:
+    model: ``SvorexModel``.
+    x: [m, d] points preprocessed like the training data.
+
+  Returns:
+    [m] NumPy float64 scores.
+  """
+  x = validation.check_points("x", x, dim=model.num_features, allow_empty=True)
+  parts = [model.estimator.predict_projection(x[i:i + PREDICT_CHUNK].astype(np.float64))
+           for i in range(0, x.shape[0], PREDICT_CHUNK)]
+  return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def predict(model: SvorexModel, x):
+  """Predicted classes 0..k-1 (number of SVOREX thresholds below f(x))."""
+  scores = decision_function(model, x)
+  thresholds = np.asarray(model.estimator.thresholds_)
+  return (scores[:, None] > thresholds[None, :]).sum(axis=1)

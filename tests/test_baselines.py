@@ -1,0 +1,302 @@
+"""Exact baselines (SAMULT, PNU-AUC, multi-class versions) against double sums, jax.grad, L-BFGS."""
+
+import doctest
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import optimize
+
+from qsg_jax import baselines
+from qsg_jax import kernels
+from qsg_jax import memory
+from qsg_jax.baselines import kernel_expansion
+from qsg_jax.baselines import pairwise_risk
+from qsg_jax.baselines import pnu_auc
+from qsg_jax.baselines import samult
+from qsg_jax.baselines import scoring
+
+COEFFICIENTS = {"samult": samult.samult_coefficients, "pnu_auc": pnu_auc.pnu_coefficients}
+FITS = {"samult": baselines.fit_samult, "pnu_auc": baselines.fit_pnu_auc}
+
+
+def _binary(n_l=24, n_u=16, d=2, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.random((n_l + n_u, d)).astype(np.float32)
+  y = (x[:, 0] + 0.3 * rng.normal(size=n_l + n_u) > 0.5).astype(np.int64)
+  y[:2] = [0, 1]
+  return x[:n_l], y[:n_l], x[n_l:], y[n_l:]
+
+
+def _ordinal(n=400, k=4, d=3, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.random((n, d)).astype(np.float32)
+  latent = np.sin(3 * x[:, 0]) + x[:, 1] ** 2 + 0.1 * rng.normal(size=n)
+  return x, np.digitize(latent, np.quantile(latent, np.linspace(0, 1, k + 1)[1:-1]))
+
+
+def _loss(a, b):
+  return (1.0 - a + b) ** 2
+
+
+def _groups(y_l, n_u):
+  pos = np.concatenate([y_l > 0, np.zeros(n_u, bool)])
+  neg = np.concatenate([y_l == 0, np.zeros(n_u, bool)])
+  unl = np.concatenate([np.zeros(y_l.size, bool), np.ones(n_u, bool)])
+  return pos, neg, unl
+
+
+def _paper_risk(method, f, pos, neg, unl, gamma, prior):
+  """The papers' risks written as literal means over pairs of points."""
+  fp, fn, fu = f[pos], f[neg], f[unl]
+  mean_pairs = lambda a, b: np.mean([_loss(s, t) for s, t in itertools.product(a, b)])
+  r_pn = mean_pairs(fp, fn)
+  if method == "samult":   # QSG-S2AUC Eq. 8
+    return gamma * r_pn + (1 - gamma) * (mean_pairs(fp, fu) + mean_pairs(fu, fn) - 0.5)
+  tp, tn = prior, 1 - prior  # Sakai et al. 2018, PU / NU AUC risks
+  if gamma >= 0:
+    r_pu = mean_pairs(fp, fu) / tn - tp / tn * mean_pairs(fp, fp)
+    return (1 - gamma) * r_pn + gamma * r_pu
+  r_nu = mean_pairs(fu, fn) / tp - tn / tp * mean_pairs(fn, fn)
+  return (1 + gamma) * r_pn - gamma * r_nu
+
+
+@pytest.mark.parametrize("method,gamma", [("samult", 0.3), ("samult", 1.0), ("pnu_auc", 0.7),
+                                          ("pnu_auc", -0.6), ("pnu_auc", 0.0)])
+def test_matrix_forms_equal_explicit_double_sums(method, gamma):
+  _, y_l, _, _ = _binary(n_l=9, n_u=0)
+  n_u, prior = 5, 0.4
+  pos, neg, unl = _groups(y_l, n_u)
+  f = np.random.default_rng(1).normal(size=pos.size).astype(np.float32)
+  expected = _paper_risk(method, f, pos, neg, unl, gamma, prior)
+  coef, const = COEFFICIENTS[method](jnp.float32(gamma), jnp.float32(prior))
+  group_w = pairwise_risk.group_weights(pos, neg, unl)
+  f = jnp.asarray(f)
+  np.testing.assert_allclose(pairwise_risk.risk(f, group_w, coef, const), expected, rtol=1e-5)
+  np.testing.assert_allclose(pairwise_risk.quadratic_form_risk(f, group_w, coef, const),
+                             expected, rtol=1e-4)
+
+
+def test_empty_group_contributes_nothing():
+  pos = np.array([True, False, False])
+  neg = np.array([False, True, True])
+  unl = np.zeros(3, bool)
+  coef, const = samult.samult_coefficients(jnp.float32(1.0))
+  group_w = pairwise_risk.group_weights(pos, neg, unl)
+  f = jnp.array([0.5, 0.1, -0.2])
+  expected = np.mean([_loss(0.5, 0.1), _loss(0.5, -0.2)])
+  np.testing.assert_allclose(pairwise_risk.risk(f, group_w, coef, const), expected, rtol=1e-6)
+  np.testing.assert_allclose(pairwise_risk.quadratic_form_risk(f, group_w, coef, const),
+                             expected, rtol=1e-6)
+
+
+def _objective_parts(model, y_l):
+  """Kernel, group weights, coefficients, constant and lambda of a fitted binary model."""
+  n_u = model.centers.shape[0] - y_l.size
+  group_w = pairwise_risk.group_weights(*_groups(y_l, n_u), model.centers.dtype)
+  prior = 0.0 if model.prior is None else model.prior[0]
+  coef, const = COEFFICIENTS[model.method](jnp.asarray(model.gamma[0], model.centers.dtype),
+                                           jnp.asarray(prior, model.centers.dtype))
+  kernel = kernels.gaussian_kernel(model.centers, model.centers, model.sigma[0])
+  return kernel, group_w, coef, const, model.lam[0]
+
+
+@pytest.mark.parametrize("method,gamma", [("samult", 0.0), ("samult", 0.6), ("pnu_auc", 0.5),
+                                          ("pnu_auc", -0.4)])
+def test_closed_form_is_the_minimizer(method, gamma):
+  """jax.grad of the objective vanishes at the solution, and L-BFGS on the literal objective
+  (pair sums written out, float64) reaches the same scores."""
+  x_l, y_l, x_u, _ = _binary()
+  with jax.enable_x64(True):
+    model = FITS[method](x_l, y_l, x_u, lam=0.25, sigma=2.0, gamma=gamma, dtype=jnp.float64)
+    kernel, group_w, coef, const, lam = _objective_parts(model, y_l)
+    grad = jax.grad(pairwise_risk.objective)(model.alpha[0], kernel, group_w, coef, const, lam)
+    assert float(jnp.max(jnp.abs(grad))) < 1e-9
+
+    pos, neg, unl = (np.asarray(m) for m in _groups(y_l, x_u.shape[0]))
+    prior = 0.0 if model.prior is None else float(model.prior[0])
+    km = np.asarray(kernel)
+    # Well-conditioned variables for L-BFGS: f = K^(1/2) v, so ||f||_H^2 = v^T v.
+    w, vecs = np.linalg.eigh(km)
+    root = (vecs * np.sqrt(np.maximum(w, 0.0))) @ vecs.T
+
+    def literal(v):
+      f = root @ v
+      pair = lambda a, b: jnp.mean(_loss(f[a][:, None], f[b][None, :]))
+      r_pn = pair(pos, neg)
+      if method == "samult":
+        r = gamma * r_pn + (1 - gamma) * (pair(pos, unl) + pair(unl, neg) - 0.5)
+      elif gamma >= 0:
+        r = (1 - gamma) * r_pn + gamma * (pair(pos, unl) - prior * pair(pos, pos)) / (1 - prior)
+      else:
+        r = (1 + gamma) * r_pn - gamma * (pair(unl, neg) - (1 - prior) * pair(neg, neg)) / prior
+      return r + 0.5 * lam * v @ v
+
+    value_and_grad = jax.jit(jax.value_and_grad(literal))
+    fun = lambda v: tuple(np.asarray(t, np.float64) for t in value_and_grad(jnp.asarray(v)))
+    res = optimize.minimize(fun, np.zeros(km.shape[0]), jac=True, method="L-BFGS-B",
+                            options=dict(maxiter=2000, gtol=1e-10, ftol=1e-15))
+    f_closed = km @ np.asarray(model.alpha[0])
+    np.testing.assert_allclose(root @ res.x, f_closed, atol=1e-5)
+    objective = pairwise_risk.objective(model.alpha[0], kernel, group_w, coef, const, lam)
+    assert float(objective) <= res.fun + 1e-9
+    np.testing.assert_allclose(float(objective), res.fun, rtol=1e-7)
+
+
+def test_float32_solution_matches_float64():
+  x_l, y_l, x_u, _ = _binary()
+  f32 = baselines.fit_samult(x_l, y_l, x_u, lam=0.25, sigma=2.0, gamma=0.5)
+  with jax.enable_x64(True):
+    f64 = baselines.fit_samult(x_l, y_l, x_u, lam=0.25, sigma=2.0, gamma=0.5, dtype=jnp.float64)
+    s64 = baselines.decision_function(f64, x_u)
+  assert f32.alpha.dtype == jnp.float32
+  np.testing.assert_allclose(baselines.decision_function(f32, x_u), s64, atol=1e-4)
+
+
+def test_prior_is_the_labeled_share_of_each_split():
+  np.testing.assert_allclose(baselines.estimate_prior(np.array([0, 0, 0, 1])), [0.25])
+  np.testing.assert_allclose(baselines.estimate_prior(np.array([0, 1, 2, 2, 1])), [0.8, 0.4])
+  x_l, y_l, x_u, _ = _binary()
+  model = baselines.fit_pnu_auc(x_l, y_l, x_u, lam=0.5, sigma=1.0, gamma=0.5)
+  np.testing.assert_allclose(model.prior, [np.mean(y_l)])
+  same = baselines.fit_pnu_auc(x_l, y_l, x_u, lam=0.5, sigma=1.0, gamma=0.5,
+                               prior=np.mean(y_l))
+  np.testing.assert_array_equal(model.alpha, same.alpha)
+  other = baselines.fit_pnu_auc(x_l, y_l, x_u, lam=0.5, sigma=1.0, gamma=0.5, prior=0.2)
+  assert np.max(np.abs(np.asarray(other.alpha - model.alpha))) > 1e-3
+
+
+def test_gamma_endpoints_give_the_supervised_pn_solution():
+  """SAMULT gamma = 1 and PNU-AUC gamma (eta) = 0 both solve the labeled-only PN problem."""
+  x_l, y_l, x_u, _ = _binary()
+  kw = dict(lam=0.5, sigma=1.5)
+  sam = baselines.fit_samult(x_l, y_l, x_u, gamma=1.0, **kw)
+  pnu = baselines.fit_pnu_auc(x_l, y_l, x_u, gamma=0.0, **kw)
+  supervised = baselines.fit_samult(x_l, y_l, None, gamma=1.0, **kw)
+  np.testing.assert_allclose(sam.alpha, pnu.alpha, rtol=1e-6, atol=1e-7)
+  np.testing.assert_array_equal(np.asarray(sam.alpha)[0, x_l.shape[0]:], 0.0)
+  np.testing.assert_allclose(sam.alpha[:, :x_l.shape[0]], supervised.alpha, rtol=1e-4, atol=1e-6)
+  np.testing.assert_allclose(baselines.decision_function(sam, x_u),
+                             baselines.decision_function(supervised, x_u), rtol=1e-4, atol=1e-6)
+  # At the other end, gamma = 0 (SAMULT) ignores labeled PN pairs: the coefficient says so.
+  coef, const = samult.samult_coefficients(jnp.float32(0.0))
+  assert float(coef[0, 1]) == 0.0 and float(const) == -0.5
+
+
+def test_decision_function_is_the_kernel_sum_in_bounded_chunks():
+  x, y = _ordinal(n=200, k=4)
+  model = baselines.fit_m_samult(x[:60], y[:60], x[60:120], lam=0.5, sigma=[1.0, 2.0, 3.0],
+                                 gamma=0.5)
+  d2 = ((x[120:, None, :] - np.asarray(model.centers)[None]) ** 2).sum(-1)
+  expected = np.stack([np.exp(-s * d2) @ np.asarray(a) for a, s in
+                       zip(model.alpha, model.sigma)], axis=1)
+  got = baselines.decision_function(model, x[120:], chunk_size=7)
+  assert got.shape == (80, 3)
+  np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(baselines.decision_function(model, x[120:]), got, rtol=1e-5,
+                             atol=1e-6)
+  shared = model._replace(sigma=np.full(3, 2.0))   # the one-kernel-block path
+  np.testing.assert_allclose(baselines.decision_function(shared, x[120:], chunk_size=16),
+                             np.exp(-2.0 * d2) @ np.asarray(model.alpha).T, rtol=1e-4, atol=1e-5)
+  assert baselines.decision_function(model, x[:0]).shape == (0, 3)
+
+
+def test_multiclass_models_equal_binary_fits_of_each_split():
+  x, y = _ordinal(n=200, k=4)
+  x_l, y_l, x_u = x[:60], y[:60], x[60:120]
+  gammas = np.array([0.2, 0.5, 0.8])
+  msam = baselines.fit_m_samult(x_l, y_l, x_u, lam=0.5, sigma=2.0, gamma=gammas)
+  mpnu = baselines.fit_m_pnu_auc(x_l, y_l, x_u, lam=0.5, sigma=2.0, gamma=gammas - 0.5)
+  np.testing.assert_allclose(mpnu.prior, [np.mean(y_l > j) for j in range(3)])
+  for j in range(3):
+    yj = (y_l > j).astype(int)
+    sam = baselines.fit_samult(x_l, yj, x_u, lam=0.5, sigma=2.0, gamma=gammas[j])
+    pnu = baselines.fit_pnu_auc(x_l, yj, x_u, lam=0.5, sigma=2.0, gamma=gammas[j] - 0.5)
+    np.testing.assert_allclose(msam.alpha[j], sam.alpha[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(mpnu.alpha[j], pnu.alpha[0], rtol=1e-5, atol=1e-6)
+  scores = baselines.decision_function(msam, x[120:])
+  aucs = baselines.split_aucs(scores, y[120:], 4)
+  assert aucs.shape == (3,) and aucs.min() > 0.8, aucs
+  assert baselines.mean_split_auc(scores, y[120:], 4) == pytest.approx(np.mean(aucs))
+
+
+def test_split_aucs_use_column_j_for_split_j():
+  labels = np.array([0, 1, 2, 0, 1, 2])
+  scores = np.stack([labels > 0, ~(labels > 1)], axis=1).astype(np.float32)
+  np.testing.assert_allclose(baselines.split_aucs(scores, labels, 3), [1.0, 0.0])
+  np.testing.assert_allclose(baselines.split_aucs(labels.astype(float), labels, 3), [1.0, 1.0])
+  with pytest.raises(ValueError, match=r"scores must have shape \[m\] or \[m, k-1\]"):
+    baselines.split_aucs(scores, labels, 4)
+
+
+def test_memory_refusal_names_n_size_and_fix():
+  x_l, y_l, _, _ = _binary(d=1)
+  huge = np.zeros((300_000, 1), np.float32)   # n^2 float32 kernel alone would be 335 GiB
+  with pytest.raises(memory.InsufficientMemoryError,
+                     match=r"samult with n = 300024 training points.*needs \d+\.\d+ GiB.*"
+                           r"Subsample x_unlabeled"):
+    baselines.fit_samult(x_l, y_l, huge, lam=1.0, sigma=1.0, gamma=0.5)
+  with pytest.raises(memory.InsufficientMemoryError, match=r"cross-validating pnu_auc with n = "):
+    baselines.cross_validate("pnu_auc", x_l, y_l, huge, quick=True, num_folds=2)
+  assert kernel_expansion.required_bytes(1000) == kernel_expansion.MATRICES_PER_SOLVE * 4e6
+
+
+def test_bad_inputs_are_refused_before_fitting():
+  x_l, y_l, x_u, _ = _binary()
+  kw = dict(lam=0.5, sigma=1.0)
+  with pytest.raises(ValueError, match=r"gamma must lie in \[0.0, 1.0\]"):
+    baselines.fit_samult(x_l, y_l, x_u, gamma=1.5, **kw)
+  with pytest.raises(ValueError, match=r"gamma must lie in \[-1.0, 1.0\]"):
+    baselines.fit_pnu_auc(x_l, y_l, x_u, gamma=-1.5, **kw)
+  with pytest.raises(ValueError, match=r"lam must lie in \(0.0"):
+    baselines.fit_samult(x_l, y_l, x_u, lam=0.0, sigma=1.0, gamma=0.5)
+  with pytest.raises(ValueError, match="no unlabeled data but samult gamma"):
+    baselines.fit_samult(x_l, y_l, None, gamma=0.5, **kw)
+  with pytest.raises(ValueError, match=r"labels must lie in 0..1"):
+    baselines.fit_pnu_auc(x_l, np.arange(24) % 3, x_u, gamma=0.0, **kw)
+  with pytest.raises(ValueError, match=r"prior must lie in \(0.0, 1.0\]"):
+    baselines.fit_pnu_auc(x_l, y_l, x_u, gamma=0.5, prior=0.0, **kw)
+  with pytest.raises(ValueError, match=r"prior must lie in \(0, 1\)"):
+    baselines.fit_pnu_auc(x_l, y_l, x_u, gamma=0.5, prior=1.0, **kw)
+  with pytest.raises(ValueError, match=r"sigma must be a scalar or have shape \[k-1\] = \[3\]"):
+    baselines.fit_m_samult(*_ordinal(n=40)[:2], None, lam=1.0, sigma=[1.0, 2.0], gamma=1.0)
+  with pytest.raises(ValueError, match="x_unlabeled has 3 features but the model expects 2"):
+    baselines.fit_samult(x_l, y_l, np.zeros((4, 3)), gamma=0.5, **kw)
+  with pytest.raises(ValueError, match="dtype float64 needs 64-bit JAX"):
+    baselines.fit_samult(x_l, y_l, x_u, gamma=0.5, dtype=jnp.float64, **kw)
+  with pytest.raises(TypeError, match="dtype must be float32 or float64"):
+    baselines.fit_samult(x_l, y_l, x_u, gamma=0.5, dtype=jnp.int32, **kw)
+  model = baselines.fit_samult(x_l, y_l, x_u, gamma=0.5, **kw)
+  with pytest.raises(ValueError, match="x has 3 features but the model expects 2"):
+    baselines.decision_function(model, np.zeros((5, 3)))
+  with pytest.raises(TypeError, match="expected a model from a qsg_jax.baselines fit function"):
+    baselines.decision_function(object(), x_u)
+  with pytest.raises(ValueError, match=r"y_labeled must have shape \[n_l\]"):
+    baselines.estimate_prior(np.zeros((2, 2), int))
+
+
+def test_singular_system_raises_instead_of_returning_nan():
+  x_l, y_l, x_u, _ = _binary()
+  with pytest.raises(FloatingPointError, match="singular to working precision. Increase lam"):
+    baselines.fit_samult(np.repeat(x_l[:2], 12, axis=0), np.repeat(y_l[:2], 12), x_u[:0] + x_l[0],
+                         lam=1e-45, sigma=1e-30, gamma=1.0)
+
+
+def test_refitting_with_new_hyperparameters_does_not_recompile():
+  x_l, y_l, x_u, _ = _binary()
+  baselines.fit_samult(x_l, y_l, x_u, lam=0.5, sigma=1.0, gamma=0.5)
+  before = kernel_expansion._solve_splits._cache_size()  # pylint: disable=protected-access
+  baselines.fit_samult(x_l, y_l, x_u, lam=2.0, sigma=3.0, gamma=0.1)
+  baselines.fit_pnu_auc(x_l, y_l, x_u, lam=2.0, sigma=3.0, gamma=-0.1)
+  assert kernel_expansion._solve_splits._cache_size() == before  # pylint: disable=protected-access
+
+
+def test_docstring_examples_run():
+  for module in (pnu_auc, scoring):
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    for test in finder.find(module, globs={"np": np, "jnp": jnp, **vars(module)}):
+      runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+    assert runner.summarize(verbose=False).attempted >= 1

@@ -1,0 +1,137 @@
+"""Cross-validation of the baselines (batched against a loop of fits) and the SVOREX wrapper."""
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from skordinal.datasets import load_lev
+
+from qsg_jax import baselines
+
+
+def _ordinal(n=200, k=3, d=2, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.random((n, d)).astype(np.float32)
+  latent = np.sin(3 * x[:, 0]) + x[:, 1] ** 2 + 0.2 * rng.normal(size=n)
+  return x, np.digitize(latent, np.quantile(latent, np.linspace(0, 1, k + 1)[1:-1]))
+
+
+def _lev(num_labeled=150, seed=0):
+  data = load_lev()
+  x = data.data.astype(np.float32)
+  y = data.target.astype(np.int64) - int(data.target.min())
+  lo, hi = x.min(0), x.max(0)
+  x = (x - lo) / np.maximum(hi - lo, 1e-12)
+  order = np.random.default_rng(seed).permutation(y.size)
+  return x[order[:num_labeled]], y[order[:num_labeled]], x[order[num_labeled:]], \
+      y[order[num_labeled:]]
+
+
+def test_batched_cv_equals_a_loop_of_fits_on_each_fold():
+  """Held-out points kept as zero-weight centers give exactly the fit without them; the PNU-AUC
+  prior of each split is re-estimated on every training fold."""
+  x, y = _ordinal()
+  x_l, y_l, x_u = x[:45], y[:45], x[45:85]
+  grid = {"lam": [0.25, 2.0], "sigma": [3.0], "gamma": [-0.5, 0.5]}
+  with jax.enable_x64(True):
+    result = baselines.cross_validate("m_pnu_auc", x_l, y_l, x_u, grid=grid, num_folds=3,
+                                      seed=1, dtype=jnp.float64, batch_bytes=2**20)
+    folds = baselines.stratified_folds(y_l, 3, seed=1)
+    for (i, lam), (g, gamma), f in itertools.product(enumerate(grid["lam"]),
+                                                     enumerate(grid["gamma"]), range(3)):
+      model = baselines.fit_m_pnu_auc(x_l[folds != f], y_l[folds != f], x_u, lam=lam,
+                                      sigma=3.0, gamma=gamma, dtype=jnp.float64)
+      scores = baselines.decision_function(model, x_l[folds == f])
+      expected = baselines.split_aucs(scores, y_l[folds == f], 3)
+      np.testing.assert_allclose(result.fold_scores[i, 0, g, f], expected, atol=1e-12)
+    vmapped = baselines.cross_validate("m_pnu_auc", x_l, y_l, x_u, grid=grid, num_folds=3,
+                                       seed=1, dtype=jnp.float64, mode="vmap",
+                                       batch_bytes=2**20)
+    np.testing.assert_allclose(vmapped.fold_scores, result.fold_scores, atol=1e-12)
+  assert result.scores.shape == (2, 1, 2, 2)
+  np.testing.assert_allclose(result.scores, result.fold_scores.mean(axis=-2))
+  # One setting per split, each the best for its own AUC.
+  assert result.best["gamma"].shape == (2,)
+  assert result.best_score == pytest.approx(result.scores.reshape(-1, 2).max(axis=0).mean())
+  model = baselines.fit_m_pnu_auc(x_l, y_l, x_u, **result.best)
+  assert baselines.decision_function(model, x_u).shape == (40, 2)
+
+
+def test_cv_picks_the_kernel_width_the_problem_obviously_needs():
+  """Labels flip three times along x: a very wide kernel cannot rank them, a narrow one can."""
+  rng = np.random.default_rng(0)
+  x = rng.random((160, 1)).astype(np.float32)
+  y = (np.sin(20 * x[:, 0]) > 0).astype(np.int64)
+  grid = {"lam": [0.125, 1.0], "sigma": [0.01, 64.0], "gamma": [0.5, 1.0]}
+  result = baselines.cross_validate("samult", x[:60], y[:60], x[60:], grid=grid, num_folds=3)
+  assert result.best["sigma"] == 64.0 and isinstance(result.best["lam"], float)
+  assert result.best_score == pytest.approx(np.max(result.scores))
+  assert result.scores[:, 1].min() > result.scores[:, 0].max() + 0.2, result.scores[..., 0]
+  shared = baselines.cross_validate("m_samult", x[:60], y[:60], x[60:], grid=grid, num_folds=3,
+                                    per_split=False)
+  assert shared.best["sigma"] == 64.0
+
+
+def test_grids_and_folds_follow_the_papers():
+  grid = baselines.paper_grid("samult")
+  np.testing.assert_allclose(grid["lam"], 2.0 ** np.arange(-3, 4))
+  np.testing.assert_allclose(grid["sigma"], 2.0 ** np.arange(-3, 4))
+  np.testing.assert_allclose(grid["gamma"], np.linspace(0, 1, 11))
+  np.testing.assert_allclose(baselines.paper_grid("m_pnu_auc")["gamma"], np.linspace(-1, 1, 21))
+  assert set(baselines.paper_grid("svorex")) == {"c", "sigma"}
+  assert all(v.size <= 3 for v in baselines.quick_grid("pnu_auc").values())
+  labels = np.repeat([0, 1, 2], [10, 7, 5])
+  folds = baselines.stratified_folds(labels, 5, seed=3)
+  for c in range(3):
+    per_fold = np.bincount(folds[labels == c], minlength=5)
+    assert per_fold.min() >= 1 and per_fold.max() - per_fold.min() <= 1
+  assert np.ptp(np.bincount(folds, minlength=5)) <= 1
+
+
+def test_cv_refuses_bad_requests():
+  x, y = _ordinal(n=60)
+  x_l, y_l, x_u = x[:30], y[:30], x[30:]
+  with pytest.raises(ValueError, match="unknown method 'samul'"):
+    baselines.cross_validate("samul", x_l, y_l, x_u)
+  with pytest.raises(ValueError, match=r"grid for m_samult must have exactly the keys"):
+    baselines.cross_validate("m_samult", x_l, y_l, x_u, grid={"lam": [1.0], "sigma": [1.0]})
+  with pytest.raises(ValueError, match=r"grid\['gamma'\] must lie in \[0.0, 1.0\]"):
+    baselines.cross_validate("m_samult", x_l, y_l, x_u,
+                             grid={"lam": [1.0], "sigma": [1.0], "gamma": [-0.5]})
+  with pytest.raises(ValueError, match="num_folds must be >= 2 and at most the smallest"):
+    baselines.cross_validate("m_samult", x_l, y_l, x_u, quick=True, num_folds=50)
+  with pytest.raises(ValueError, match="mode must be 'map', 'vmap' or None"):
+    baselines.cross_validate("m_samult", x_l, y_l, x_u, quick=True, num_folds=3, mode="pmap")
+  with pytest.raises(ValueError, match="no unlabeled data but the gamma grid"):
+    baselines.cross_validate("m_pnu_auc", x_l, y_l, None, quick=True, num_folds=3)
+  with pytest.raises(ValueError, match="labels must lie in 0..1"):
+    baselines.cross_validate("samult", x_l, y_l, x_u, quick=True, num_folds=3)
+  dup = np.repeat(x_l[:3], 10, axis=0)
+  with pytest.raises(ValueError, match="every grid point gave a NaN validation AUC"):
+    baselines.cross_validate("m_samult", dup, np.repeat([0, 1, 2], 10), None, num_folds=3,
+                             grid={"lam": [1e-45], "sigma": [1e-30], "gamma": [1.0]})
+
+
+def test_svorex_kernel_is_exp_minus_sigma_squared_distance():
+  x_l, y_l, x_t, _ = _lev(num_labeled=60)
+  model = baselines.fit_svorex(x_l, y_l, c=2.0, sigma=0.7)
+  alpha = np.asarray(model.estimator.model_["alpha"])
+  d2 = ((x_t[:20, None, :].astype(np.float64) - x_l[None].astype(np.float64)) ** 2).sum(-1)
+  np.testing.assert_allclose(baselines.decision_function(model, x_t[:20]),
+                             np.exp(-0.7 * d2) @ alpha, rtol=1e-6, atol=1e-9)
+
+
+def test_svorex_beats_chance_on_an_ordinal_dataset():
+  x_l, y_l, x_t, y_t = _lev()
+  result = baselines.cross_validate("svorex", x_l, y_l, quick=True, num_folds=2)
+  assert set(result.best) == {"c", "sigma"} and result.scores.shape == (2, 2, 4)
+  model = baselines.FIT_FUNCTIONS["svorex"](x_l, y_l, x_t, **result.best)
+  scores = baselines.decision_function(model, x_t)
+  assert scores.shape == y_t.shape
+  assert baselines.mean_split_auc(scores, y_t, 5) > 0.8          # chance is 0.5
+  classes = baselines.predict_svorex(model, x_t)
+  assert np.mean(np.abs(classes - y_t)) < 0.7                       # always-mode MAE is 0.72
+  with pytest.raises(ValueError, match="c must be finite and > 0"):
+    baselines.fit_svorex(x_l, y_l, c=0.0)

@@ -1,0 +1,56 @@
+"""Smoke tests: the main job and the engine's experiment scripts run on tiny configurations."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+
+def run_module(module, *args, env=None):
+  """Runs ``python -m module args`` from the repository root; returns stdout."""
+  proc = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO_ROOT, text=True,
+                        capture_output=True, env=dict(os.environ, **(env or {})), check=False)
+  assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+  return proc.stdout
+
+
+def test_main_job_on_embedded_default(tmp_path):
+  out = run_module("experiments.run", "--trials=2", "--num_steps=64", "--num_frequencies=8",
+                   f"--output_dir={tmp_path}")
+  assert "QS3ORAO on lev" in out and "ordinal AUC" in out and "scored on" in out
+  summary = json.loads((tmp_path / "run.json").read_text())
+  assert len(summary["trials"]) == 2 and 0.6 < summary["auc_mean"] <= 1.0
+  assert (tmp_path / "run.md").read_text().startswith("# QS3ORAO on lev")
+
+
+def test_main_job_binary_and_unknown_dataset(tmp_path):
+  out = run_module("experiments.run", "--dataset=breast_cancer", "--trials=1",
+                   "--num_steps=32", "--num_frequencies=8", "--num_labeled=60",
+                   f"--output_dir={tmp_path}")
+  assert "QSG-S2AUC on breast_cancer" in out and "test split" in out
+  proc = subprocess.run([sys.executable, "-m", "experiments.run", "--dataset=sgemmm"],
+                        cwd=REPO_ROOT, text=True, capture_output=True, check=False)
+  assert proc.returncode != 0 and "sgemm" in proc.stderr
+
+
+def test_convergence_script(tmp_path):
+  out = run_module("experiments.convergence", "--max_steps=512", "--seeds=2", "--fit_from=64",
+                   "--num_unlabeled=60", "--num_labeled=30", f"--output_dir={tmp_path}")
+  assert "fitted log-log slope" in out
+  payload = json.loads((tmp_path / "convergence.json").read_text())
+  assert payload["slope"] < 0  # the error decreases even on this tiny run
+  assert (tmp_path / "convergence.png").stat().st_size > 0
+
+
+def test_engine_benchmark_script(tmp_path):
+  out = run_module("experiments.bench_engine", "--dataset=lev", "--binary_dataset=breast_cancer",
+                   "--steps=32", "--scaling_steps=32", "--batch=8", "--throughput_steps=64",
+                   f"--output_dir={tmp_path}")
+  assert "speedup" in out and "fraction_of_ceiling" in out
+  payload = json.loads((tmp_path / "bench_engine.json").read_text())
+  for row in payload["comparison"]:
+    assert row["max_coef_diff"] <= 1e-4 * max(1.0, row["max_coef"])
