@@ -17,6 +17,8 @@ from qsg_jax.engine import inverse_time_schedule
 from qsg_jax.engine import predict as predict_scores
 from qsg_jax.engine import train
 from qsg_jax.engine import train_chunk
+from qsg_jax.estimators import QS3ORAO
+from qsg_jax.estimators import QSGS2AUC
 from qsg_jax.features import block_features
 from qsg_jax.features import fourier_features
 from qsg_jax.features import sample_frequencies
@@ -48,6 +50,8 @@ __all__ = (
     "Hyperparams",
     "Model",
     "PairwiseLoss",
+    "QS3ORAO",
+    "QSGS2AUC",
     "State",
     "TrainData",
     "baselines",
