@@ -15,8 +15,11 @@ from qsg_jax.engine import TrainData
 from qsg_jax.engine import init
 from qsg_jax.engine import inverse_time_schedule
 from qsg_jax.engine import predict as predict_scores
+from qsg_jax.engine import predict_sharded
+from qsg_jax.engine import shard_unlabeled
 from qsg_jax.engine import train
 from qsg_jax.engine import train_chunk
+from qsg_jax.engine import train_sharded
 from qsg_jax.estimators import QS3ORAO
 from qsg_jax.estimators import QSGS2AUC
 from qsg_jax.features import block_features
@@ -76,10 +79,13 @@ __all__ = (
     "predict",
     "predict_classes",
     "predict_scores",
+    "predict_sharded",
     "sample_frequencies",
     "score_grads",
+    "shard_unlabeled",
     "subproblem_derivatives",
     "subproblem_weights",
     "train",
     "train_chunk",
+    "train_sharded",
 )
