@@ -2,8 +2,11 @@
 PYTHON ?= python
 QSG_JAX_DATA ?= $(abspath ../shared/data)
 export QSG_JAX_DATA
+OUT ?= results
 
-.PHONY: install run run-sgemm test test-slow bench
+.PHONY: install run run-sgemm test test-slow test-multidevice bench bench-all \
+	bench-roc-svm bench-online-pairwise convergence reproduce-timing reproduce-auc \
+	reproduce-roc-svm reproduce-online-pairwise reproduce
 
 install:
 	$(PYTHON) -m pip install -e .
@@ -12,7 +15,7 @@ run:
 	$(PYTHON) -m experiments.run
 
 run-sgemm:
-	$(PYTHON) -m experiments.run --dataset=sgemm
+	$(PYTHON) -m experiments.run --dataset=sgemm --output_dir=$(OUT)/sgemm
 
 test:
 	$(PYTHON) -m pytest -q
@@ -20,5 +23,37 @@ test:
 test-slow:
 	$(PYTHON) -m pytest -q -m slow
 
+test-multidevice:
+	$(PYTHON) -m pytest -q tests/test_sharding.py
+
+# Benchmarks print ratios measured side by side in one run.
 bench:
-	$(PYTHON) -m experiments.bench_engine
+	$(PYTHON) -m experiments.bench_engine --output_dir=$(OUT)/bench_engine
+
+bench-roc-svm:
+	$(PYTHON) -m experiments.bench_roc_svm --output_dir=$(OUT)/roc_svm
+
+bench-online-pairwise:
+	$(PYTHON) -m experiments.bench_online_pairwise --output_dir=$(OUT)/online_pairwise
+
+bench-all: bench bench-roc-svm bench-online-pairwise
+
+# Reproductions (see experiments/reproduction/*.md for run times and our numbers).
+convergence:
+	$(PYTHON) -m experiments.convergence --output_dir=$(OUT)/convergence
+
+reproduce-timing:
+	$(PYTHON) -m experiments.timing_vs_unlabeled --output_dir=$(OUT)/timing
+
+reproduce-auc:
+	$(PYTHON) -m experiments.auc_comparison --output_dir=$(OUT)/auc
+
+reproduce-roc-svm:
+	$(PYTHON) -m experiments.roc_svm_tables --table=1 --output_dir=$(OUT)/roc_svm
+	$(PYTHON) -m experiments.roc_svm_tables --table=2 --output_dir=$(OUT)/roc_svm
+	$(PYTHON) -m experiments.roc_svm_tables --table=3 --output_dir=$(OUT)/roc_svm
+
+reproduce-online-pairwise:
+	$(PYTHON) -m experiments.online_pairwise_rate --output_dir=$(OUT)/online_pairwise
+
+reproduce: convergence reproduce-timing reproduce-auc reproduce-roc-svm reproduce-online-pairwise

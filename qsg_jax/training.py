@@ -130,6 +130,8 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
       lam=jnp.float32(validation.check_positive("lam", lam, allow_zero=True)),
       gamma=jnp.asarray(gamma),
       eta0=jnp.float32(validation.check_positive("eta0", eta0)))
+  validation.check_phase_range("x_labeled", x_l, float(hyper.sigma))
+  validation.check_phase_range("x_unlabeled", x_u, float(hyper.sigma))
   config = make_config(k, num_steps, chunk_size=chunk_size, block_group=block_group,
                        num_frequencies=int(num_frequencies),
                        labeled_batch_size=labeled_batch_size,
@@ -177,7 +179,9 @@ def decision_function(result: FitResult, x, mesh=None, axis_name="data"):
   Returns:
     [n] NumPy float32 scores.
   """
-  x = jnp.asarray(validation.check_points("x", x, dim=result.num_features))
+  x = validation.check_points("x", x, dim=result.num_features)
+  validation.check_phase_range("x", x, float(result.model.sigma))
+  x = jnp.asarray(x)
   cfg = result.config
   if mesh is None:
     return np.asarray(engine.predict(result.model, x, cfg.block_group, cfg.predict_chunk))

@@ -49,6 +49,7 @@ def test_convergence_script(tmp_path):
 def test_engine_benchmark_script(tmp_path):
   out = run_module("experiments.bench_engine", "--dataset=lev", "--binary_dataset=breast_cancer",
                    "--steps=32", "--scaling_steps=32", "--batch=8", "--throughput_steps=64",
+                   "--ceiling_points=1024", "--scaling_rounds=1",
                    f"--output_dir={tmp_path}")
   assert "speedup" in out and "fraction_of_ceiling" in out
   payload = json.loads((tmp_path / "bench_engine.json").read_text())

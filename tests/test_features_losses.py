@@ -38,6 +38,21 @@ def test_grouped_scores_equal_sum_over_blocks(key):
   np.testing.assert_allclose(features.grouped_scores(x, omega, coef), expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("limit", [1.0, 50.0, 1e4, features.MAX_PHASE])
+def test_cos_sin_matches_float64_cos_and_sin(limit):
+  z = np.random.default_rng(0).uniform(-limit, limit, 200_000).astype(np.float32)
+  z[:5] = [0.0, np.pi / 4, -np.pi / 2, np.float32(np.pi), limit]     # quadrant boundaries
+  cos, sin = jax.jit(features.cos_sin)(z)
+  np.testing.assert_allclose(np.asarray(cos, np.float64), np.cos(z.astype(np.float64)), atol=1.5e-7)
+  np.testing.assert_allclose(np.asarray(sin, np.float64), np.sin(z.astype(np.float64)), atol=1.5e-7)
+
+
+def test_cos_sin_beyond_its_range_is_nan_not_noise():
+  cos, sin = features.cos_sin(jnp.asarray([2.0 * features.MAX_PHASE, -1e9, 3.0]))
+  assert np.isnan(cos[:2]).all() and np.isnan(sin[:2]).all()
+  np.testing.assert_allclose([cos[2], sin[2]], [np.cos(3.0), np.sin(3.0)], atol=1.5e-7)
+
+
 def test_feature_shape_error(key):
   with pytest.raises(ValueError, match="as many features as the model was trained on"):
     features.fourier_features(jnp.ones((2, 3)), jnp.ones((4, 5)))

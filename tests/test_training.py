@@ -100,6 +100,16 @@ def test_gamma_and_hyperparameter_errors():
     training.fit(x[:60], y[:60], x[60:], sigma=0.0)
 
 
+def test_features_too_large_for_float32_phases_are_refused():
+  x, y = _ordinal()
+  with pytest.raises(ValueError,
+                     match=r"x_unlabeled has a point of norm 1.73e\+05.*Rescale the features"):
+    training.fit(x[:60], y[:60], np.vstack([x[60:], np.full((1, 3), 1e5)]), sigma=1.0)
+  result, _, _ = _small_fit()
+  with pytest.raises(ValueError, match="x has a point of norm .* lower sigma"):
+    qsg_jax.decision_function(result, np.full((2, 3), 1e6))
+
+
 def test_predict_with_wrong_number_of_features():
   result, x, _ = _small_fit()
   with pytest.raises(ValueError, match="x has 4 features but the model expects 3"):
