@@ -23,6 +23,7 @@ from qsg_jax.engine import train_sharded
 from qsg_jax.estimators import QS3ORAO
 from qsg_jax.estimators import QSGS2AUC
 from qsg_jax.features import block_features
+from qsg_jax.features import cos_sin
 from qsg_jax.features import fourier_features
 from qsg_jax.features import sample_frequencies
 from qsg_jax.kernels import gaussian_kernel
@@ -64,6 +65,7 @@ __all__ = (
     "decision_function",
     "fit",
     "fit_thresholds",
+    "cos_sin",
     "fourier_features",
     "gaussian_kernel",
     "get_loss",
