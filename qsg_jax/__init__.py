@@ -6,6 +6,7 @@ stochastic functional gradients over random Fourier features regenerated from se
 
 from qsg_jax import baselines
 from qsg_jax import data
+from qsg_jax import model_selection
 from qsg_jax import online_pairwise
 from qsg_jax.engine import EngineConfig
 from qsg_jax.engine import Hyperparams
@@ -62,6 +63,7 @@ __all__ = (
     "binary_auc",
     "block_features",
     "data",
+    "model_selection",
     "decision_function",
     "fit",
     "fit_thresholds",

@@ -1,0 +1,115 @@
+"""Cross-validation of QS3ORAO / QSG-S2AUC: the vmapped grid against a Python loop of fits."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import qsg_jax
+from qsg_jax import baselines
+from qsg_jax import model_selection
+
+# Tiny engine settings shared by the vmapped CV and the loop of fits.
+_SMALL = dict(num_steps=64, num_frequencies=8, unlabeled_batch_size=16)
+
+
+def _ordinal(n=130, k=3, d=3, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.random((n, d)).astype(np.float32)
+  latent = np.sin(3 * x[:, 0]) + x[:, 1] ** 2 + 0.2 * rng.normal(size=n)
+  y = np.digitize(latent, np.quantile(latent, np.linspace(0, 1, k + 1)[1:-1]))
+  return x[:50], y[:50], x[50:]
+
+
+# One CV setting (shapes, folds, batch size, threshold) for every call below: the vmapped
+# grid is compiled once for the whole module.
+_CV = dict(num_folds=3, seed=1, key=7, tasks_per_batch=5, **_SMALL)
+
+
+def test_vmapped_cv_equals_a_loop_of_fits_on_each_fold():
+  """Task (point, fold) is qsg_jax.fit on that fold's training set with the shared key."""
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 0.5], "eta0": [1.0, 1e4]}
+  # 24 tasks in batches of 5: the last batch is padded, and all batches share one compilation.
+  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, **_CV)
+  folds = baselines.stratified_folds(y_l, 3, seed=1)
+  train, valid = model_selection.fold_training_sets(folds, y_l)
+  for (i, lam), (g, gamma), f in itertools.product(enumerate(grid["lam"]),
+                                                   enumerate(grid["gamma"]), range(3)):
+    fitted = qsg_jax.fit(x_l[train[f]], y_l[train[f]], x_u, key=7, num_classes=3, lam=lam,
+                         sigma=0.5, gamma=gamma, eta0=1.0, **_SMALL)
+    scores = qsg_jax.decision_function(fitted, x_l)[valid[f]]   # one shape: one compilation
+    expected = baselines.split_aucs(scores, y_l[valid[f]], 3)
+    np.testing.assert_allclose(result.fold_scores[i, 0, g, 0, f], expected, atol=1e-6)
+  # eta0 = 1e4 blows up on every task (fit refuses it) and scores NaN, so it is never chosen.
+  assert np.isnan(result.fold_scores[:, :, :, 1]).all()
+  with pytest.raises(qsg_jax.DivergenceError, match="diverged"):
+    qsg_jax.fit(x_l[train[0]], y_l[train[0]], x_u, key=7, num_classes=3, lam=0.1, sigma=0.5,
+                gamma=0.5, eta0=1e4, **_SMALL)
+  assert result.fold_scores.shape == (2, 1, 2, 2, 3, 2)
+  np.testing.assert_allclose(result.scores[:, :, :, 0],
+                             result.fold_scores[:, :, :, 0].mean(axis=-2), atol=1e-7)
+  mean = result.scores[:, :, :, 0].mean(axis=-1)
+  assert result.best_score == pytest.approx(mean.max())
+  best = np.unravel_index(np.argmax(mean), mean.shape)
+  assert result.best == {"lam": grid["lam"][best[0]], "sigma": 0.5,
+                         "gamma": grid["gamma"][best[2]], "eta0": 1.0}
+
+
+def test_fold_training_sets_have_equal_size_and_every_class():
+  labels = np.array([0] * 7 + [1] * 11 + [2] * 5)
+  folds = baselines.stratified_folds(labels, 4, seed=3)
+  train, valid = model_selection.fold_training_sets(folds, labels)
+  sizes = np.bincount(folds)
+  assert train.shape == (4, labels.size - sizes.max())
+  for f in range(4):
+    assert not np.isin(train[f], np.nonzero(folds == f)[0]).any()
+    assert labels.size - sizes[f] - train.shape[1] <= 1            # at most one left out
+    assert set(labels[train[f]]) == {0, 1, 2}
+    np.testing.assert_array_equal(valid[f], folds == f)
+  # The docstring example: the surplus point of fold 1 comes from the larger class (1).
+  train, _ = model_selection.fold_training_sets(np.array([0, 1, 0, 1, 0]),
+                                                np.array([0, 0, 1, 1, 1]))
+  np.testing.assert_array_equal(train, [[1, 3], [0, 2]])
+
+
+def test_all_diverging_is_an_error_and_same_shapes_do_not_recompile():
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 0.5], "eta0": [1.0]}
+  model_selection.cross_validate(x_l, y_l, x_u, grid=grid, **_CV)
+  compiled = model_selection._task_aucs._cache_size()  # pylint: disable=protected-access
+  with pytest.raises(ValueError, match="every grid point diverged"):
+    model_selection.cross_validate(x_l, y_l, x_u, grid=dict(grid, eta0=[1e4]), **_CV)
+  # Other hyper-parameter values in batches of the same shape reuse the compiled grid.
+  assert model_selection._task_aucs._cache_size() == compiled  # pylint: disable=protected-access
+
+
+def test_grids_follow_the_papers():
+  grid = model_selection.paper_grid()
+  np.testing.assert_allclose(grid["lam"], 2.0 ** np.arange(-3, 4))
+  np.testing.assert_allclose(grid["sigma"], 2.0 ** np.arange(-3, 4))
+  np.testing.assert_allclose(grid["gamma"], np.linspace(0, 1, 11))
+  assert tuple(grid) == model_selection.GRID_KEYS
+  quick = model_selection.quick_grid(eta0=2.0)
+  assert quick["eta0"].tolist() == [2.0] and quick["gamma"].tolist() == [0.0, 0.5, 1.0]
+
+
+def test_cv_refuses_bad_requests():
+  x_l, y_l, x_u = _ordinal()
+  quick = model_selection.quick_grid()
+  with pytest.raises(ValueError, match="exactly the keys"):
+    model_selection.cross_validate(x_l, y_l, x_u, grid={"lam": [1.0]})
+  with pytest.raises(ValueError, match=r"grid\['gamma'\] must lie in \[0, 1\]"):
+    model_selection.cross_validate(x_l, y_l, x_u, grid=dict(quick, gamma=[1.5]))
+  with pytest.raises(ValueError, match=r"grid\['sigma'\] must be > 0"):
+    model_selection.cross_validate(x_l, y_l, x_u, grid=dict(quick, sigma=[0.0]))
+  with pytest.raises(ValueError, match="non-empty 1-D list"):
+    model_selection.cross_validate(x_l, y_l, x_u, grid=dict(quick, lam=[]))
+  with pytest.raises(ValueError, match="no unlabeled data"):
+    model_selection.cross_validate(x_l, y_l, None, quick=True)
+  with pytest.raises(ValueError, match="at most the smallest labeled class size"):
+    model_selection.cross_validate(x_l, y_l, x_u, quick=True, num_folds=40)
+  with pytest.raises(ValueError, match="x_unlabeled has 2 features"):
+    model_selection.cross_validate(x_l, y_l, x_u[:, :2], quick=True)
+  with pytest.raises(ValueError, match="tasks_per_batch must be >= 1"):
+    model_selection.cross_validate(x_l, y_l, x_u, quick=True, tasks_per_batch=-1)

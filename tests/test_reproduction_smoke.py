@@ -1,0 +1,179 @@
+"""Reduced runs of the reproduction scripts of issue 3 (timing vs n_u, AUC comparison), in process.
+
+Both runs use the embedded LEV set (ordinal, k = 5) with 60 labeled and 100 unlabeled points and
+the same tiny QSG settings, so the engine is compiled once for both. The helpers that turn rows
+into the issue's checks are tested on hand-made rows with hand-computed answers.
+"""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from experiments import auc_comparison
+from experiments import protocols
+from experiments import timing_vs_unlabeled as timing
+from qsg_jax import baselines
+from qsg_jax import data as data_lib
+from qsg_jax import memory
+
+_QSG_TINY = dict(num_steps=64, num_frequencies=8)
+_NUM_LABELED, _NUM_UNLABELED = 60, 100
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _assert_outputs(out, stem):
+  """The JSON, markdown, CSV and PNG of one script; returns (payload, markdown, csv rows)."""
+  payload = json.loads((out / f"{stem}.json").read_text())
+  assert payload["environment"]["backend"]
+  markdown = (out / f"{stem}.md").read_text()
+  with (out / f"{stem}.csv").open() as f:
+    table = list(csv.DictReader(f))
+  assert (out / f"{stem}.png").read_bytes()[:8] == _PNG_MAGIC
+  return payload, markdown, table
+
+
+def test_timing_script_times_every_method_and_reports_the_ratio(tmp_path):
+  lines = []
+  payload = timing.run_timing(["lev"], output_dir=str(tmp_path), sizes=[_NUM_UNLABELED],
+                              include_full=False, exact_cap_ordinal=_NUM_UNLABELED,
+                              rerun_below_s=0.0, num_labeled=_NUM_LABELED, params=_QSG_TINY,
+                              log=lines.append)
+  written, markdown, table = _assert_outputs(tmp_path, "timing_vs_unlabeled")
+  rows = written["rows"]
+  assert [r["method"] for r in rows] == ["QS3ORAO", "M-SAMULT", "M-PNU-AUC"]
+  for r in rows:
+    assert (r["num_labeled"], r["num_unlabeled"], r["status"]) == (60, 100, "ok")
+    assert 0 < r["train_time_s"] == r["first_call_s"]      # rerun_below_s=0: no second call
+  assert [r["method"] for r in table] == ["QS3ORAO", "M-SAMULT", "M-PNU-AUC"]
+  for ratio in written["ratios"]:
+    exact = next(r for r in rows if r["method"] == ratio["method"])
+    assert ratio["ratio"] == pytest.approx(exact["train_time_s"] / rows[0]["train_time_s"])
+  # M-SAMULT was not timed at 20,000: the check says so instead of passing or failing.
+  (check,) = written["checks"]
+  assert check["method"] == "M-SAMULT" and check["passed"] is None and "not timed" in check["note"]
+  assert "Check (b)" in markdown and "not measured" in "\n".join(lines)
+  assert payload["qsg_hyperparams"]["num_steps"] == 64
+
+
+def test_speed_ratios_and_checks_on_hand_made_rows(tmp_path):
+  def row(dataset, method, n, seconds, status="ok"):
+    return {"dataset": dataset, "method": method, "num_labeled": 200, "num_unlabeled": n,
+            "status": status, "train_time_s": seconds if status == "ok" else float("nan")}
+  rows = [row("a", "QSG-S2AUC", 1000, 2.0), row("a", "SAMULT", 1000, 1.0),
+          row("a", "QSG-S2AUC", 20000, 4.0), row("a", "SAMULT", 20000, 40.0),
+          row("b", "QS3ORAO", 1000, 3.0), row("b", "M-SAMULT", 1000, 6.0),
+          row("b", "QS3ORAO", 20000, 3.0), row("b", "M-SAMULT", 20000, 0, timing.OOM),
+          row("c", "QSG-S2AUC", 20000, 10.0), row("c", "SAMULT", 20000, 30.0),
+          row("d", "QSG-S2AUC", 1000, 1.0), row("d", "SAMULT", 1000, 2.0),
+          row("d", "QSG-S2AUC", 5000, 9.0), row("d", "SAMULT", 5000, 8.0),
+          row("d", "QSG-S2AUC", 20000, 9.0), row("d", "SAMULT", 20000, 90.0),
+          row("d", "SAMULT", 50000, 0, timing.CAPPED), row("d", "SAMULT", 90000, 0, timing.OOM)]
+  ratios = timing.speed_ratios(rows)
+  assert [(r["dataset"], r["num_unlabeled"], r["ratio"], r["qsg_faster_from"]) for r in ratios] == [
+      ("a", 20000, 10.0, 20000), ("b", 1000, 2.0, 1000), ("c", 20000, 3.0, 20000),
+      ("d", 20000, 10.0, 20000)]     # d: faster at 1000, slower at 5000, faster from 20000 on
+  checks = timing.ratio_checks(ratios)
+  assert [(c["dataset"], c["passed"]) for c in checks] == [("a", True), ("b", None),
+                                                           ("c", False), ("d", True)]
+  # The plot ends b's M-SAMULT line with an out-of-memory marker, d's with a cap and an OOM one.
+  timing.plot(rows, tmp_path / "hand.png")
+  assert (tmp_path / "hand.png").read_bytes()[:8] == _PNG_MAGIC
+
+
+def test_exact_methods_above_the_cap_are_marked_out_of_memory_or_capped(monkeypatch):
+  monkeypatch.setattr(memory, "available_bytes", lambda device=None: 10**6)
+  # 4 n^2 float32 numbers: n = 200 needs 640,000 bytes (fits in 80% of 1e6), n = 300 does not.
+  assert timing.exact_status_above_cap("SAMULT", 100, 100, 0.8) == (timing.CAPPED, "")
+  status, message = timing.exact_status_above_cap("SAMULT", 100, 200, 0.8)
+  assert status == timing.OOM and "n = 300" in message and "GiB" in message
+
+
+def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
+  lines = []
+  settings = dict(trials=2, num_labeled=_NUM_LABELED, common_size=_NUM_UNLABELED, full=False,
+                  cv_grid="fixed", data_dir=str(tmp_path / "no_data"), **_QSG_TINY)
+  payload = auc_comparison.run_comparison(["lev", "dota2"], output_dir=str(tmp_path),
+                                          log=lines.append, **settings)
+  written, markdown, table = _assert_outputs(tmp_path, "auc_comparison")
+  # dota2's files are missing: skipped and said so, not dropped silently.
+  assert [s["dataset"] for s in written["skipped"]] == ["dota2"]
+  assert "Skipped" in markdown and any("dota2: SKIPPED" in line for line in lines)
+  assert [r["method"] for r in table] == ["QS3ORAO", "M-SAMULT", "M-PNU-AUC", "SVOREX"]
+  rows = payload["rows"]
+  assert len(rows) == 2 * 4 and all(r["status"] == "ok" for r in rows)
+  assert all(0.5 < r["auc"] <= 1.0 and r["splits_scored"] == 4 for r in rows)
+  mean = lambda m: np.mean([r["auc"] for r in rows if r["method"] == m])
+  (close,) = written["closeness"]
+  better = max(("M-SAMULT", "M-PNU-AUC"), key=mean)
+  assert close["better_exact"] == better
+  assert close["difference"] == pytest.approx(mean("QS3ORAO") - mean(better))
+  assert close["within_0.01"] == (close["difference"] >= -0.01)
+  (sup,) = written["supervised"]
+  assert sup["setting"] == "common"
+  assert sup["mean_difference"] == pytest.approx(mean("QS3ORAO") - mean("SVOREX"))
+  # The literal protocol: trial 1's SVOREX score from its own split and common subset.
+  dataset = data_lib.load("lev")
+  proto = protocols.protocol_for(dataset, _NUM_LABELED)
+  trial = protocols.make_trial(dataset, proto, 1)
+  common = np.random.default_rng([1, 2]).permutation(trial.x_unlabeled.shape[0])[:100]
+  model = baselines.fit_svorex(trial.x_labeled, trial.y_labeled,
+                               **auc_comparison.FIXED["svorex"], num_classes=5)
+  expected = baselines.mean_split_auc(baselines.decision_function(
+      model, trial.x_unlabeled[common]), trial.y_eval[common], 5)
+  (svorex,) = [r for r in rows if r["method"] == "SVOREX" and r["trial"] == 1]
+  assert svorex["auc"] == pytest.approx(expected, abs=1e-6)
+  assert svorex["num_eval"] == 100 and svorex["num_unlabeled"] == 0
+
+
+def test_scored_auc_leaves_out_splits_with_an_empty_side():
+  # k = 4 but no point of class 3: split 2 ({y > 2}) has no positives. Split 0: positives
+  # (0.4, 0.3, 0.9) vs negative 0.5 -> 1/3; split 1: 0.9 vs (0.5, 0.4, 0.3) -> 1.
+  scores, labels = np.array([0.5, 0.4, 0.3, 0.9]), np.array([0, 1, 1, 2])
+  auc, scored = auc_comparison.scored_auc(scores, labels, 4)
+  assert scored == 2 and auc == pytest.approx((1 / 3 + 1) / 2)
+  assert auc_comparison.scored_auc(scores, labels, 3) == (pytest.approx(2 / 3), 2)
+  assert np.isnan(auc_comparison.scored_auc(scores, np.zeros(4, int), 3)[0])
+
+
+def test_auc_comparison_refuses_bad_settings(tmp_path):
+  with pytest.raises(ValueError, match="unknown settings.*'trails'"):
+    auc_comparison.run_comparison(["lev"], output_dir=str(tmp_path), trails=3)
+  with pytest.raises(ValueError, match="cv_grid must be"):
+    auc_comparison.run_comparison(["lev"], output_dir=str(tmp_path), cv_grid="full")
+  with pytest.raises(ValueError, match="no dataset of"):
+    auc_comparison.run_comparison(["dota2"], output_dir=str(tmp_path), log=lambda _: None,
+                                  data_dir=str(tmp_path / "no_data"))
+
+
+def test_rare_classes_merge_into_the_smaller_neighbour_and_pnu_grid_mirrors_gamma():
+  # Class 0 (1 point) joins class 1; then class 3 (2 points) joins class 2 (its only neighbour).
+  labels = np.array([0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3])
+  np.testing.assert_array_equal(auc_comparison.merge_rare_classes(labels, 3),
+                                [0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1])
+  np.testing.assert_array_equal(auc_comparison.merge_rare_classes(labels, 1), labels)
+  args = dict(auc_comparison.DEFAULT_SETTINGS)
+  grid = auc_comparison.grid_for("M-PNU-AUC", args)
+  np.testing.assert_allclose(grid["gamma"], [-1.0, -0.5, 0.0, 0.5, 1.0])
+  assert set(auc_comparison.grid_for("SVOREX", args)) == {"c", "sigma"}
+  assert set(auc_comparison.grid_for("QS3ORAO", args)) == {"lam", "sigma", "gamma", "eta0"}
+
+
+@pytest.mark.slow
+def test_auc_comparison_with_cross_validation_binary_and_ordinal(tmp_path):
+  """The quick-CV path of every method, with QSG also on the whole unlabeled set."""
+  payload = auc_comparison.run_comparison(
+      ["breast_cancer", "esl"], output_dir=str(tmp_path), log=lambda _: None, trials=2,
+      num_labeled=100, common_size=150, eval_size=200, cv_unlabeled=80, cv_folds=3,
+      cv_lam=[0.125], cv_sigma=[0.5, 1.0], cv_gamma=[0.5], cv_c=[1.0], **_QSG_TINY)
+  assert {r["cv"] for r in payload["cv"]} == {"quick"}
+  assert {(r["dataset"], r["method"]) for r in payload["cv"]} == {
+      ("breast_cancer", m) for m in auc_comparison.BINARY_METHODS} | {
+          ("esl", m) for m in auc_comparison.ORDINAL_METHODS}
+  esl_cv = [r for r in payload["cv"] if r["dataset"] == "esl"]
+  assert all(r["merged_classes"] for r in esl_cv)   # ESL has classes with under 3 labels
+  settings = {(s["dataset"], s["method"], s["setting"]) for s in payload["summary"]}
+  assert ("breast_cancer", "QSG-S2AUC", "full") in settings
+  assert ("esl", "QS3ORAO", "full") in settings
+  assert all(r["status"] == "ok" for r in payload["rows"])
