@@ -49,9 +49,7 @@ reproduce-auc:
 	$(PYTHON) -m experiments.auc_comparison --output_dir=$(OUT)/auc
 
 reproduce-roc-svm:
-	$(PYTHON) -m experiments.roc_svm_tables --table=1 --output_dir=$(OUT)/roc_svm
-	$(PYTHON) -m experiments.roc_svm_tables --table=2 --output_dir=$(OUT)/roc_svm
-	$(PYTHON) -m experiments.roc_svm_tables --table=3 --output_dir=$(OUT)/roc_svm
+	$(PYTHON) -m experiments.roc_svm_tables --table=1,2,3 --output_dir=$(OUT)/roc_svm
 
 reproduce-online-pairwise:
 	$(PYTHON) -m experiments.online_pairwise_rate --output_dir=$(OUT)/online_pairwise

@@ -8,6 +8,7 @@ from qsg_jax import baselines
 from qsg_jax import data
 from qsg_jax import model_selection
 from qsg_jax import online_pairwise
+from qsg_jax import roc_svm
 from qsg_jax.engine import EngineConfig
 from qsg_jax.engine import Hyperparams
 from qsg_jax.engine import Model
@@ -76,6 +77,7 @@ __all__ = (
     "masked_auc",
     "mean_absolute_error",
     "online_pairwise",
+    "roc_svm",
     "minibatch_risk",
     "ordinal_auc",
     "ordinal_auc_per_split",

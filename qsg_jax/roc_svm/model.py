@@ -1,0 +1,259 @@
+"""``fit`` and ``decision_function``: the checked entry points of the ROC-SVM.
+
+Three models share one objective and one training loop:
+  * "linear":   f(x) = alpha + beta^T x                                     (paper Eq. 7)
+  * "nystrom":  f(x) = alpha + beta^T v(x), v the Nystrom map of d landmarks  (Eq. 11-12)
+  * "gaussian": f(x) = alpha + sum_k theta_k k(x, x_k), exact Gaussian kernel (Eq. 9-10); the
+                n x n kernel matrix is built once and checked against free memory.
+Each is trained on the incomplete U-statistic (B pairs, B = n by default) or the full one.
+"""
+
+import time
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from qsg_jax import kernels
+from qsg_jax import memory
+from qsg_jax import metrics
+from qsg_jax import training
+from qsg_jax import validation
+from qsg_jax.roc_svm import nystrom as nystrom_lib
+from qsg_jax.roc_svm import objective as objective_lib
+from qsg_jax.roc_svm import pairs as pairs_lib
+from qsg_jax.roc_svm import train as train_lib
+
+KERNELS = ("linear", "nystrom", "gaussian")
+# Default Adamax learning rates: coefficients of the exact kernel model act on n kernel columns
+# at once, so their steps are scaled down by the number of training points.
+DEFAULT_LEARNING_RATE = 0.05
+DEFAULT_KERNEL_LEARNING_RATE_TIMES_N = 5.0
+
+
+class RocSvmModel(NamedTuple):
+  """A fitted ROC-SVM; score points with ``decision_function``."""
+  kernel: str                          # "linear", "nystrom" or "gaussian".
+  coef: jax.Array                      # [p] beta, [d] beta on Nystrom features, or theta
+                                       # (one per row of ``support``; 0 on padding).
+  intercept: float                     # alpha (0.0 unless a target rate was asked for).
+  num_features: int                    # p, checked when scoring.
+  sigma: float                         # Gaussian kernel parameter (kernel models).
+  feature_map: Optional[nystrom_lib.NystromMap] = None   # "nystrom" only.
+  support: Optional[jax.Array] = None  # [m, p] training points (padded), "gaussian" only.
+
+
+class RocSvmFit(NamedTuple):
+  model: RocSvmModel
+  objective: objective_lib.Objective
+  value: float          # final objective.
+  num_steps: int        # gradient steps taken.
+  converged: bool       # the relative-change rule stopped training (not max_steps).
+  values: np.ndarray    # [num_steps] objective before each step.
+  num_pairs: int        # B (incomplete) or n+ n- (full).
+  seconds: dict         # wall time of "design" (features, pairs), "compile" and "train".
+
+
+def check_binary_labels(y, num_points):
+  """Returns labels as int32 {0, 1} (1 where y > 0) after checking shape and both classes."""
+  arr = np.asarray(y)
+  if arr.ndim != 1 or arr.shape[0] != num_points:
+    raise ValueError(f"y must have shape [{num_points}] (one label per point); received shape "
+                     f"{arr.shape}.")
+  if not np.all(np.isfinite(arr.astype(np.float64))):
+    raise ValueError("y contains NaN or infinite labels; pass labels in {0, 1} or {-1, +1}.")
+  positive = arr > 0
+  if positive.all() or not positive.any():
+    raise ValueError(f"y needs both classes (positive where y > 0); received {int(positive.sum())} "
+                     f"positives among {num_points} labels.")
+  return positive.astype(np.int32)
+
+
+def _design(kernel, key, x, y, pairs, *, sigma, num_landmarks, landmarks, kmeans_iters):
+  """(``PairData`` of the linear problem to solve, Nystrom map, support of the exact kernel)."""
+  positive = y > 0
+  if kernel == "linear":
+    return pairs_lib.make_pair_data(x[positive], x[~positive], pairs), None, None
+  if kernel == "nystrom":
+    if num_landmarks > x.shape[0]:
+      raise ValueError(f"num_landmarks={num_landmarks} exceeds the {x.shape[0]} training points; "
+                       "use fewer landmarks.")
+    z = nystrom_lib.select_landmarks(key, x, y, num_landmarks, landmarks, kmeans_iters)
+    feature_map = nystrom_lib.nystrom_map(z, sigma)
+    v = np.asarray(nystrom_lib.nystrom_features(feature_map, x))
+    return pairs_lib.make_pair_data(v[positive], v[~positive], pairs), feature_map, None
+  # Exact kernel: one coefficient per (padded) row, positives first; the kernel matrix is
+  # zeroed on padded rows and columns so that padding never enters f or theta^T K theta.
+  points = pairs_lib.make_pair_data(x[positive], x[~positive], pairs)
+  m = points.x_pos.shape[0] + points.x_neg.shape[0]
+  memory.check_allocation(
+      2 * 4 * m * m, f"the exact {x.shape[0]} x {x.shape[0]} Gaussian kernel matrix of the "
+      "kernel ROC-SVM", "Use kernel='nystrom' (d landmarks, O(n d) memory) or fewer training "
+      "points.")
+  gram_pos, gram_neg, support = _masked_gram(points, sigma)
+  return points._replace(x_pos=gram_pos, x_neg=gram_neg), None, support
+
+
+@jax.jit
+def _masked_gram(points, sigma):
+  """Kernel rows of the (padded) positives and negatives, zero on padded rows and columns."""
+  support = jnp.concatenate([points.x_pos, points.x_neg])
+  valid = jnp.concatenate([points.pos_valid, points.neg_valid])
+  gram = kernels.gaussian_kernel(support, support, sigma)
+  gram = jnp.where(valid[:, None] & valid[None, :], gram, 0.0)
+  p = points.x_pos.shape[0]
+  return gram[:p], gram[p:], support
+
+
+_binary_auc = jax.jit(metrics.binary_auc)   # one compiled AUC per test-set size
+
+
+@jax.jit
+def _kernel_scores(x, support, coef, sigma):
+  return kernels.gaussian_kernel(x, support, sigma) @ coef
+
+
+def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num_pairs=None,
+        sigma=1.0, num_landmarks=300, landmarks="stratified", kmeans_iters=100,
+        optimizer=None, learning_rate=None, max_steps=2000, tol=1e-6, patience=10,
+        pairs_per_block=objective_lib.DEFAULT_PAIRS_PER_BLOCK, target_sensitivity=None,
+        target_specificity=None, key=0):
+  """Trains a ROC-SVM by full-batch Optax steps on the full or incomplete U-statistic.
+
+  Args:
+    x: [n, p] training points (preprocessed, e.g. min-max scaled).
+    y: [n] labels, positive where > 0 ({0, 1} or {-1, +1}); both classes present.
+    kernel: "linear", "nystrom" (Gaussian kernel through d landmarks) or "gaussian" (exact).
+    lam: regularization lambda >= 0.
+    loss: "hinge" (paper), "squared_hinge" or "logistic".
+    risk: "incomplete" (B random pairs, Eq. 7), "full" (all pairs, streamed in blocks) or
+      "full_sorted" (all pairs, exact in O(n log n); hinge and squared hinge).
+    num_pairs: B for the incomplete risk; default n (the paper's choice).
+    sigma: Gaussian kernel parameter, k(x, z) = exp(-sigma ||x - z||^2).
+    num_landmarks: d for "nystrom" (paper: 300).
+    landmarks: "uniform", "stratified" (paper's simulations) or "kmeans" (its real data).
+    kmeans_iters: most Lloyd iterations for k-means landmarks.
+    optimizer: any ``optax.GradientTransformation``; default ``optax.adamax(learning_rate)``.
+    learning_rate: Adamax rate of the default optimizer; default 0.05 (linear, Nystrom) or
+      5 / n (exact kernel).
+    max_steps: most full-batch gradient steps.
+    tol: stop when the objective's relative change stays below ``tol`` ...
+    patience: ... for this many consecutive steps.
+    pairs_per_block: pairs per streamed block of the "full" risk; None materializes all of
+      them (refused with a clear message when that would not fit in memory).
+    target_sensitivity: choose the intercept for this true positive rate on the training data.
+    target_specificity: or for this true negative rate (at most one of the two).
+    key: PRNG key or int seed (landmarks and pairs).
+
+  Returns:
+    ``RocSvmFit``.
+
+  Raises:
+    ValueError: bad input. InsufficientMemoryError: the exact kernel or one block of pairs
+    would not fit. DivergenceError: the objective became non-finite.
+  """
+  x = validation.check_points("x", x)
+  y = check_binary_labels(y, x.shape[0])
+  if kernel not in KERNELS:
+    raise ValueError(f"unknown kernel {kernel!r}; expected one of {KERNELS}.")
+  lam = validation.check_positive("lam", lam, allow_zero=True)
+  sigma = validation.check_positive("sigma", sigma)
+  if target_sensitivity is not None and target_specificity is not None:
+    raise ValueError("pass target_sensitivity or target_specificity, not both.")
+  if int(max_steps) < 1 or int(patience) < 1:
+    raise ValueError(f"max_steps and patience must be >= 1; received {max_steps}, {patience}.")
+  objective = objective_lib.Objective(
+      loss, risk, "kernel" if kernel == "gaussian" else "linear",
+      None if pairs_per_block is None else int(pairs_per_block)).check()
+  n = x.shape[0]
+  n_pos = int(y.sum())
+  n_neg = n - n_pos
+  if risk == "full":
+    objective_lib.check_pair_block(n_pos, n_neg, objective.pairs_per_block)
+  key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
+  key_design, key_pairs = jax.random.split(key)
+  started = time.perf_counter()
+
+  if risk == "incomplete":
+    b = n if num_pairs is None else int(num_pairs)
+    pairs = pairs_lib.sample_pairs(key_pairs, n_pos, n_neg, b)
+  else:
+    b = n_pos * n_neg
+    pairs = pairs_lib.PairIndices(jnp.zeros((1,), jnp.int32), jnp.zeros((1,), jnp.int32))
+  data, feature_map, support = _design(
+      kernel, key_design, x, y, pairs, sigma=sigma, num_landmarks=int(num_landmarks),
+      landmarks=landmarks, kmeans_iters=int(kmeans_iters))
+  if optimizer is None:
+    if learning_rate is None:
+      learning_rate = (DEFAULT_KERNEL_LEARNING_RATE_TIMES_N / n if kernel == "gaussian"
+                       else DEFAULT_LEARNING_RATE)
+    optimizer = train_lib.default_optimizer(
+        validation.check_positive("learning_rate", learning_rate))
+
+  params = jnp.zeros((data.x_pos.shape[1],), data.x_pos.dtype)
+  lam, tol = jnp.float32(lam), jnp.float32(tol)
+  jax.block_until_ready(data)
+  start = time.perf_counter()
+  compiled = train_lib.minimize.lower(objective, params, data, lam, optimizer,
+                                      max_steps=int(max_steps), tol=tol,
+                                      patience=int(patience)).compile()   # cached per shape
+  compiled_at = time.perf_counter()
+  result = jax.block_until_ready(compiled(params, data, lam, tol=tol))
+  seconds = {"design": start - started,
+             "compile": compiled_at - start, "train": time.perf_counter() - compiled_at}
+  value, steps = float(result.value), int(result.num_steps)
+  if not np.isfinite(value):
+    raise training.DivergenceError(
+        f"the ROC-SVM objective became {value} after {steps} steps. Lower the learning rate "
+        "(or your optimizer's), scale the features (e.g. min-max to [0, 1]) or raise lam.")
+
+  intercept = 0.0
+  if target_sensitivity is not None or target_specificity is not None:
+    scores = np.concatenate([np.asarray(data.x_pos @ result.params)[:n_pos],
+                             np.asarray(data.x_neg @ result.params)[:n_neg]])
+    labels = np.concatenate([np.ones(n_pos), np.zeros(n_neg)])
+    rate = "sensitivity" if target_sensitivity is not None else "specificity"
+    target = target_sensitivity if target_sensitivity is not None else target_specificity
+    intercept = train_lib.intercept_for_rate(scores, labels, target, rate)
+  model = RocSvmModel(kernel, result.params, intercept, x.shape[1], sigma, feature_map, support)
+  return RocSvmFit(model, objective, value, steps, bool(result.converged),
+                   np.asarray(result.values)[:steps], b, seconds)
+
+
+def decision_function(model: RocSvmModel, x, chunk_size=8192):
+  """Scores f(x) = alpha + ... of a fitted model (NumPy float32 [n]), checking ``x`` first.
+
+  Args:
+    model: ``RocSvmModel`` (``fit(...).model``).
+    x: [n, p] points preprocessed like the training data.
+    chunk_size: test points per kernel block of the exact kernel model.
+
+  Returns:
+    [n] scores; ``scores > 0`` predicts the positive class.
+  """
+  x = validation.check_points("x", x, dim=model.num_features)
+  if model.kernel == "linear":
+    scores = np.asarray(x @ np.asarray(model.coef))
+  elif model.kernel == "nystrom":
+    scores = np.asarray(nystrom_lib.nystrom_features(model.feature_map, x)) @ np.asarray(model.coef)
+  else:
+    scores = np.concatenate([
+        np.asarray(_kernel_scores(x[i:i + chunk_size], model.support, model.coef, model.sigma))
+        for i in range(0, x.shape[0], chunk_size)])
+  return (scores + model.intercept).astype(np.float32)
+
+
+def model_auc(model: RocSvmModel, x, y):
+  """AUC (``qsg_jax.binary_auc``, ties 1/2) of a fitted model's scores on (x, y), as a float.
+
+  Args:
+    model: ``RocSvmModel``.
+    x: [n, p] points preprocessed like the training data.
+    y: [n] labels, positive where > 0; both classes present.
+
+  Returns:
+    The AUC in [0, 1].
+  """
+  y = check_binary_labels(y, np.asarray(x).shape[0])
+  return float(_binary_auc(decision_function(model, x), y))

@@ -1,0 +1,130 @@
+"""Nystrom feature map of the Gaussian kernel: V = C (K_sel^+)^(1/2) (ROC-SVM paper, Eq. 11).
+
+With d landmarks z_1..z_d, K_sel [d, d] = k(z_a, z_b) and C [n, d] = k(x_i, z_b), the rows of
+V = C (K_sel^+)^(1/2) satisfy V V^T = C K_sel^+ C^T, the Nystrom approximation of the kernel
+matrix; so the kernel ROC-SVM becomes a d-dimensional linear ROC-SVM on the rows of V (Eq. 12,
+Proposition 3), and test points use the same map. The square root is the symmetric one,
+U diag(lambda^-1/2) U^T over the eigenvalues above ``rcond * lambda_max`` (pseudo-inverse).
+
+Landmarks are chosen uniformly, stratified by class (the paper's simulations) or as k-means
+centers (its real data).
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from qsg_jax import kernels
+from qsg_jax.roc_svm import clustering
+
+LANDMARK_METHODS = ("uniform", "stratified", "kmeans")
+
+
+class NystromMap(NamedTuple):
+  """What maps points to Nystrom features."""
+  landmarks: jax.Array   # [d, p] landmark points z_b.
+  projection: jax.Array  # [d, d] (K_sel^+)^(1/2), symmetric.
+  sigma: jax.Array       # scalar Gaussian kernel parameter, k(x, z) = exp(-sigma ||x - z||^2).
+
+
+def select_landmarks(key, x, y, num_landmarks, method="stratified", kmeans_iters=100):
+  """Chooses d landmarks among (or, for k-means, summarizing) the training points.
+
+  Args:
+    key: PRNG key.
+    x: [n, p] training points.
+    y: [n] labels (positive where > 0); used by "stratified" only.
+    num_landmarks: d <= n.
+    method: "uniform" (d points without replacement), "stratified" (each class gets a share of
+      the d points proportional to its size, at least one, drawn without replacement), or
+      "kmeans" (the centers of k-means with k = d, seeded by k-means++).
+    kmeans_iters: most Lloyd iterations for "kmeans".
+
+  Returns:
+    [d, p] landmarks.
+  """
+  n = x.shape[0]
+  if method not in LANDMARK_METHODS:
+    raise ValueError(f"unknown landmark method {method!r}; expected one of {LANDMARK_METHODS}.")
+  if not 1 <= num_landmarks <= n:
+    raise ValueError(f"num_landmarks must lie in 1..n = {n}; received {num_landmarks}. "
+                     "Use fewer landmarks than training points.")
+  if method == "kmeans":
+    return clustering.kmeans(key, jnp.asarray(x), num_landmarks, max_iters=kmeans_iters).centers
+  # Draws and row selection happen on the host (sizes vary, so device kernels would compile
+  # per size), from a NumPy generator seeded by the key.
+  rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).tolist())
+  x = np.asarray(x)
+  if method == "uniform":
+    return jnp.asarray(x[np.sort(rng.choice(n, num_landmarks, replace=False))])
+  positive = np.asarray(y) > 0
+  groups = [np.nonzero(positive)[0], np.nonzero(~positive)[0]]
+  groups = [g for g in groups if g.size]
+  share = [max(1, round(num_landmarks * g.size / n)) for g in groups]
+  share[-1] = num_landmarks - sum(share[:-1])   # exact total (a class gets >= 1 when d >= 2)
+  if any(s < 1 or s > g.size for s, g in zip(share, groups)):
+    raise ValueError(f"cannot stratify {num_landmarks} landmarks over classes of sizes "
+                     f"{[g.size for g in groups]}; use method='uniform' or fewer landmarks.")
+  picks = [rng.choice(g, s, replace=False) for g, s in zip(groups, share)]
+  return jnp.asarray(x[np.concatenate(picks)])
+
+
+def pinv_sqrt(matrix, rcond=None):
+  """Symmetric square root of the pseudo-inverse of a PSD matrix: (A^+)^(1/2).
+
+  Args:
+    matrix: [d, d] symmetric positive semi-definite.
+    rcond: eigenvalues below ``rcond * lambda_max`` count as zero; default 10 d eps.
+
+  Returns:
+    [d, d] U diag(lambda^-1/2 or 0) U^T.
+  """
+  d = matrix.shape[0]
+  if rcond is None:
+    rcond = 10 * d * jnp.finfo(matrix.dtype).eps
+  eigvals, eigvecs = jnp.linalg.eigh(0.5 * (matrix + matrix.T))
+  keep = eigvals > rcond * jnp.max(eigvals)
+  inv_sqrt = jnp.where(keep, 1.0 / jnp.sqrt(jnp.where(keep, eigvals, 1.0)), 0.0)
+  return (eigvecs * inv_sqrt[None, :]) @ eigvecs.T
+
+
+@jax.jit
+def nystrom_map(landmarks, sigma, rcond=None):
+  """The ``NystromMap`` of Gaussian-kernel landmarks (paper Eq. 11).
+
+  Args:
+    landmarks: [d, p] landmark points.
+    sigma: kernel parameter of k(x, z) = exp(-sigma ||x - z||^2).
+    rcond: relative eigenvalue cutoff of the pseudo-inverse (see ``pinv_sqrt``).
+
+  Returns:
+    ``NystromMap``.
+  """
+  k_sel = kernels.gaussian_kernel(landmarks, landmarks, sigma)
+  return NystromMap(landmarks, pinv_sqrt(k_sel, rcond), jnp.asarray(sigma, landmarks.dtype))
+
+
+@jax.jit
+def _features(feature_map, x):
+  c = kernels.gaussian_kernel(x, feature_map.landmarks, feature_map.sigma)   # [n, d]
+  return c @ feature_map.projection
+
+
+def nystrom_features(feature_map, x, chunk_size=65536):
+  """Rows of V = C (K_sel^+)^(1/2) for the points ``x``, computed ``chunk_size`` rows at a time.
+
+  Args:
+    feature_map: ``NystromMap``.
+    x: [n, p] points (training or test).
+    chunk_size: rows per kernel evaluation (bounds the temporary [chunk, d] matrices).
+
+  Returns:
+    [n, d] features; V V^T approximates the kernel matrix of ``x``.
+  """
+  x = jnp.asarray(x)
+  if x.shape[0] <= chunk_size:
+    return _features(feature_map, x)
+  return jnp.concatenate([_features(feature_map, x[i:i + chunk_size])
+                          for i in range(0, x.shape[0], chunk_size)])

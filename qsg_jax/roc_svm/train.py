@@ -1,0 +1,150 @@
+"""Full-batch Optax training of the ROC-SVM objective and the intercept for a target rate.
+
+The paper minimizes its objective (Eq. 7 / 12) by full-batch gradient steps with Adamax (Sec. 2.2,
+Eq. 8). ``minimize`` runs any ``optax.GradientTransformation`` (default ``optax.adamax``) inside
+one jitted ``lax.while_loop`` and stops when the relative change of the objective,
+|F_t - F_{t-1}| / |F_{t-1}|, stays below ``tol`` for ``patience`` consecutive steps, when it reaches
+``max_steps``, or as soon as the objective is not finite (reported, never returned silently).
+
+The intercept alpha cancels in every pair margin and is not identified by the objective (Sec.
+2.2); ``intercept_for_rate`` picks it afterwards for a target sensitivity or specificity on the
+training scores.
+"""
+
+import functools
+import math
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+
+class MinimizeState(NamedTuple):
+  """Carry of the optimization loop after ``step`` gradient steps."""
+  params: jax.Array     # [p] float32 current coefficients.
+  evaluated: jax.Array  # [p] float32 coefficients at which ``value`` was evaluated.
+  opt_state: optax.OptState
+  step: jax.Array       # int32 scalar, gradient steps taken.
+  value: jax.Array      # float32 scalar, objective before the last step (inf before any).
+  calm: jax.Array       # int32 scalar, consecutive steps with relative change < tol.
+  values: jax.Array     # [max_steps] float32 objective before each step (NaN after stop).
+
+
+class MinimizeResult(NamedTuple):
+  params: jax.Array     # [p] the last evaluated iterate (the update after it is dropped).
+  value: jax.Array      # scalar objective at ``params``.
+  num_steps: jax.Array  # int32 scalar, gradient steps taken.
+  converged: jax.Array  # bool scalar, the relative-change rule stopped the loop.
+  values: jax.Array     # [max_steps] objective trace (NaN beyond ``num_steps``).
+
+
+@functools.lru_cache(maxsize=None)
+def default_optimizer(learning_rate=0.05):
+  """``optax.adamax(learning_rate)`` (the paper's optimizer), one object per learning rate.
+
+  Returning the same object for the same rate keeps ``minimize``'s compilation cache warm.
+  """
+  return optax.adamax(learning_rate)
+
+
+def _update(optimizer, grads, opt_state, params, value, objective_fn):
+  if isinstance(optimizer, optax.GradientTransformationExtraArgs):
+    return optimizer.update(grads, opt_state, params, value=value, grad=grads,
+                            value_fn=objective_fn)
+  return optimizer.update(grads, opt_state, params)
+
+
+@functools.partial(jax.jit, static_argnames=("objective", "optimizer", "max_steps", "patience"))
+def minimize(objective: Callable, params, data, lam, optimizer: optax.GradientTransformation,
+             *, max_steps: int, tol, patience: int = 10):
+  """Minimizes ``objective(params, data, lam)`` by full-batch steps of ``optimizer``.
+
+  Args:
+    objective: hashable callable (params, data, lam) -> scalar, e.g. ``roc_svm.Objective``;
+      static, so pass the same object (or an equal one) to reuse the compiled loop.
+    params: [p] initial coefficients.
+    data: pytree of arrays passed to ``objective``.
+    lam: scalar regularization (traced: a lambda grid does not recompile).
+    optimizer: any ``optax.GradientTransformation`` (static); optimizers with extra arguments
+      (e.g. ``optax.lbfgs``) receive value, grad and value_fn.
+    max_steps: most gradient steps (static).
+    tol: relative-change tolerance of the stopping rule (traced).
+    patience: consecutive calm steps required to stop (static).
+
+  Returns:
+    ``MinimizeResult`` with the last iterate whose objective was evaluated (the value that
+    stopped the loop); a non-finite objective stops the loop and shows in ``value``.
+  """
+  def value_fn(p):
+    return objective(p, data, lam)
+
+  value_and_grad = jax.value_and_grad(value_fn)
+
+  def cond(state):
+    finite = (state.step == 0) | jnp.isfinite(state.value)   # value is inf before the first step
+    return (state.step < max_steps) & (state.calm < patience) & finite
+
+  def body(state):
+    value, grads = value_and_grad(state.params)
+    change = jnp.abs(value - state.value) / jnp.maximum(jnp.abs(state.value), 1e-30)
+    calm = jnp.where(change < tol, state.calm + 1, 0)
+    updates, opt_state = _update(optimizer, grads, state.opt_state, state.params, value, value_fn)
+    params = optax.apply_updates(state.params, updates)
+    return MinimizeState(params, state.params, opt_state, state.step + 1, value, calm,
+                         state.values.at[state.step].set(value))
+
+  init = MinimizeState(params, params, optimizer.init(params), jnp.int32(0),
+                       jnp.asarray(jnp.inf, params.dtype), jnp.int32(0),
+                       jnp.full((max_steps,), jnp.nan, params.dtype))
+  final = jax.lax.while_loop(cond, body, init)
+  # The iterate whose objective is known: no second copy of the objective in the program.
+  return MinimizeResult(final.evaluated, final.value, final.step, final.calm >= patience,
+                        final.values)
+
+
+def intercept_for_rate(scores, labels, target, rate="sensitivity"):
+  """Intercept alpha so that sign(alpha + f(x)) reaches a target rate on the given points.
+
+  A point is predicted positive when ``alpha + f(x) > 0``. For ``rate="sensitivity"`` at least
+  ceil(target n+) positives score above -alpha; for "specificity" at least ceil(target n-)
+  negatives score at or below it. The threshold -alpha sits halfway to the next distinct score,
+  so the rate is met exactly on these points and ties cannot break it (paper Sec. 2.2, after
+  Kim et al. 2020).
+
+  Args:
+    scores: [n] scores f(x) without intercept (training points).
+    labels: [n] labels, positive where > 0.
+    target: rate in (0, 1].
+    rate: "sensitivity" (true positive rate) or "specificity" (true negative rate).
+
+  Returns:
+    The intercept alpha as a Python float.
+  """
+  scores = np.asarray(scores, np.float64).reshape(-1)
+  labels = np.asarray(labels).reshape(-1)
+  if scores.shape != labels.shape:
+    raise ValueError(f"scores and labels must have the same shape [n]; received {scores.shape} "
+                     f"and {labels.shape}.")
+  if rate not in ("sensitivity", "specificity"):
+    raise ValueError(f"rate must be 'sensitivity' or 'specificity'; received {rate!r}.")
+  if not 0.0 < float(target) <= 1.0:
+    raise ValueError(f"target {rate} must lie in (0, 1]; received {target!r}.")
+  group = scores[labels > 0] if rate == "sensitivity" else scores[labels <= 0]
+  if group.size == 0:
+    side = "positive" if rate == "sensitivity" else "negative"
+    raise ValueError(f"a target {rate} needs {side} points; none among the {labels.size} labels.")
+  needed = math.ceil(float(target) * group.size - 1e-9)
+  distinct = np.unique(group)                          # ascending
+  if rate == "sensitivity":
+    # Threshold t < v, the needed-th largest score; halfway down to the next smaller value.
+    v = np.sort(group)[group.size - needed]
+    below = distinct[distinct < v]
+    t = 0.5 * (v + below[-1]) if below.size else v - 1.0
+  else:
+    # Threshold t >= u, the needed-th smallest score; halfway up to the next larger value.
+    u = np.sort(group)[needed - 1]
+    above = distinct[distinct > u]
+    t = 0.5 * (u + above[0]) if above.size else u + 1.0
+  return float(-t)

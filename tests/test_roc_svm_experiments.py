@@ -1,0 +1,94 @@
+"""Smoke tests of the ROC-SVM experiment scripts on tiny configurations.
+
+Training sets have 250 points with at most 64 positives, like the model tests' data, so the
+fits reuse the training loops those tests compiled (compilation dominates on CPU).
+"""
+
+import types
+
+import jax
+import numpy as np
+import pytest
+
+from experiments import bench_roc_svm
+from experiments import roc_svm_real_data
+from experiments import roc_svm_report
+from experiments import roc_svm_tables
+from qsg_jax.roc_svm import synthetic
+
+
+def _quiet(*args):
+  del args
+
+
+def test_table1_and_table2_write_the_paper_layout(tmp_path):
+  rows, payload = roc_svm_tables.run_table1(
+      sizes=(250,), repetitions=1, n_test=5000, lam_grid=(1e-3,), population_samples=400000,
+      log=_quiet)
+  assert [r["n_train"] for r in rows] == ["250"]
+  raw = payload["raw"][250]
+  assert len(raw["inc_auc"]) == len(raw["full_auc"]) == len(raw["sorted_auc"]) == 1
+  assert raw["cv"][0]["best"] == {"lam": 1e-3}
+  assert 80.0 < raw["inc_auc"][0] <= 100.0 and abs(raw["full_auc"][0] - raw["sorted_auc"][0]) < 0.1
+  assert 89.0 < payload["population_auc_percent"][0] < 92.5          # 90.78 by quadrature
+  checks = {c["check"]: c for c in payload["checks"]}
+  assert set(checks) == {"|AUC full (streamed) - AUC incomplete| <= 0.005",
+                         "|AUC full (sorted) - AUC incomplete| <= 0.005"}
+  gap = abs(raw["full_auc"][0] - raw["inc_auc"][0]) / 100
+  np.testing.assert_allclose(checks["|AUC full (streamed) - AUC incomplete| <= 0.005"]["value"],
+                             gap, rtol=1e-9)
+  paths = roc_svm_report.write_table(tmp_path, 1, rows, payload)
+  text = paths["md"].read_text()
+  assert "paper Incomplete AUC" in text and "Population AUC of our generator" in text
+  assert "## Checks of issue 4" in text and "90.370 (0.880)" not in text     # only n = 250
+  rows, payload = roc_svm_tables.run_table2(
+      sizes=(250,), repetitions=1, n_test=5000, lam_grid=(1e-2,), sigma_grid=(0.5,),
+      exact_kernel_max_n=250, num_landmarks=20, population_samples=400000, log=_quiet)
+  assert rows[0]["Without Nystrom AUC"] != "-" and rows[0]["Nystrom AUC"] != "-"
+  assert payload["checks"][0]["check"].startswith("AUC exact kernel - AUC Nystrom")
+  assert 80.0 < payload["raw"][250]["nys_auc"][0] <= 100.0
+  assert roc_svm_report.write_table(tmp_path, 2, rows, payload)["md"].exists()
+
+
+def _fake_loader(name, data_dir):
+  del data_dir
+  x, y = synthetic.generate(jax.random.key(len(name)), 600, "radial")
+  return types.SimpleNamespace(x=np.asarray(x, np.float64), y=np.asarray(y))
+
+
+def test_table3_runs_on_a_loader_with_the_dataset_interface(tmp_path):
+  rows, payload = roc_svm_real_data.run_table3(
+      datasets=("skin",), splits=1, skin_subsample=500, test_fraction=0.5, lam_grid=(1e-3,),
+      sigma_factors=(1.0,), num_landmarks=20, loader=_fake_loader, log=_quiet)
+  assert [r["Kernel"] for r in rows] == ["Linear", "Radial"]
+  assert rows[0]["n"] == "500" and rows[0]["n+/n (%)"] == "18.8"   # subsampled, stratified
+  raw = payload["raw"]["skin"]
+  assert len(raw["radial"]["auc"]) == 1 and raw["radial"]["params"][0]["lam"] == 1e-3
+  # The radial model (||x||^2 is the true score) ranks better than a linear one.
+  assert raw["radial"]["auc"][0] > raw["linear"]["auc"][0] + 10.0
+  assert payload["checks"][0]["check"] == "radial AUC > linear AUC on Skin"
+  assert payload["checks"][0]["pass"]
+  paths = roc_svm_report.write_table(tmp_path, 3, rows, payload)
+  assert "Skin Segmentation" in paths["md"].read_text()
+
+
+@pytest.mark.slow
+def test_table3_on_the_real_accelerometer_data(shared_data_dir):
+  rows, payload = roc_svm_real_data.run_table3(
+      datasets=("accelerometer",), splits=1, lam_grid=(1e-3,), sigma_factors=(1.0,),
+      num_landmarks=20, data_dir=str(shared_data_dir), log=_quiet)
+  assert rows[0]["p"] == "6" and rows[0]["n"] == "31,991"
+  assert 50.0 < payload["raw"]["accelerometer"]["linear"]["auc"][0] <= 100.0
+
+
+def test_benchmark_times_every_method_and_projects_the_streamed_one():
+  rows, payload = bench_roc_svm.run_benchmark(
+      sizes=(250,), full_stream_max_n=200, repeats=1, n_test=5000, log=_quiet)
+  by = {r["risk"]: r for r in rows}
+  assert by["incomplete"]["measured"] == "fit" and by["full"]["measured"] == "projected"
+  assert by["full"]["steps"] == by["full_sorted"]["steps"]
+  assert by["full"]["projected_seconds"] == by["full"]["seconds_per_step"] * by["full"]["steps"]
+  assert set(payload["ratios"]) == {250}
+  np.testing.assert_allclose(payload["ratios"][250]["sorted_over_incomplete"],
+                             by["full_sorted"]["seconds"] / by["incomplete"]["seconds"])
+  assert payload["materialize_all_pairs"].startswith("allowed")
