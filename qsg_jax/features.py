@@ -19,7 +19,7 @@ import numpy as np
 # floats whose leading parts have few significant bits so that q * part is exact) and two short
 # minimax polynomials on [-pi/4, pi/4] (Moshier's Cephes sinf/cosf coefficients). XLA evaluates
 # jnp.cos and jnp.sin separately, each with its own reduction; fused with the preceding matrix
-# product this is ~2.8x faster on CPU (experiments/bench_engine.py measures both) and agrees with
+# product this is 2.8x-9x faster on CPU (experiments/bench_engine.py measures both) and agrees with
 # them to 1.1e-7 absolute for |phase| <= MAX_PHASE (tests/test_features_losses.py).
 MAX_PHASE = 2.0**19
 _TWO_OVER_PI = np.float32(2.0 / np.pi)
