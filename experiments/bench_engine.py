@@ -69,13 +69,6 @@ def feature_evaluations(config: engine.EngineConfig, num_labeled):
   return earlier + within + labeled
 
 
-def reference_feature_evaluations(config: engine.EngineConfig, num_slots):
-  """Pairs the literal Algorithm 1 evaluates: every sampled point through every earlier block."""
-  points = num_slots + config.unlabeled_batch_size
-  t = config.num_steps
-  return points * config.num_frequencies * (t * (t - 1) // 2 + t)
-
-
 def fused_ceiling(num_points=16384, num_features=2048, dim=14, cos_sin=None, tile=1024):
   """Feature evaluations per second of a large jitted GEMM + cos/sin on this device.
 
