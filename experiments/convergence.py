@@ -4,9 +4,9 @@ r"""Convergence of QS3ORAO / QSG-S2AUC: |f_t(x) - f*(x)|^2 against t (Theorem 1:
   python -m experiments.convergence --num_classes=2 --max_steps=16384
 
 On a small synthetic problem the minimizer f* of the regularized objective (Eq. 9 with the squared
-loss) is computed exactly: by the representer theorem f* = sum_i beta_i k(x_i, .) over the
-training points, and since the risk is quadratic in the scores, R(f) = f^T A f - 2 b^T f + c with A
-and b read off ``jax.hessian`` / ``jax.grad`` of the full-data risk, (lam I + 2 A K) beta = 2 b.
+loss) is computed exactly by ``qsg_jax.baselines.fit_exact_qsg``: by the representer theorem
+f* = sum_i beta_i k(x_i, .) over the training points, and since the risk is quadratic in the
+scores, beta solves one linear system (its test checks ``jax.grad`` of the engine's risk vanishes).
 The engine then runs with eta_t = theta / t, theta lam in (1, 2) (the theorem's schedule), for
 several seeds; the mean over seeds and training points of |f_t(x) - f*(x)|^2 at log-spaced t gets
 a least-squares log-log slope, which Theorem 1 puts at -1. Writes convergence.{json,md,csv,png}.
@@ -19,11 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import qsg_jax
+from qsg_jax import baselines
 from qsg_jax import data as data_lib
 from qsg_jax import engine
-from qsg_jax import kernels
-from qsg_jax import risk
-from qsg_jax import sampling
 from experiments import reporting
 
 _NUM_CLASSES = flags.DEFINE_integer("num_classes", 3, "k (2 = QSG-S2AUC).")
@@ -39,25 +37,6 @@ _UNLABELED_BATCH = flags.DEFINE_integer("unlabeled_batch_size", 8, "Unlabeled po
 _FREQ = flags.DEFINE_integer("num_frequencies", 4, "Frequencies per block.")
 _FIT_FROM = flags.DEFINE_integer("fit_from", 256, "Smallest t used in the slope fit.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", "results/convergence", "Output directory.")
-
-
-def exact_minimizer_scores(x_l, y_l, x_u, num_classes, sigma, lam, gamma):
-  """f* on the training points [x_l; x_u] for the squared loss, via the representer theorem."""
-  slots = jnp.asarray(y_l)
-  pos_w, neg_w = risk.subproblem_weights(slots, jnp.bincount(slots, length=num_classes))
-  gammas = jnp.full(num_classes - 1, gamma, jnp.float32)
-  n_l = x_l.shape[0]
-
-  def full_risk(f):
-    return risk.minibatch_risk("squared", f[:n_l], f[n_l:], pos_w, neg_w, gammas)
-
-  x = jnp.concatenate([x_l, x_u])
-  zero = jnp.zeros(x.shape[0])
-  a = 0.5 * jax.hessian(full_risk)(zero)
-  b = -0.5 * jax.grad(full_risk)(zero)
-  gram = kernels.gaussian_kernel(x, x, sigma)
-  beta = jnp.linalg.solve(lam * jnp.eye(x.shape[0]) + 2.0 * a @ gram, 2.0 * b)
-  return gram @ beta
 
 
 def checkpoints(max_steps, chunk):
@@ -96,8 +75,9 @@ def main(argv):
   lo, scale = data_lib.minmax_fit(ds.x)
   x = data_lib.minmax_apply(ds.x, lo, scale).astype(np.float32)
   x_l, y_l, x_u = x[split.labeled], y[split.labeled], x[split.unlabeled]
-  f_star = exact_minimizer_scores(jnp.asarray(x_l), y_l, jnp.asarray(x_u), k, _SIGMA.value,
-                                  _LAM.value, _GAMMA.value)
+  exact = baselines.fit_exact_qsg(x_l, y_l, x_u, lam=_LAM.value, sigma=_SIGMA.value,
+                                  gamma=_GAMMA.value, num_classes=k)
+  f_star = jnp.asarray(baselines.decision_function(exact, np.concatenate([x_l, x_u])))
   theta = _THETA.value
   config = qsg_jax.training.make_config(
       k, _MAX_STEPS.value, chunk_size=64, block_group=16, num_frequencies=_FREQ.value,

@@ -1,4 +1,5 @@
-"""Exact baselines (SAMULT, PNU-AUC, multi-class versions) against double sums, jax.grad, L-BFGS."""
+"""Exact baselines (SAMULT, PNU-AUC, multi-class versions, the exact QSG minimizer) against double
+sums, jax.grad, L-BFGS and the engine's own risk."""
 
 import doctest
 import itertools
@@ -12,6 +13,7 @@ from scipy import optimize
 from qsg_jax import baselines
 from qsg_jax import kernels
 from qsg_jax import memory
+from qsg_jax import risk
 from qsg_jax.baselines import kernel_expansion
 from qsg_jax.baselines import pairwise_risk
 from qsg_jax.baselines import pnu_auc
@@ -220,6 +222,55 @@ def test_multiclass_models_equal_binary_fits_of_each_split():
   aucs = baselines.split_aucs(scores, y[120:], 4)
   assert aucs.shape == (3,) and aucs.min() > 0.8, aucs
   assert baselines.mean_split_auc(scores, y[120:], 4) == pytest.approx(np.mean(aucs))
+
+
+def _engine_objective(alpha, kernel, y_l, gamma, lam):
+  """QS3ORAO's objective as the engine writes it (``qsg_jax.risk``, whole labeled set, every
+  unlabeled point as the batch) plus lam/2 ||f||^2, over the expansion f = K alpha."""
+  k = int(y_l.max()) + 1
+  slots = jnp.asarray(y_l)
+  pos_w, neg_w = risk.subproblem_weights(slots, jnp.bincount(slots, length=k))
+  f = kernel @ alpha
+  n_l = y_l.size
+  value = risk.minibatch_risk("squared", f[:n_l], f[n_l:], pos_w.astype(f.dtype),
+                              neg_w.astype(f.dtype), jnp.asarray(gamma, f.dtype))
+  return value + 0.5 * lam * alpha @ f
+
+
+def test_exact_qsg_minimizes_the_engine_objective_with_one_function():
+  """jax.grad of the engine's risk (independent code) vanishes at the closed form; k = 2 is
+  SAMULT; a [k-1] gamma weights each split; one function is worse than k-1 on the training risk."""
+  x, y = _ordinal(n=160, k=4)
+  x_l, y_l, x_u = x[:50], y[:50], x[50:110]
+  gamma = np.array([0.3, 0.6, 0.9])
+  with jax.enable_x64(True):
+    model = baselines.fit_exact_qsg(x_l, y_l, x_u, lam=0.3, sigma=2.0, gamma=gamma,
+                                    dtype=jnp.float64)
+    assert model.alpha.shape == (1, 110) and model.binary
+    kernel = kernels.gaussian_kernel(model.centers, model.centers, 2.0)
+    size = lambda g: float(jnp.max(jnp.abs(g)))
+    grad = jax.grad(_engine_objective)
+    at_zero = size(grad(jnp.zeros(110), kernel, y_l, gamma, 0.3))
+    # risk.subproblem_weights works in float32, hence 1e-7 rather than float64 rounding.
+    assert size(grad(model.alpha[0], kernel, y_l, gamma, 0.3)) < 1e-7 * at_zero
+    # Not a stationary point of a neighbouring problem: the test can tell objectives apart.
+    assert size(grad(model.alpha[0], kernel, y_l, gamma[::-1], 0.3)) > 1e-3 * at_zero
+
+    xb_l, yb_l, xb_u, _ = _binary()
+    exact = baselines.fit_exact_qsg(xb_l, yb_l, xb_u, lam=0.25, sigma=2.0, gamma=0.4,
+                                    dtype=jnp.float64)
+    sam = baselines.fit_samult(xb_l, yb_l, xb_u, lam=0.25, sigma=2.0, gamma=0.4,
+                               dtype=jnp.float64)
+    np.testing.assert_allclose(exact.alpha, sam.alpha, rtol=1e-9, atol=1e-12)
+    scores = baselines.decision_function(model, x[110:])
+  assert scores.shape == (50,)
+  assert baselines.mean_split_auc(scores, y[110:], 4) > 0.8
+  with pytest.raises(ValueError, match="one function for every split, so lam and sigma must be "
+                                       "scalars"):
+    baselines.fit_exact_qsg(x_l, y_l, x_u, lam=[0.1, 0.2, 0.3], sigma=1.0, gamma=0.5)
+  with pytest.raises(memory.InsufficientMemoryError, match="exact_qsg with n = 300050"):
+    baselines.fit_exact_qsg(x_l, y_l, np.zeros((300_000, 3), np.float32), lam=1.0, sigma=1.0,
+                            gamma=0.5)
 
 
 def test_split_aucs_use_column_j_for_split_j():

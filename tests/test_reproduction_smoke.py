@@ -100,9 +100,10 @@ def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   # dota2's files are missing: skipped and said so, not dropped silently.
   assert [s["dataset"] for s in written["skipped"]] == ["dota2"]
   assert "Skipped" in markdown and any("dota2: SKIPPED" in line for line in lines)
-  assert [r["method"] for r in table] == ["QS3ORAO", "M-SAMULT", "M-PNU-AUC", "SVOREX"]
+  assert [r["method"] for r in table] == ["QS3ORAO", "QS3ORAO-exact", "M-SAMULT", "M-PNU-AUC",
+                                          "SVOREX"]
   rows = payload["rows"]
-  assert len(rows) == 2 * 4 and all(r["status"] == "ok" for r in rows)
+  assert len(rows) == 2 * 5 and all(r["status"] == "ok" for r in rows)
   assert all(0.5 < r["auc"] <= 1.0 and r["splits_scored"] == 4 for r in rows)
   mean = lambda m: np.mean([r["auc"] for r in rows if r["method"] == m])
   (close,) = written["closeness"]
@@ -110,6 +111,9 @@ def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   assert close["better_exact"] == better
   assert close["difference"] == pytest.approx(mean("QS3ORAO") - mean(better))
   assert close["within_0.01"] == (close["difference"] >= -0.01)
+  assert close["qsg_minus_its_exact"] == pytest.approx(mean("QS3ORAO") - mean("QS3ORAO-exact"))
+  assert close["its_exact_minus_better_exact"] == pytest.approx(mean("QS3ORAO-exact") -
+                                                                mean(better))
   (sup,) = written["supervised"]
   assert sup["setting"] == "common"
   assert sup["mean_difference"] == pytest.approx(mean("QS3ORAO") - mean("SVOREX"))
@@ -125,6 +129,13 @@ def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   (svorex,) = [r for r in rows if r["method"] == "SVOREX" and r["trial"] == 1]
   assert svorex["auc"] == pytest.approx(expected, abs=1e-6)
   assert svorex["num_eval"] == 100 and svorex["num_unlabeled"] == 0
+  # QS3ORAO-exact: QS3ORAO's objective solved exactly with QS3ORAO's hyper-parameters.
+  own = baselines.fit_exact_qsg(trial.x_labeled, trial.y_labeled, trial.x_unlabeled[common],
+                                num_classes=5, **auc_comparison.FIXED["qsg"])
+  expected = baselines.mean_split_auc(baselines.decision_function(
+      own, trial.x_unlabeled[common]), trial.y_eval[common], 5)
+  (exact,) = [r for r in rows if r["method"] == "QS3ORAO-exact" and r["trial"] == 1]
+  assert exact["auc"] == pytest.approx(expected, abs=1e-6)
 
 
 def test_scored_auc_leaves_out_splits_with_an_empty_side():

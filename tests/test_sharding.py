@@ -22,6 +22,13 @@ needs_four = pytest.mark.skipif(jax.device_count() < 4,
                                 reason="needs 4 devices; run via test_on_four_cpu_devices")
 
 
+def _assert_float32_close(actual, desired):
+  """Equal up to float32 rounding: sharded sums add the same terms in another order, which moves
+  coefficients by a few ulps of the largest one (measured: 2.1e-7 at max |coef| = 0.68)."""
+  desired = np.asarray(desired)
+  np.testing.assert_allclose(actual, desired, rtol=1e-5, atol=2e-6 * np.abs(desired).max())
+
+
 def _data(k=3, n_l=40, n_u=301, d=4):
   rng = np.random.default_rng(0)
   y = np.concatenate([np.arange(k), rng.integers(0, k, n_l - k)]).astype(np.int32)
@@ -45,7 +52,7 @@ def test_sharded_training_equals_single_device_and_reference(key, cache_unlabele
   sharded_data = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled, 4))
   state = engine.init(key, sharded_data, config)
   sharded, _ = engine.train_sharded(state, sharded_data, hyper, config, 4, mesh, 301)
-  np.testing.assert_allclose(sharded.coef, single.coef, rtol=1e-5, atol=1e-7)
+  _assert_float32_close(sharded.coef, single.coef)
   np.testing.assert_allclose(sharded.f_labeled, single.f_labeled, rtol=1e-5, atol=1e-6)
   alphas = reference.reference_fit(key, data, hyper, config)
   np.testing.assert_allclose(sharded.scale * sharded.coef, alphas, rtol=2e-4, atol=2e-6)
@@ -59,7 +66,7 @@ def test_fit_and_predict_on_a_mesh_equal_one_device():
   mesh = jax.make_mesh((4,), ("data",))
   on_mesh = qsg_jax.fit(data.x_labeled, data.y_labeled, data.x_unlabeled, mesh=mesh, **args)
   one = qsg_jax.fit(data.x_labeled, data.y_labeled, data.x_unlabeled, num_shards=4, **args)
-  np.testing.assert_allclose(on_mesh.model.coef, one.model.coef, rtol=1e-5, atol=1e-7)
+  _assert_float32_close(on_mesh.model.coef, one.model.coef)
   x = np.asarray(data.x_unlabeled)[:101]
   np.testing.assert_allclose(qsg_jax.decision_function(on_mesh, x, mesh=mesh),
                              qsg_jax.decision_function(one, x), rtol=1e-5, atol=1e-6)

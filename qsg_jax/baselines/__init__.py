@@ -1,6 +1,8 @@
 """Exact baselines of the semi-supervised AUC papers: SAMULT, PNU-AUC, their multi-class versions
-M-SAMULT and M-PNU-AUC (k-1 binary models, one per ordinal split), supervised SVOREX, and k-fold
-cross-validation of their hyper-parameters.
+M-SAMULT and M-PNU-AUC (k-1 binary models, one per ordinal split), supervised SVOREX, k-fold
+cross-validation of their hyper-parameters, and the exact kernel minimizer of the QSG-S2AUC /
+QS3ORAO objective itself (``fit_exact_qsg``: one ranking function, what ``qsg_jax.fit``
+approximates).
 
 Every method has the same interface: ``fit_*(x_labeled, y_labeled, x_unlabeled, **hyper) -> model``
 and ``decision_function(model, x)`` ([m] scores, or [m, k-1] for the multi-class kernel models);
@@ -13,6 +15,7 @@ from qsg_jax.baselines.cross_validation import cross_validate
 from qsg_jax.baselines.cross_validation import paper_grid
 from qsg_jax.baselines.cross_validation import quick_grid
 from qsg_jax.baselines.cross_validation import stratified_folds
+from qsg_jax.baselines.exact_qsg import fit_exact_qsg
 from qsg_jax.baselines.kernel_expansion import KernelAUCModel
 from qsg_jax.baselines.kernel_expansion import required_bytes
 from qsg_jax.baselines.multiclass import fit_m_pnu_auc
@@ -37,6 +40,7 @@ __all__ = (
     "cross_validate",
     "decision_function",
     "estimate_prior",
+    "fit_exact_qsg",
     "fit_m_pnu_auc",
     "fit_m_samult",
     "fit_pnu_auc",

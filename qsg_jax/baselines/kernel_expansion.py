@@ -4,7 +4,8 @@ A fitted model is f_j(x) = sum_i alpha_{j,i} k_j(z_i, x) over every training poi
 first, then unlabeled), k_j(x, z) = exp(-sigma_j ||x - z||^2), for the k-1 splits j (negatives:
 classes 0..j, positives: classes j+1..k-1; a binary problem has the one split {0} vs {1}). Each
 split is an independent binary problem solved in closed form by ``pairwise_risk``; SAMULT and
-PNU-AUC plug in their pair coefficients. Splits are solved one after the other inside one jitted
+PNU-AUC plug in their pair coefficients. A *shared* fit (``exact_qsg``) instead solves for one
+function f that minimizes the mean of the split risks (QS3ORAO's objective): alpha has one row. Splits are solved one after the other inside one jitted
 call, so memory is that of one split: about 4 n^2 numbers (kernel, system, LU factors, a copy),
 which ``check_kernel_memory`` compares with free memory before anything is allocated.
 """
@@ -29,16 +30,16 @@ MATRICES_PER_SOLVE = 4
 
 
 class KernelAUCModel(NamedTuple):
-  """An exact kernel AUC model (SAMULT, PNU-AUC or their multi-class versions)."""
-  method: str             # "samult", "pnu_auc", "m_samult" or "m_pnu_auc".
+  """An exact kernel AUC model (SAMULT, PNU-AUC, their multi-class versions, exact QSG)."""
+  method: str             # "samult", "pnu_auc", "m_samult", "m_pnu_auc" or "exact_qsg".
   centers: jax.Array      # [n, d] expansion points: labeled, then unlabeled training points.
-  alpha: jax.Array        # [k-1, n] coefficients of the k-1 split models.
-  sigma: np.ndarray       # [k-1] Gaussian kernel parameter of each split model.
-  lam: np.ndarray         # [k-1] regularization of each split model.
+  alpha: jax.Array        # [k-1, n] coefficients of the k-1 split models ([1, n]: shared f).
+  sigma: np.ndarray       # [k-1] Gaussian kernel parameter of each split model ([1]: shared).
+  lam: np.ndarray         # [k-1] regularization of each split model ([1]: shared).
   gamma: np.ndarray       # [k-1] trade-off of each split model (method's own convention).
   prior: Optional[np.ndarray]  # [k-1] positive class prior per split (PNU-AUC), else None.
   num_classes: int        # k.
-  binary: bool            # True: decision_function returns [n]; False: [n, k-1].
+  binary: bool            # True: one model, decision_function returns [m]; False: [m, k-1].
 
 
 def required_bytes(num_points, itemsize=4):
@@ -126,9 +127,17 @@ def _solve_splits(centers, group_w, coef, lam, sigma):
   return jax.lax.map(one_split, (group_w, coef, lam, sigma))
 
 
+@jax.jit
+def _solve_shared(centers, group_w, coef, lam, sigma):
+  """[1, n] coefficients of the one f minimizing the mean of the split risks (one LU solve)."""
+  kernel = kernels.gaussian_kernel(centers, centers, sigma[0])
+  matrix, rhs = pairwise_risk.mean_stationary_system(kernel, group_w, coef, lam[0])
+  return jnp.linalg.solve(matrix, rhs)[None]
+
+
 def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabeled, *, lam,
                sigma, gamma, gamma_range, prior=None, num_classes=None, binary, dtype,
-               memory_fraction, unlabeled_unused_at):
+               memory_fraction, unlabeled_unused_at, shared=False):
   """Validates the data, checks memory and solves every split; the shared body of all fits.
 
   Args:
@@ -148,6 +157,8 @@ def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabel
     memory_fraction: share of free memory the fit may take.
     unlabeled_unused_at: the gamma at which unlabeled data gets no weight (for the message when
       none is given).
+    shared: fit one function for all splits (mean of their risks; lam and sigma scalars) instead
+      of one per split; the model then scores [m].
 
   Returns:
     ``KernelAUCModel``.
@@ -155,8 +166,12 @@ def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabel
   dtype = check_dtype(dtype)
   x_l = validation.check_points("x_labeled", x_labeled)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
-  lam = per_split("lam", lam, k - 1, 0.0, np.inf, closed_low=False)
-  sigma = per_split("sigma", sigma, k - 1, 0.0, np.inf, closed_low=False)
+  if shared and (np.ndim(lam) or np.ndim(sigma)):
+    raise ValueError(f"{method} fits one function for every split, so lam and sigma must be "
+                     f"scalars; received shapes {np.shape(lam)} and {np.shape(sigma)}.")
+  num_models = 1 if shared else k - 1
+  lam = per_split("lam", lam, num_models, 0.0, np.inf, closed_low=False)
+  sigma = per_split("sigma", sigma, num_models, 0.0, np.inf, closed_low=False)
   gamma = per_split("gamma", gamma, k - 1, *gamma_range)
   if x_unlabeled is None or np.asarray(x_unlabeled).size == 0:
     if np.any(gamma != unlabeled_unused_at):
@@ -172,12 +187,12 @@ def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabel
   prior_arg = np.zeros(k - 1) if prior is None else prior
   coef, _ = split_coefficients(coefficient_fn, jnp.asarray(gamma, dtype),
                                jnp.asarray(prior_arg, dtype))
-  alpha = _solve_splits(centers, group_w, coef, jnp.asarray(lam, dtype),
-                        jnp.asarray(sigma, dtype))
+  solve = _solve_shared if shared else _solve_splits
+  alpha = solve(centers, group_w, coef, jnp.asarray(lam, dtype), jnp.asarray(sigma, dtype))
   bad = ~np.all(np.isfinite(np.asarray(alpha)), axis=1)
   if bad.any():
     raise FloatingPointError(
-        f"{method}: the linear system of split(s) {np.nonzero(bad)[0].tolist()} gave non-finite "
+        f"{method}: the linear system of model(s) {np.nonzero(bad)[0].tolist()} gave non-finite "
         f"coefficients (lam={lam.tolist()}, sigma={sigma.tolist()}): it is singular to working "
         "precision. Increase lam, remove duplicate points, or use dtype=float64.")
   return KernelAUCModel(method, centers, alpha, sigma, lam, gamma, prior, k, binary)

@@ -30,6 +30,7 @@ When every C[g, h] >= 0 (SAMULT), W >= 0, L is a graph Laplacian (positive semi-
 gives the global minimizer; tests check it against ``jax.grad`` and an iterative optimizer.
 """
 
+import jax
 import jax.numpy as jnp
 
 NUM_GROUPS = 3
@@ -162,16 +163,42 @@ def stationary_system(kernel, group_w, coef, lam):
   Returns:
     (matrix [n, n], rhs [n]).
   """
+  _check_rank("group_w", group_w, 2, "[n, 3]")
+  return mean_stationary_system(kernel, group_w[None], jnp.asarray(coef)[None], lam)
+
+
+def mean_stationary_system(kernel, group_w, coef, lam):
+  """The system (*) of one f that minimizes the mean of s risks plus lam/2 ||f||^2.
+
+  The mean of quadratic forms is a quadratic form: L and r - c are the means of each risk's
+  (QS3ORAO: one ranking function shared by the k-1 ordinal splits, ordinal paper Eq. 8). The
+  s low-rank parts stack into one [n, 3s] x [3s, n] product, so the cost stays O(n^2 s).
+
+  Args:
+    kernel: [n, n] kernel matrix.
+    group_w: [s, n, 3] group mean weights of each risk.
+    coef: [s, 3, 3] pair coefficients of each risk.
+    lam: scalar lambda > 0.
+
+  Returns:
+    (matrix [n, n], rhs [n]).
+  """
   _check_rank("kernel", kernel, 2, "[n, n]")
-  _check_groups(group_w, coef)
-  n = kernel.shape[0]
-  if kernel.shape != (n, n) or group_w.shape[0] != n:
-    raise ValueError(f"kernel must be [n, n] and group_w [n, 3] for the same n; received "
-                     f"{kernel.shape} and {group_w.shape}.")
-  diag = laplacian_diagonal(group_w, coef)
-  low_rank = group_w @ ((coef + coef.T) @ (group_w.T @ kernel))             # [n, n]
+  _check_rank("group_w", group_w, 3, "[s, n, 3]")
+  _check_rank("coef", coef, 3, "[s, 3, 3]")
+  for g, c in zip(group_w, coef):
+    _check_groups(g, c)
+  s, n = group_w.shape[:2]
+  if kernel.shape != (n, n) or coef.shape[0] != s:
+    raise ValueError(f"kernel must be [n, n], group_w [s, n, 3] and coef [s, 3, 3] for the same "
+                     f"n and s; received {kernel.shape}, {group_w.shape} and {coef.shape}.")
+  diag = jnp.mean(jax.vmap(laplacian_diagonal)(group_w, coef), axis=0)
+  rhs = jnp.mean(jax.vmap(linear_term)(group_w, coef), axis=0)
+  sym = (coef + jnp.swapaxes(coef, 1, 2)) / s                                 # [s, 3, 3]
+  projected = jnp.einsum("sgh,snh,nm->sgm", sym, group_w, kernel)             # [s, 3, n]
+  low_rank = jnp.einsum("sng,sgm->nm", group_w, projected)                    # [n, n]
   matrix = diag[:, None] * kernel - low_rank + 0.5 * lam * jnp.eye(n, dtype=kernel.dtype)
-  return matrix, linear_term(group_w, coef)
+  return matrix, rhs
 
 
 def solve_coefficients(kernel, group_w, coef, lam):
