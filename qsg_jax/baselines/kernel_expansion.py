@@ -4,10 +4,11 @@ A fitted model is f_j(x) = sum_i alpha_{j,i} k_j(z_i, x) over every training poi
 first, then unlabeled), k_j(x, z) = exp(-sigma_j ||x - z||^2), for the k-1 splits j (negatives:
 classes 0..j, positives: classes j+1..k-1; a binary problem has the one split {0} vs {1}). Each
 split is an independent binary problem solved in closed form by ``pairwise_risk``; SAMULT and
-PNU-AUC plug in their pair coefficients. A *shared* fit (``exact_qsg``) instead solves for one
-function f that minimizes the mean of the split risks (QS3ORAO's objective): alpha has one row. Splits are solved one after the other inside one jitted
+PNU-AUC plug in their pair coefficients. Splits are solved one after the other inside one jitted
 call, so memory is that of one split: about 4 n^2 numbers (kernel, system, LU factors, a copy),
-which ``check_kernel_memory`` compares with free memory before anything is allocated.
+which ``check_kernel_memory`` compares with free memory before anything is allocated. A *shared*
+fit (``exact_qsg``) instead solves for one function f that minimizes the mean of the split risks
+(QS3ORAO's objective) in one solve of the same size: alpha then has one row.
 """
 
 import functools
