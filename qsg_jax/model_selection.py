@@ -180,7 +180,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid=None, quick=F
                    num_folds=5, seed=0, key=0, num_classes=None, num_steps=1024,
                    num_frequencies=32, labeled_batch_size=None, unlabeled_batch_size=128,
                    loss="squared", step_size: Optional[Callable] = None, chunk_size=32,
-                   block_group=8, cache_unlabeled=None, divergence_threshold=1e4,
+                   block_group=8, cache_unlabeled=None,
+                   divergence_threshold=training.DIVERGENCE_THRESHOLD,
                    tasks_per_batch=None, progress: Optional[Callable] = None):
   """Picks lam, sigma, gamma and eta0 of QS3ORAO / QSG-S2AUC by stratified k-fold CV.
 

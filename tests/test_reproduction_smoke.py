@@ -138,6 +138,19 @@ def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   assert exact["auc"] == pytest.approx(expected, abs=1e-6)
 
 
+def test_closeness_check_fails_when_a_qsg_trial_diverged():
+  def summary(qsg_ok):
+    return [dict(dataset="skin", method="QSG-S2AUC", setting="common", auc_mean=0.99,
+                 trials_ok=qsg_ok),
+            dict(dataset="skin", method="SAMULT", setting="common", auc_mean=0.99,
+                 trials_ok="10/10")]
+  (complete,) = auc_comparison.closeness_checks(summary("10/10"))
+  assert complete["within_0.01"] and complete["qsg_all_trials_ok"]
+  # Same mean over the trials that ran, but 4 of 10 diverged: the check must not pass.
+  (partial,) = auc_comparison.closeness_checks(summary("6/10"))
+  assert not partial["within_0.01"] and partial["qsg_trials_ok"] == "6/10"
+
+
 def test_scored_auc_leaves_out_splits_with_an_empty_side():
   # k = 4 but no point of class 3: split 2 ({y > 2}) has no positives. Split 0: positives
   # (0.4, 0.3, 0.9) vs negative 0.5 -> 1/3; split 1: 0.9 vs (0.5, 0.4, 0.3) -> 1.

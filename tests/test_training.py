@@ -67,6 +67,18 @@ def test_divergence_is_detected_and_reported():
     _small_fit(eta0=1e4, lam=1e-4, num_steps=64)
 
 
+def test_moderate_blow_up_is_reported_not_returned():
+  # eta0 = 3 on this problem: scores climb to about 1e3 (a stable eta0 keeps them under 2), the
+  # regime that ended silently at AUC 0.53-0.88 on skin under the former bound of 1e4.
+  relaxed, _, _ = _small_fit(eta0=3.0, num_steps=64, divergence_threshold=1e30)
+  peak = float(np.max(relaxed.metrics["max_abs_score"]))
+  assert training.DIVERGENCE_THRESHOLD < peak < 1e4
+  stable, _, _ = _small_fit(eta0=1.0, num_steps=64)
+  assert float(np.max(stable.metrics["max_abs_score"])) < 2.0
+  with pytest.raises(training.DivergenceError, match="Lower the step"):
+    _small_fit(eta0=3.0, num_steps=64)
+
+
 @pytest.mark.parametrize("mutate,pattern", [
     (lambda x, y, u: (np.where(np.arange(x.size).reshape(x.shape) == 4, np.nan, x), y, u),
      r"x_labeled contains 1 NaN or infinite values in 1 rows \(first at row 1\)"),
