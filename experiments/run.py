@@ -99,7 +99,8 @@ def main(argv):
   proto = protocols.protocol_for(dataset, _NUM_LABELED.value, _NUM_CLASSES.value)
   params = hyperparams_from_flags()
   method = "QSG-S2AUC" if proto.num_classes == 2 else "QS3ORAO"
-  metric = "AUC" if proto.num_classes == 2 else f"ordinal AUC (mean over {proto.num_classes - 1} splits)"
+  metric = ("AUC" if proto.num_classes == 2
+            else f"ordinal AUC (mean over {proto.num_classes - 1} splits)")
   print(f"{method} on {dataset.name}: {dataset.x.shape[0]} points, {dataset.x.shape[1]} features, "
         f"k={proto.num_classes}, {proto.num_labeled} labeled, {_TRIALS.value} trials")
   print(f"hyper-parameters: {params}")

@@ -1,4 +1,4 @@
-"""A literal, slow port of Algorithm 1 (training) and Algorithm 2 (prediction), for tests and benchmarks.
+"""A literal, slow port of Algorithms 1 (training) and 2 (prediction), for tests and benchmarks.
 
 Written the way the papers write it: every iteration predicts each sampled point through every
 earlier feature block, regenerating each block's frequencies from its seed (Algorithm 2); the new

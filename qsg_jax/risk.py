@@ -8,9 +8,9 @@ Subproblem j (of k-1) splits the classes into negatives {0..j} and positives {j+
     R_PU^j = sum_a P_j(a) mean_u l(f_a, f_u),       R_NU^j = sum_b N_j(b) mean_u l(f_u, f_b),
 
 where P_j and N_j are weights over labeled slots summing to one: a slot of class c gets
-``share_j(c) / (slots of class c)`` with ``share_j(c) = n_c / sum_{c' on its side} n_c'`` (the class's
-share of the union, which keeps the estimate unbiased when classes differ in size). The total risk
-is the mean over subproblems (Eq. 8); its binary case (k = 2) is QSG-S2AUC's Eq. (7).
+``share_j(c) / (slots of class c)`` with ``share_j(c) = n_c / sum_{c' on its side} n_c'``
+(the class's share of the union, which keeps the estimate unbiased when classes differ in size).
+The total risk is the mean over subproblems (Eq. 8); its binary case (k = 2) is QSG-S2AUC's Eq. (7).
 
 The gradient with respect to every score is written with the six derivatives l1..l6 (Eq. 10):
 positives collect gamma l1 + (1-gamma) l3, negatives gamma l2 + (1-gamma) l6, unlabeled points

@@ -62,7 +62,7 @@ def test_engine_equals_literal_algorithm(case, key):
 
 @pytest.mark.parametrize("schedule", ["decay_hits_zero", "negative_decay"])
 def test_running_scale_is_exact_for_extreme_decays(schedule, key):
-  """eta lam = 1 zeroes all old coefficients; eta lam > 1 flips their sign (theta / t, theta lam > 1)."""
+  """eta lam = 1 zeroes the old coefficients; eta lam > 1 flips their sign (theta / t)."""
   k = 2
   data = _data(k)
   if schedule == "decay_hits_zero":

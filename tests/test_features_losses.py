@@ -35,7 +35,8 @@ def test_grouped_scores_equal_sum_over_blocks(key):
   omega = features.sample_frequency_blocks(key, blocks, 3, 3, 0.3)
   expected = sum(features.block_features(key, int(b), x, 3, 0.3) @ coef[i]
                  for i, b in enumerate(blocks))
-  np.testing.assert_allclose(features.grouped_scores(x, omega, coef), expected, rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(features.grouped_scores(x, omega, coef), expected,
+                             rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("limit", [1.0, 50.0, 1e4, features.MAX_PHASE])

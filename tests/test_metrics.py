@@ -22,7 +22,8 @@ def test_binary_auc_matches_sklearn(n, ties):
 
 
 def test_binary_auc_hand_example_and_all_ties():
-  assert float(metrics.binary_auc(jnp.array([0.1, 0.4, 0.35, 0.8]), jnp.array([0, 0, 1, 1]))) == 0.75
+  scores = jnp.array([0.1, 0.4, 0.35, 0.8])
+  assert float(metrics.binary_auc(scores, jnp.array([0, 0, 1, 1]))) == 0.75
   assert float(metrics.binary_auc(jnp.ones(6), jnp.array([0, 1, 0, 1, 1, 0]))) == 0.5
 
 
