@@ -171,17 +171,29 @@ def test_prior_is_the_labeled_share_of_each_split():
 
 
 def test_gamma_endpoints_give_the_supervised_pn_solution():
-  """SAMULT gamma = 1 and PNU-AUC gamma (eta) = 0 both solve the labeled-only PN problem."""
+  """SAMULT gamma = 1 and PNU-AUC gamma (eta) = 0 both solve the labeled-only PN problem: the
+  system over every training point gives the unlabeled points zero coefficients, so the fit
+  solves on the labeled points alone, with the same function and memory that ignores n_u."""
   x_l, y_l, x_u, _ = _binary()
   kw = dict(lam=0.5, sigma=1.5)
   sam = baselines.fit_samult(x_l, y_l, x_u, gamma=1.0, **kw)
   pnu = baselines.fit_pnu_auc(x_l, y_l, x_u, gamma=0.0, **kw)
   supervised = baselines.fit_samult(x_l, y_l, None, gamma=1.0, **kw)
+  assert sam.centers.shape == pnu.centers.shape == (x_l.shape[0], x_l.shape[1])
   np.testing.assert_allclose(sam.alpha, pnu.alpha, rtol=1e-6, atol=1e-7)
-  np.testing.assert_array_equal(np.asarray(sam.alpha)[0, x_l.shape[0]:], 0.0)
-  np.testing.assert_allclose(sam.alpha[:, :x_l.shape[0]], supervised.alpha, rtol=1e-4, atol=1e-6)
-  np.testing.assert_allclose(baselines.decision_function(sam, x_u),
-                             baselines.decision_function(supervised, x_u), rtol=1e-4, atol=1e-6)
+  np.testing.assert_array_equal(sam.alpha, supervised.alpha)
+  # The literal system (L K + lam/2 I) alpha = r - c over labeled and unlabeled points, float64.
+  with jax.enable_x64(True):
+    centers = jnp.asarray(np.concatenate([x_l, x_u]), jnp.float64)
+    group_w = pairwise_risk.group_weights(*_groups(y_l, x_u.shape[0]), jnp.float64)
+    coef, _ = samult.samult_coefficients(jnp.float64(1.0))
+    matrix, rhs = pairwise_risk.stationary_system(
+        kernels.gaussian_kernel(centers, centers, 1.5), group_w, coef, 0.5)
+    full = np.asarray(jnp.linalg.solve(matrix, rhs))
+  np.testing.assert_allclose(full[x_l.shape[0]:], 0.0, atol=1e-12)
+  np.testing.assert_allclose(sam.alpha[0], full[:x_l.shape[0]], rtol=1e-4, atol=1e-5)
+  huge = np.zeros((300_000, x_l.shape[1]), np.float32)   # refused at gamma = 0.5 (memory test)
+  assert baselines.fit_samult(x_l, y_l, huge, gamma=1.0, **kw).centers.shape[0] == x_l.shape[0]
   # At the other end, gamma = 0 (SAMULT) ignores labeled PN pairs: the coefficient says so.
   coef, const = samult.samult_coefficients(jnp.float32(0.0))
   assert float(coef[0, 1]) == 0.0 and float(const) == -0.5
@@ -217,7 +229,11 @@ def test_multiclass_models_equal_binary_fits_of_each_split():
     sam = baselines.fit_samult(x_l, yj, x_u, lam=0.5, sigma=2.0, gamma=gammas[j])
     pnu = baselines.fit_pnu_auc(x_l, yj, x_u, lam=0.5, sigma=2.0, gamma=gammas[j] - 0.5)
     np.testing.assert_allclose(msam.alpha[j], sam.alpha[0], rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(mpnu.alpha[j], pnu.alpha[0], rtol=1e-5, atol=1e-6)
+    # Split 1 has eta = 0: its binary fit keeps the labeled centers only (zero weight elsewhere).
+    padded = np.zeros(mpnu.alpha.shape[1], np.float32)
+    padded[:pnu.alpha.shape[1]] = pnu.alpha[0]
+    assert pnu.alpha.shape[1] == (x_l.shape[0] if j == 1 else mpnu.alpha.shape[1])
+    np.testing.assert_allclose(mpnu.alpha[j], padded, rtol=1e-5, atol=1e-6)
   scores = baselines.decision_function(msam, x[120:])
   aucs = baselines.split_aucs(scores, y[120:], 4)
   assert aucs.shape == (3,) and aucs.min() > 0.8, aucs

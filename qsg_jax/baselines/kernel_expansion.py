@@ -9,6 +9,12 @@ call, so memory is that of one split: about 4 n^2 numbers (kernel, system, LU fa
 which ``check_kernel_memory`` compares with free memory before anything is allocated. A *shared*
 fit (``exact_qsg``) instead solves for one function f that minimizes the mean of the split risks
 (QS3ORAO's objective) in one solve of the same size: alpha then has one row.
+
+When no split gives the unlabeled points any weight (SAMULT gamma = 1, PNU-AUC eta = 0: the
+supervised end), their rows of the system (L K + lam/2 I) alpha = r - c read lam/2 alpha_u = 0, so
+their coefficients are exactly zero and the labeled rows form the same system on the labeled points
+alone. The fit then solves that n_l x n_l system and keeps only the labeled points as centers: the
+same function, at the cost (time and memory) of the labeled points.
 """
 
 import functools
@@ -33,7 +39,8 @@ MATRICES_PER_SOLVE = 4
 class KernelAUCModel(NamedTuple):
   """An exact kernel AUC model (SAMULT, PNU-AUC, their multi-class versions, exact QSG)."""
   method: str             # "samult", "pnu_auc", "m_samult", "m_pnu_auc" or "exact_qsg".
-  centers: jax.Array      # [n, d] expansion points: labeled, then unlabeled training points.
+  centers: jax.Array      # [n, d] expansion points: labeled, then unlabeled training points
+                          # (labeled only when no split weights the unlabeled points).
   alpha: jax.Array        # [k-1, n] coefficients of the k-1 split models ([1, n]: shared f).
   sigma: np.ndarray       # [k-1] Gaussian kernel parameter of each split model ([1]: shared).
   lam: np.ndarray         # [k-1] regularization of each split model ([1]: shared).
@@ -136,6 +143,13 @@ def _solve_shared(centers, group_w, coef, lam, sigma):
   return jnp.linalg.solve(matrix, rhs)[None]
 
 
+def unlabeled_weightless(coef):
+  """Whether no pair involving the unlabeled group has weight in any split's [3, 3] coefficients."""
+  coef = np.asarray(coef)
+  return bool(np.all(coef[:, pairwise_risk.UNLABELED, :] == 0)
+              and np.all(coef[:, :, pairwise_risk.UNLABELED] == 0))
+
+
 def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabeled, *, lam,
                sigma, gamma, gamma_range, prior=None, num_classes=None, binary, dtype,
                memory_fraction, unlabeled_unused_at, shared=False):
@@ -182,12 +196,14 @@ def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabel
     x_u = np.zeros((0, x_l.shape[1]), np.float32)
   else:
     x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
-  check_kernel_memory(method, x_l.shape[0], x_u.shape[0], dtype.itemsize, memory_fraction)
-  centers = jnp.asarray(np.concatenate([x_l, x_u]), dtype)
-  group_w = split_groups(y_l, k, x_u.shape[0], dtype)
   prior_arg = np.zeros(k - 1) if prior is None else prior
   coef, _ = split_coefficients(coefficient_fn, jnp.asarray(gamma, dtype),
                                jnp.asarray(prior_arg, dtype))
+  if unlabeled_weightless(coef):   # their coefficients would be exactly 0 (module docstring)
+    x_u = x_u[:0]
+  check_kernel_memory(method, x_l.shape[0], x_u.shape[0], dtype.itemsize, memory_fraction)
+  centers = jnp.asarray(np.concatenate([x_l, x_u]), dtype)
+  group_w = split_groups(y_l, k, x_u.shape[0], dtype)
   solve = _solve_shared if shared else _solve_splits
   alpha = solve(centers, group_w, coef, jnp.asarray(lam, dtype), jnp.asarray(sigma, dtype))
   bad = ~np.all(np.isfinite(np.asarray(alpha)), axis=1)
