@@ -303,9 +303,9 @@ def closeness_checks(summary):
   out = []
   for name in dict.fromkeys(s["dataset"] for s in summary):
     mine = {(s["method"], s["setting"]): s["auc_mean"] for s in summary if s["dataset"] == name}
-    qsg = next(v for (m, s), v in mine.items() if is_qsg(m) and s == "common")
-    qsg_ok = next(s["trials_ok"] for s in summary
-                  if s["dataset"] == name and is_qsg(s["method"]) and s["setting"] == "common")
+    qsg_row = next(s for s in summary
+                   if s["dataset"] == name and is_qsg(s["method"]) and s["setting"] == "common")
+    qsg, qsg_ok = qsg_row["auc_mean"], qsg_row["trials_ok"]
     ran, total = (int(v) for v in qsg_ok.split("/"))
     exact = {m: v for (m, s), v in mine.items() if m in BASELINE_KEYS and m != "SVOREX"}
     if not exact or not np.isfinite(list(exact.values())).any():

@@ -188,19 +188,20 @@ def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabel
   lam = per_split("lam", lam, num_models, 0.0, np.inf, closed_low=False)
   sigma = per_split("sigma", sigma, num_models, 0.0, np.inf, closed_low=False)
   gamma = per_split("gamma", gamma, k - 1, *gamma_range)
+  prior_arg = np.zeros(k - 1) if prior is None else prior
+  coef, _ = split_coefficients(coefficient_fn, jnp.asarray(gamma, dtype),
+                               jnp.asarray(prior_arg, dtype))
+  weightless = unlabeled_weightless(coef)
   if x_unlabeled is None or np.asarray(x_unlabeled).size == 0:
-    if np.any(gamma != unlabeled_unused_at):
+    if not weightless:
       raise ValueError(
           f"no unlabeled data but {method} gamma={gamma.tolist()} gives weight to unlabeled "
           f"pairs: pass x_unlabeled, or set gamma={unlabeled_unused_at} for supervised training.")
     x_u = np.zeros((0, x_l.shape[1]), np.float32)
   else:
     x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
-  prior_arg = np.zeros(k - 1) if prior is None else prior
-  coef, _ = split_coefficients(coefficient_fn, jnp.asarray(gamma, dtype),
-                               jnp.asarray(prior_arg, dtype))
-  if unlabeled_weightless(coef):   # their coefficients would be exactly 0 (module docstring)
-    x_u = x_u[:0]
+    if weightless:   # their coefficients would be exactly 0 (module docstring)
+      x_u = x_u[:0]
   check_kernel_memory(method, x_l.shape[0], x_u.shape[0], dtype.itemsize, memory_fraction)
   centers = jnp.asarray(np.concatenate([x_l, x_u]), dtype)
   group_w = split_groups(y_l, k, x_u.shape[0], dtype)
