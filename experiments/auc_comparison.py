@@ -22,8 +22,8 @@ separate split (seed ``--cv_seed``) with ``--cv_unlabeled`` unlabeled points, th
 trial. ``--cv_grid=quick`` (default) searches lam in {1e-3, 2^-3} and sigma in {2^-3, 1} for every
 method, gamma in {0, 0.5, 1} (PNU-AUC: eta in {-1, -0.5, 0, 0.5, 1}, the same weights 1 - |eta|
 of the labeled pairs) and SVOREX's C in {1, 8} (flags --cv_lam, --cv_sigma, ... change them);
-QSG's eta0 is fixed at ``--eta0`` unless ``--cv_eta0`` lists values to search (a run that
-diverges in a fold scores NaN and is never chosen);
+QSG's step size is fixed at ``--step_size`` unless ``--cv_step_size`` lists values to search (a
+run that diverges in a fold scores NaN and is never chosen);
 ``--cv_grid=paper`` the papers' grid (lam, sigma in 2^-3..2^3, gamma step 0.1: hours per
 dataset); ``--cv_grid=fixed`` skips CV. For CV only, classes with fewer labeled points than folds
 are merged into an ordinal neighbour (ESL has classes with one labeled point); the M- methods
@@ -80,8 +80,8 @@ DEFAULT_SETTINGS = {
     "num_steps": 1024,          # QSG iterations T
     "num_frequencies": 32,      # QSG frequencies per block
     "unlabeled_batch_size": 128,  # QSG unlabeled points per step
-    "eta0": 3.0,                # QSG initial step (the CV's only value unless cv_eta0 is set)
-    "cv_eta0": None,            # eta0 values the CV searches for QSG (None: eta0 alone)
+    "step_size": 3.0,           # QSG initial step (the CV's only value unless cv_step_size is set)
+    "cv_step_size": None,       # step sizes the CV searches for QSG (None: step_size alone)
     "exact_qsg": True,          # also solve QSG's objective exactly (its hyper-parameters)
 }
 
@@ -105,14 +105,14 @@ def is_qsg(method):
 def grid_for(method, args):
   """The CV grid of a method; the quick grid shares its lam and sigma values across methods."""
   key = BASELINE_KEYS.get(method)
-  eta0 = np.asarray(args.get("cv_eta0") or [args["eta0"]], np.float64)
+  step_size = np.asarray(args.get("cv_step_size") or [args["step_size"]], np.float64)
   if args["cv_grid"] == "paper":
-    return (dict(model_selection.paper_grid(), eta0=eta0) if key is None else
+    return (dict(model_selection.paper_grid(), step_size=step_size) if key is None else
             baselines.paper_grid(key))
   lam, sigma, gamma = (np.asarray(args[name], np.float64) for name in ("cv_lam", "cv_sigma",
                                                                         "cv_gamma"))
   if key is None:
-    return {"lam": lam, "sigma": sigma, "gamma": gamma, "eta0": eta0}
+    return {"lam": lam, "sigma": sigma, "gamma": gamma, "step_size": step_size}
   if key == "svorex":
     return {"c": np.asarray(args["cv_c"], np.float64), "sigma": sigma}
   if "pnu" in key:   # PNU-AUC's eta: PN weight 1 - |eta| as SAMULT's gamma, PU (+) or NU (-)
@@ -140,7 +140,7 @@ def select_hyperparams(method, cv_data, k, args):
   key = BASELINE_KEYS.get(method)
   if args["cv_grid"] == "fixed":
     best = dict(FIXED["qsg" if key is None else key.replace("m_", "")], **(
-        {"eta0": args["eta0"]} if key is None else {}))
+        {"step_size": args["step_size"]} if key is None else {}))
     return best, {"method": method, "cv": "fixed", "best": best}
   y_cv = merge_rare_classes(y_l, args["cv_folds"])
   merged = int(y_cv.max()) + 1 < k
@@ -486,9 +486,10 @@ def _define_flags():
   flags.DEFINE_integer("num_steps", 1024, "QSG iterations T.")
   flags.DEFINE_integer("num_frequencies", 32, "QSG frequencies per block.")
   flags.DEFINE_integer("unlabeled_batch_size", 128, "QSG unlabeled points per step.")
-  flags.DEFINE_float("eta0", 3.0, "QSG initial step (the CV's only value unless --cv_eta0).")
-  flags.DEFINE_list("cv_eta0", None, "eta0 values the CV searches for QSG, for example 1,3 "
-                    "(default: --eta0 alone; the papers do not search it).")
+  flags.DEFINE_float("step_size", 3.0, "QSG initial step eta0 (the CV's only value unless "
+                     "--cv_step_size).")
+  flags.DEFINE_list("cv_step_size", None, "eta0 values the CV searches for QSG, for example 1,3 "
+                    "(default: --step_size alone; the papers do not search it).")
   flags.DEFINE_bool("exact_qsg", True, "Also solve QSG's own objective exactly in each trial, "
                     "with QSG's hyper-parameters (QS3ORAO-exact / QSG-S2AUC-exact).")
   flags.DEFINE_string("output_dir", "results/auc_comparison", "Output directory.")

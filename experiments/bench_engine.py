@@ -27,10 +27,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import data as data_lib
+from qsg_jax import defaults
 from qsg_jax import engine
 from qsg_jax import features
 from qsg_jax import reference
-from qsg_jax import training
 from experiments import protocols
 from experiments import reporting
 
@@ -48,7 +48,8 @@ _THROUGHPUT_STEPS = flags.DEFINE_integer("throughput_steps", 1024, "T of the thr
 _SKIP_REFERENCE = flags.DEFINE_bool("skip_reference", False, "Skip the slow literal runs.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", "results/bench_engine", "Output directory.")
 
-HYPER = dict(sigma=0.1, lam=1e-3, gamma=0.5, eta0=3.0)
+HYPER = dict(sigma=defaults.SIGMA, lam=defaults.LAM, gamma=defaults.GAMMA,
+             step_size=defaults.STEP_SIZE)
 
 
 def _timed(fn, *args):
@@ -120,19 +121,18 @@ def _trial_data(name, seed=0):
 def _hyper(k):
   return engine.Hyperparams(jnp.float32(HYPER["sigma"]), jnp.float32(HYPER["lam"]),
                             jnp.full(k - 1, HYPER["gamma"], jnp.float32),
-                            jnp.float32(HYPER["eta0"]))
+                            jnp.float32(HYPER["step_size"]))
 
 
 def engine_vs_reference(name, k, data, steps):
   """Row comparing engine and literal reference on identical samples."""
-  config = training.make_config(k, steps, num_frequencies=_FREQ.value,
+  config = engine.make_config(k, steps, num_frequencies=_FREQ.value,
                                 labeled_batch_size=_BATCH.value,
                                 unlabeled_batch_size=_BATCH.value)
   hyper = _hyper(k)
   key = jax.random.key(0)
   state = engine.init(key, data, config)
-  chunks = config.num_steps // config.chunk_size
-  run = lambda s: engine.train(s, data, hyper, config, chunks)
+  run = lambda s: engine.train(s, data, hyper, config, config.num_steps)
   t_engine, (final, _) = _timed(run, state)
   row = {"dataset": name, "k": k, "T": steps, "m": config.num_frequencies,
          "batch": _BATCH.value, "engine_s": t_engine}
@@ -161,18 +161,18 @@ def throughput(name, k, data):
   Both ceilings are measured right before the engine runs, so they share its machine load.
   """
   params = protocols.DEFAULT_HYPERPARAMS
-  config = training.make_config(k, _THROUGHPUT_STEPS.value,
+  config = engine.make_config(k, _THROUGHPUT_STEPS.value,
                                 num_frequencies=params["num_frequencies"],
                                 unlabeled_batch_size=params["unlabeled_batch_size"])
   hyper = _hyper(k)
   state = engine.init(jax.random.key(0), data, config)
-  chunks = config.num_steps // config.chunk_size
   ceiling, own_ceiling = ceilings()
-  seconds, (final, _) = _timed(lambda s: engine.train(s, data, hyper, config, chunks), state)
+  seconds, (final, _) = _timed(lambda s: engine.train(s, data, hyper, config, config.num_steps),
+                               state)
   evals = feature_evaluations(config, data.x_labeled.shape[0])
   model = engine.model_of(final, hyper)
   x_eval = data.x_unlabeled[:20000]
-  predict_s, _ = _timed(lambda x: engine.predict(model, x), x_eval)
+  predict_s, _ = _timed(lambda x: engine.model_scores(model, x), x_eval)
   predict_evals = x_eval.shape[0] * config.num_steps * config.num_frequencies
   return {"dataset": name, "T": config.num_steps, "m": config.num_frequencies,
           "B": config.unlabeled_batch_size, "train_s": seconds,
@@ -189,7 +189,7 @@ def scaling(name, k, data, steps):
   """Time per iteration for growing unlabeled sets (the papers: it does not grow)."""
   n_full = data.x_unlabeled.shape[0]
   sizes = [n for n in (1_000, 10_000, 100_000) if n < n_full] + [n_full]
-  config = training.make_config(k, steps, num_frequencies=_FREQ.value,
+  config = engine.make_config(k, steps, num_frequencies=_FREQ.value,
                                 unlabeled_batch_size=protocols.DEFAULT_HYPERPARAMS[
                                     "unlabeled_batch_size"])
   hyper = _hyper(k)
@@ -197,8 +197,7 @@ def scaling(name, k, data, steps):
   for n in sizes:
     sub = data._replace(x_unlabeled=data.x_unlabeled[:n])
     state = engine.init(jax.random.key(0), sub, config)
-    chunks = config.num_steps // config.chunk_size
-    run = lambda s, sub=sub: engine.train(s, sub, hyper, config, chunks)
+    run = lambda s, sub=sub: engine.train(s, sub, hyper, config, config.num_steps)
     jax.block_until_ready(run(state))                                    # compile
     runs.append((n, run, state))
   best = {n: float("inf") for n in sizes}

@@ -51,11 +51,10 @@ def run(seed, data, hyper, config, marks, x_all):
   f_at = []
   done = 0
   for t in marks:
-    state, _ = engine.train(state, data, hyper, config, (t - done) // config.chunk_size)
+    state, _ = engine.train(state, data, hyper, config, t - done)
     done = t
     model = engine.model_of(state, hyper)
-    f_at.append(engine.predict(model, x_all,
-                               block_group=config.block_group))
+    f_at.append(engine.model_scores(model, x_all, block_group=config.block_group))
   return jnp.stack(f_at)
 
 
@@ -79,12 +78,12 @@ def main(argv):
                                   gamma=_GAMMA.value, num_classes=k)
   f_star = jnp.asarray(baselines.decision_function(exact, np.concatenate([x_l, x_u])))
   theta = _THETA.value
-  config = qsg_jax.training.make_config(
+  config = engine.make_config(
       k, _MAX_STEPS.value, chunk_size=64, block_group=16, num_frequencies=_FREQ.value,
       unlabeled_batch_size=_UNLABELED_BATCH.value, cache_unlabeled=True,
-      step_size=lambda step: theta / (step + 1.0))
+      schedule=lambda step: theta / (step + 1.0))
   hyper = engine.Hyperparams(jnp.float32(_SIGMA.value), jnp.float32(_LAM.value),
-                             jnp.full(k - 1, _GAMMA.value, jnp.float32), jnp.float32(1.0))
+                             jnp.full(k - 1, _GAMMA.value, jnp.float32))
   data = engine.TrainData(jnp.asarray(x_l), jnp.asarray(y_l, jnp.int32), jnp.asarray(x_u))
   x_all = jnp.concatenate([data.x_labeled, data.x_unlabeled])
   marks = checkpoints(_MAX_STEPS.value, config.chunk_size)

@@ -13,11 +13,10 @@ from typing import Optional
 import numpy as np
 
 from qsg_jax import data as data_lib
+from qsg_jax import defaults
 
-# Hyper-parameters found on SGEMM (see README, "How the default was chosen"); used for every
-# dataset unless a flag overrides them. Proper selection is cross-validation (issue 3 scripts).
-DEFAULT_HYPERPARAMS = dict(sigma=0.1, lam=1e-3, gamma=0.5, eta0=3.0, num_steps=1024,
-                           num_frequencies=32, unlabeled_batch_size=128, labeled_batch_size=None)
+# The library's defaults (qsg_jax.defaults); used for every dataset unless a flag overrides them.
+DEFAULT_HYPERPARAMS = dict(defaults.HYPERPARAMS)
 
 
 @dataclasses.dataclass(frozen=True)

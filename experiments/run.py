@@ -43,7 +43,8 @@ _EVAL_SIZE = flags.DEFINE_integer(
 _SIGMA = flags.DEFINE_float("sigma", None, "Kernel parameter, k(x,x') = exp(-sigma |x-x'|^2).")
 _LAM = flags.DEFINE_float("lam", None, "Regularization lambda.")
 _GAMMA = flags.DEFINE_float("gamma", None, "Trade-off: 1 = labeled pairs only, 0 = PU+NU only.")
-_ETA0 = flags.DEFINE_float("eta0", None, "Initial step of eta_t = eta0 / (1 + eta0 lam t).")
+_STEP_SIZE = flags.DEFINE_float("step_size", None,
+                               "Initial step eta0 of eta_t = eta0 / (1 + eta0 lam t).")
 _NUM_STEPS = flags.DEFINE_integer("num_steps", None, "Iterations T (= feature blocks).")
 _NUM_FREQUENCIES = flags.DEFINE_integer("num_frequencies", None, "Frequencies m per block.")
 _UNLABELED_BATCH = flags.DEFINE_integer("unlabeled_batch_size", None, "Unlabeled points/step.")
@@ -55,7 +56,7 @@ _LOSS = flags.DEFINE_enum("loss", "squared", ["squared", "hinge", "logistic"], "
 def hyperparams_from_flags():
   """Default hyper-parameters with every flag the user set applied on top."""
   params = dict(protocols.DEFAULT_HYPERPARAMS)
-  for name, flag in [("sigma", _SIGMA), ("lam", _LAM), ("gamma", _GAMMA), ("eta0", _ETA0),
+  for name, flag in [("sigma", _SIGMA), ("lam", _LAM), ("gamma", _GAMMA), ("step_size", _STEP_SIZE),
                      ("num_steps", _NUM_STEPS), ("num_frequencies", _NUM_FREQUENCIES),
                      ("unlabeled_batch_size", _UNLABELED_BATCH),
                      ("labeled_batch_size", _LABELED_BATCH)]:

@@ -1,27 +1,49 @@
 """qsg_jax: scalable kernel AUC optimization in JAX.
 
 QS3ORAO (semi-supervised ordinal AUC) and QSG-S2AUC (its k = 2 binary case) with quadruply
-stochastic functional gradients over random Fourier features regenerated from seeds.
+stochastic functional gradients over random Fourier features regenerated from seeds; the
+incomplete-U ROC-SVM (``roc_svm``); online pairwise least squares (``online_pairwise``); the
+papers' baselines (``baselines``) and data (``data``).
+
+Naming: ``decision_function`` / ``model_scores`` return ranking scores f(x); ``predict`` and
+``predict_classes`` return classes. Everything listed in ``__all__`` (and in the subpackages'
+``__all__``) is public; modules whose name starts with an underscore are private.
 """
 
 from qsg_jax import baselines
+from qsg_jax import cv
 from qsg_jax import data
+from qsg_jax import defaults
+from qsg_jax import engine
+from qsg_jax import errors
+from qsg_jax import features
+from qsg_jax import losses
+from qsg_jax import metrics
 from qsg_jax import model_selection
 from qsg_jax import online_pairwise
+from qsg_jax import reference
+from qsg_jax import risk
 from qsg_jax import roc_svm
+from qsg_jax import sampling
+from qsg_jax import update
 from qsg_jax.engine import EngineConfig
 from qsg_jax.engine import Hyperparams
 from qsg_jax.engine import Model
+from qsg_jax.engine import ScalarOrSchedule
 from qsg_jax.engine import State
 from qsg_jax.engine import TrainData
 from qsg_jax.engine import init
 from qsg_jax.engine import inverse_time_schedule
-from qsg_jax.engine import predict as predict_scores
-from qsg_jax.engine import predict_sharded
+from qsg_jax.engine import make_config
+from qsg_jax.engine import model_of
+from qsg_jax.engine import model_scores
+from qsg_jax.engine import model_scores_sharded
 from qsg_jax.engine import shard_unlabeled
 from qsg_jax.engine import train
 from qsg_jax.engine import train_chunk
 from qsg_jax.engine import train_sharded
+from qsg_jax.errors import DivergenceError
+from qsg_jax.errors import InsufficientMemoryError
 from qsg_jax.estimators import QS3ORAO
 from qsg_jax.estimators import QSGS2AUC
 from qsg_jax.features import block_features
@@ -29,6 +51,7 @@ from qsg_jax.features import cos_sin
 from qsg_jax.features import fourier_features
 from qsg_jax.features import sample_frequencies
 from qsg_jax.kernels import gaussian_kernel
+from qsg_jax.losses import Derivatives
 from qsg_jax.losses import PairwiseLoss
 from qsg_jax.losses import get_loss
 from qsg_jax.losses import pairwise_loss_grads
@@ -38,55 +61,75 @@ from qsg_jax.metrics import masked_auc
 from qsg_jax.metrics import mean_absolute_error
 from qsg_jax.metrics import ordinal_auc
 from qsg_jax.metrics import ordinal_auc_per_split
+from qsg_jax.reference import reference_fit
 from qsg_jax.risk import minibatch_risk
 from qsg_jax.risk import score_grads
 from qsg_jax.risk import subproblem_weights
 from qsg_jax.thresholds import fit_thresholds
 from qsg_jax.thresholds import predict_classes
-from qsg_jax.training import DivergenceError
 from qsg_jax.training import FitResult
 from qsg_jax.training import decision_function
 from qsg_jax.training import fit
 from qsg_jax.training import predict
+from qsg_jax.update import dsg_update
+from qsg_jax.update import functional_gradient
 
 __all__ = (
+    "Derivatives",
     "DivergenceError",
     "EngineConfig",
     "FitResult",
     "Hyperparams",
+    "InsufficientMemoryError",
     "Model",
     "PairwiseLoss",
     "QS3ORAO",
     "QSGS2AUC",
+    "ScalarOrSchedule",
     "State",
     "TrainData",
     "baselines",
     "binary_auc",
     "block_features",
+    "cos_sin",
+    "cv",
     "data",
-    "model_selection",
     "decision_function",
+    "defaults",
+    "dsg_update",
+    "engine",
+    "errors",
+    "features",
     "fit",
     "fit_thresholds",
-    "cos_sin",
     "fourier_features",
+    "functional_gradient",
     "gaussian_kernel",
     "get_loss",
     "init",
     "inverse_time_schedule",
+    "losses",
+    "make_config",
     "masked_auc",
     "mean_absolute_error",
-    "online_pairwise",
-    "roc_svm",
+    "metrics",
     "minibatch_risk",
+    "model_of",
+    "model_scores",
+    "model_scores_sharded",
+    "model_selection",
+    "online_pairwise",
     "ordinal_auc",
     "ordinal_auc_per_split",
     "pairwise_loss_grads",
     "predict",
     "predict_classes",
-    "predict_scores",
-    "predict_sharded",
+    "reference",
+    "reference_fit",
+    "risk",
+    "roc_svm",
     "sample_frequencies",
+    "sampling",
     "score_grads",
     "shard_unlabeled",
     "subproblem_derivatives",
@@ -94,4 +137,5 @@ __all__ = (
     "train",
     "train_chunk",
     "train_sharded",
+    "update",
 )

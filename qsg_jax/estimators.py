@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
 
+from qsg_jax import defaults
 from qsg_jax import metrics
 from qsg_jax import training
 
@@ -24,19 +25,22 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
   AUC over the k-1 ordinal splits (Eq. 2), the papers' metric, rather than accuracy.
   """
 
-  def __init__(self, sigma=0.1, lam=1e-3, gamma=0.5, eta0=3.0, num_steps=1024,
-               num_frequencies=32, unlabeled_batch_size=128, labeled_batch_size=None,
-               loss="squared", seed=0, unlabeled_label=-1):
+  def __init__(self, sigma=defaults.SIGMA, lam=defaults.LAM, gamma=defaults.GAMMA,
+               step_size=defaults.STEP_SIZE, num_steps=defaults.NUM_STEPS,
+               num_frequencies=defaults.NUM_FREQUENCIES,
+               unlabeled_batch_size=defaults.UNLABELED_BATCH_SIZE,
+               labeled_batch_size=defaults.LABELED_BATCH_SIZE, loss=defaults.LOSS,
+               random_state=0, unlabeled_label=-1):
     self.sigma = sigma
     self.lam = lam
     self.gamma = gamma
-    self.eta0 = eta0
+    self.step_size = step_size
     self.num_steps = num_steps
     self.num_frequencies = num_frequencies
     self.unlabeled_batch_size = unlabeled_batch_size
     self.labeled_batch_size = labeled_batch_size
     self.loss = loss
-    self.seed = seed
+    self.random_state = random_state
     self.unlabeled_label = unlabeled_label
 
   def fit(self, x, y):
@@ -52,9 +56,9 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
       raise ValueError(f"need labeled points of at least 2 classes; found {self.classes_.tolist()}"
                        f" (unlabeled points are marked {self.unlabeled_label!r}).")
     self.result_ = training.fit(
-        x[~unlabeled], codes, x[unlabeled] if unlabeled.any() else None, key=self.seed,
+        x[~unlabeled], codes, x[unlabeled] if unlabeled.any() else None, key=self.random_state,
         num_classes=self.classes_.size, sigma=self.sigma, lam=self.lam, gamma=self.gamma,
-        eta0=self.eta0, num_steps=self.num_steps, num_frequencies=self.num_frequencies,
+        step_size=self.step_size, num_steps=self.num_steps, num_frequencies=self.num_frequencies,
         unlabeled_batch_size=self.unlabeled_batch_size,
         labeled_batch_size=self.labeled_batch_size, loss=self.loss)
     self.n_features_in_ = x.shape[1]

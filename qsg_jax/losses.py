@@ -12,7 +12,7 @@ the six quantities of the papers are
     l5, l6 = l1'(f_u, f_n), l2'(f_u, f_n)      (unlabeled vs negative)
 """
 
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax.numpy as jnp
 
@@ -89,20 +89,44 @@ def pairwise_loss_grads(loss, u, v):
   return loss.d1(u, v), loss.d2(u, v)
 
 
-def subproblem_derivatives(loss, f_p, f_n, f_u):
-  """The six derivatives l1..l6 of one subproblem for scores of a (p, n, u) triplet.
+class Derivatives(NamedTuple):
+  """The six derivatives l1'..l6' of one subproblem on every pair of a mini-batch (Eq. 10).
+
+  Rows and columns index labeled slots (a as positive, b as negative) and unlabeled points u.
+  """
+  l1: Any  # [S, S] l1'(f_a, f_b): d l(f_p, f_n) / d f_p on (positive a, negative b).
+  l2: Any  # [S, S] l2'(f_a, f_b): d l(f_p, f_n) / d f_n.
+  l3: Any  # [S, B] l1'(f_a, f_u): d l(f_p, f_u) / d f_p on (positive a, unlabeled u).
+  l4: Any  # [S, B] l2'(f_a, f_u): d l(f_p, f_u) / d f_u.
+  l5: Any  # [B, S] l1'(f_u, f_b): d l(f_u, f_n) / d f_u on (unlabeled u, negative b).
+  l6: Any  # [B, S] l2'(f_u, f_b): d l(f_u, f_n) / d f_n.
+
+
+def subproblem_derivatives(loss, f_l, f_u) -> Derivatives:
+  """l1'..l6' of the ordinal paper's Eq. (10) on every (labeled, labeled) and (labeled,
+  unlabeled) pair of a mini-batch: the one definition the engine, the literal reference and the
+  tests use. The subproblem (which slots are positive or negative) enters through the weights
+  ``qsg_jax.risk`` applies, so one call serves all k-1 subproblems.
 
   Args:
     loss: name or ``PairwiseLoss``.
-    f_p: score of the positive point (broadcastable array).
-    f_n: score of the negative point.
-    f_u: score of the unlabeled point.
+    f_l: [S] scores of the labeled slots.
+    f_u: [B] scores of the unlabeled mini-batch.
 
   Returns:
-    Tuple (l1, l2, l3, l4, l5, l6) as defined in the module docstring (ordinal paper, Eq. 10).
+    ``Derivatives`` (l1, l2 [S, S]; l3, l4 [S, B]; l5, l6 [B, S]).
+
+  Example:
+    >>> d = subproblem_derivatives("squared", jnp.array([1.0, 0.0]), jnp.array([0.5]))
+    >>> d.l1.tolist(), d.l4.tolist()
+    ([[-2.0, -4.0], [0.0, -2.0]], [[1.0], [3.0]])
   """
   loss = get_loss(loss)
-  l1, l2 = loss.d1(f_p, f_n), loss.d2(f_p, f_n)
-  l3, l4 = loss.d1(f_p, f_u), loss.d2(f_p, f_u)
-  l5, l6 = loss.d1(f_u, f_n), loss.d2(f_u, f_n)
-  return l1, l2, l3, l4, l5, l6
+  f_l, f_u = jnp.asarray(f_l), jnp.asarray(f_u)
+  if f_l.ndim != 1 or f_u.ndim != 1:
+    raise ValueError(f"f_l and f_u must be vectors [S] and [B]; received shapes {f_l.shape} and "
+                     f"{f_u.shape}.")
+  a, b = f_l[:, None], f_l[None, :]
+  return Derivatives(l1=loss.d1(a, b), l2=loss.d2(a, b),
+                     l3=loss.d1(a, f_u[None, :]), l4=loss.d2(a, f_u[None, :]),
+                     l5=loss.d1(f_u[:, None], b), l6=loss.d2(f_u[:, None], b))

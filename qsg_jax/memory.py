@@ -4,9 +4,7 @@ import os
 
 import jax
 
-
-class InsufficientMemoryError(MemoryError):
-  """Raised before an allocation that would not fit in the available memory."""
+from qsg_jax.errors import InsufficientMemoryError
 
 
 def available_bytes(device=None):

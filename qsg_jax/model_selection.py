@@ -2,12 +2,12 @@
 
 The papers pick lam and sigma from 2^-3..2^3 and gamma from 0..1 in steps of 0.1 by 5-fold
 cross-validation (QSG-S2AUC Sec. 6.1; QS3ORAO "Experimental Setup"). Folds split the labeled
-points, stratified by class (``qsg_jax.baselines.stratified_folds``, so the baselines and the QSG
+points, stratified by class (``qsg_jax.cv.stratified_folds``, so the baselines and the QSG
 methods can share folds); every fold trains on its other labeled points plus all the unlabeled
 points and is scored by the AUC of each split {y <= j} vs {y > j} on its held-out labeled points.
 
 Every (grid point, fold) pair is one task. ``Hyperparams`` are traced in ``engine.train``, so a
-batch of tasks -- different lam, sigma, gamma, eta0 *and* different training folds -- is one
+batch of tasks -- different lam, sigma, gamma, step size *and* different training folds -- is one
 ``jax.vmap`` of init + train + predict + AUC, compiled once for all batches. For the folds to
 share shapes every training set has the size of the smallest one: a fold whose complement is
 larger leaves out its surplus (at most one point, from the class with the most training points;
@@ -28,14 +28,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import cv as cv_lib
+from qsg_jax import defaults
 from qsg_jax import engine
 from qsg_jax import metrics
-from qsg_jax import training
-from qsg_jax import validation
-from qsg_jax.baselines import cross_validation as baseline_cv
+from qsg_jax import _validation as validation
 
 # Axis order of the grid (and of ``CVResult.scores``); the keyword names of ``qsg_jax.fit``.
-GRID_KEYS = ("lam", "sigma", "gamma", "eta0")
+GRID_KEYS = ("lam", "sigma", "gamma", "step_size")
 # Bytes the arrays of one vmapped batch of tasks may take (sets the default batch size).
 BATCH_BYTES = 2**29
 # Default tasks per batch on CPU: on 2 cores (SGEMM, n_l = 500, n_u = 1000, T = 1024) batches of
@@ -43,28 +43,30 @@ BATCH_BYTES = 2**29
 CPU_TASKS_PER_BATCH = 4
 
 
-def paper_grid(eta0=3.0):
-  """The papers' grid: lam and sigma in 2^-3..2^3, gamma in 0..1 (step 0.1), one eta0.
+def paper_grid(step_size=defaults.STEP_SIZE):
+  """The papers' grid: lam and sigma in 2^-3..2^3, gamma in 0..1 (step 0.1), one step size.
 
   Args:
-    eta0: initial step of eta_t = eta0 / (1 + eta0 lam t) (the papers do not search it).
+    step_size: initial step eta0 of eta_t = eta0 / (1 + eta0 lam t) (the papers do not search
+      it); a number or a list of numbers.
 
   Returns:
     Dict of 1-D NumPy arrays keyed by ``GRID_KEYS`` (7 x 7 x 11 x 1 = 539 points).
   """
   powers = 2.0 ** np.arange(-3, 4)
   return {"lam": powers, "sigma": powers, "gamma": np.arange(11) / 10.0,
-          "eta0": np.array([float(eta0)])}
+          "step_size": np.atleast_1d(np.asarray(step_size, np.float64))}
 
 
-def quick_grid(eta0=3.0):
+def quick_grid(step_size=defaults.STEP_SIZE):
   """A small grid (2 x 2 x 3 x 1) around the defaults that work on SGEMM, for quick runs.
 
   lam in {1e-3, 2^-3} (the engine's default and the papers' smallest), sigma in {2^-3, 1},
   gamma in {0, 0.5, 1}.
   """
   return {"lam": np.array([1e-3, 0.125]), "sigma": np.array([0.125, 1.0]),
-          "gamma": np.array([0.0, 0.5, 1.0]), "eta0": np.array([float(eta0)])}
+          "gamma": np.array([0.0, 0.5, 1.0]),
+          "step_size": np.atleast_1d(np.asarray(step_size, np.float64))}
 
 
 def _checked_grid(grid):
@@ -83,45 +85,10 @@ def _checked_grid(grid):
       raise ValueError(f"grid['gamma'] must lie in [0, 1]; received {values.tolist()}.")
     if name == "lam" and np.any(values < 0):
       raise ValueError(f"grid['lam'] must be >= 0; received {values.tolist()}.")
-    if name in ("sigma", "eta0") and np.any(values <= 0):
+    if name in ("sigma", "step_size") and np.any(values <= 0):
       raise ValueError(f"grid[{name!r}] must be > 0; received {values.tolist()}.")
     checked[name] = values
   return checked
-
-
-def fold_training_sets(folds, labels):
-  """Equal-size training index sets of the folds, and their held-out masks.
-
-  Fold f trains on the points outside fold f. Fold sizes differ by at most one, so a complement
-  may have one point more than the smallest: that point is left out (taken from the class with
-  the most training points, the last such index), and all training sets have n_l - max fold size
-  points. The held-out set of fold f is fold f itself.
-
-  Args:
-    folds: [n_l] int fold ids 0..F-1 (``qsg_jax.baselines.stratified_folds``).
-    labels: [n_l] int labels.
-
-  Returns:
-    (train [F, n_train] int32 sorted indices, valid [F, n_l] bool).
-
-  Example:
-    >>> fold_training_sets(np.array([0, 1, 0, 1, 0]), np.array([0, 0, 1, 1, 1]))[0]
-    array([[1, 3],
-           [0, 2]], dtype=int32)
-  """
-  folds, labels = np.asarray(folds), np.asarray(labels)
-  num_folds = int(folds.max()) + 1
-  n_train = folds.size - int(np.bincount(folds, minlength=num_folds).max())
-  train = np.empty((num_folds, n_train), np.int32)
-  for f in range(num_folds):
-    idx = np.nonzero(folds != f)[0]
-    while idx.size > n_train:
-      classes, counts = np.unique(labels[idx], return_counts=True)
-      largest = classes[np.argmax(counts)]
-      idx = np.delete(idx, np.nonzero(labels[idx] == largest)[0][-1])
-    train[f] = idx
-  valid = folds[None, :] == np.arange(num_folds)[:, None]
-  return train, valid
 
 
 def _batch_size(num_tasks, config, num_labeled, num_unlabeled, dim, batch_bytes):
@@ -135,8 +102,8 @@ def _batch_size(num_tasks, config, num_labeled, num_unlabeled, dim, batch_bytes)
   return int(max(1, min(num_tasks, cap, batch_bytes // per_task)))
 
 
-@functools.partial(jax.jit, static_argnames=("config", "num_chunks", "divergence_threshold"))
-def _task_aucs(key, x_labeled, y_labeled, x_unlabeled, train, valid, hyper, config, num_chunks,
+@functools.partial(jax.jit, static_argnames=("config", "divergence_threshold"))
+def _task_aucs(key, x_labeled, y_labeled, x_unlabeled, train, valid, hyper, config,
                divergence_threshold):
   """[b, k-1] held-out AUCs (NaN where training diverged) and [b] bool "diverged" of b tasks.
 
@@ -149,7 +116,6 @@ def _task_aucs(key, x_labeled, y_labeled, x_unlabeled, train, valid, hyper, conf
     valid: [b, n_l] bool held-out masks.
     hyper: ``Hyperparams`` with leading axis b (gamma [b, k-1]).
     config: static ``EngineConfig``.
-    num_chunks: static, num_steps // chunk_size.
     divergence_threshold: static, max |f| on the labeled points that counts as diverged.
   """
   k = config.num_classes
@@ -157,8 +123,8 @@ def _task_aucs(key, x_labeled, y_labeled, x_unlabeled, train, valid, hyper, conf
   def task(train_t, valid_t, hyper_t):
     data = engine.TrainData(x_labeled[train_t], y_labeled[train_t], x_unlabeled)
     state = engine.init(key, data, config)
-    state, report = engine.train(state, data, hyper_t, config, num_chunks)
-    scores = engine.predict(engine.model_of(state, hyper_t), x_labeled,
+    state, report = engine.train(state, data, hyper_t, config, config.num_steps)
+    scores = engine.model_scores(engine.model_of(state, hyper_t), x_labeled,
                             block_group=config.block_group, predict_chunk=config.predict_chunk)
     peak = jnp.max(report["max_abs_score"])
     ok = jnp.isfinite(peak) & (peak <= divergence_threshold) & jnp.all(jnp.isfinite(scores))
@@ -169,21 +135,19 @@ def _task_aucs(key, x_labeled, y_labeled, x_unlabeled, train, valid, hyper, conf
   return jax.vmap(task)(train, valid, hyper)
 
 
-def _mean_over_last(a):
-  """Mean over the last axis ignoring NaN (NaN where every entry is NaN), without warnings."""
-  ok = np.isfinite(a)
-  count = ok.sum(axis=-1)
-  return np.where(count > 0, np.where(ok, a, 0.0).sum(axis=-1) / np.maximum(count, 1), np.nan)
-
-
-def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid=None, quick=False,
-                   num_folds=5, seed=0, key=0, num_classes=None, num_steps=1024,
-                   num_frequencies=32, labeled_batch_size=None, unlabeled_batch_size=128,
-                   loss="squared", step_size: Optional[Callable] = None, chunk_size=32,
-                   block_group=8, cache_unlabeled=None,
-                   divergence_threshold=training.DIVERGENCE_THRESHOLD,
-                   tasks_per_batch=None, progress: Optional[Callable] = None):
-  """Picks lam, sigma, gamma and eta0 of QS3ORAO / QSG-S2AUC by stratified k-fold CV.
+def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dict] = None,
+                   quick: bool = False, num_folds: int = 5, seed: int = 0, key=0,
+                   num_classes: Optional[int] = None, num_steps: int = defaults.NUM_STEPS,
+                   num_frequencies: int = defaults.NUM_FREQUENCIES,
+                   labeled_batch_size: Optional[int] = defaults.LABELED_BATCH_SIZE,
+                   unlabeled_batch_size: int = defaults.UNLABELED_BATCH_SIZE,
+                   loss=defaults.LOSS, chunk_size: int = defaults.CHUNK_SIZE,
+                   block_group: int = defaults.BLOCK_GROUP,
+                   cache_unlabeled: Optional[bool] = None,
+                   divergence_threshold: float = defaults.DIVERGENCE_THRESHOLD,
+                   tasks_per_batch: Optional[int] = None,
+                   progress: Optional[Callable[[dict], None]] = None) -> cv_lib.CVResult:
+  """Picks lam, sigma, gamma and the step size of QS3ORAO / QSG-S2AUC by stratified k-fold CV.
 
   Args:
     x_labeled: [n_l, d] labeled points (preprocessed like the data ``qsg_jax.fit`` will get).
@@ -196,15 +160,15 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid=None, quick=F
     seed: int seed of the fold assignment.
     key: PRNG key or int seed shared by every task (samples and feature blocks).
     num_classes: k; default max(y_labeled) + 1.
-    num_steps, num_frequencies, labeled_batch_size, unlabeled_batch_size, loss, step_size,
+    num_steps, num_frequencies, labeled_batch_size, unlabeled_batch_size, loss,
       chunk_size, block_group, cache_unlabeled, divergence_threshold: as in ``qsg_jax.fit``.
     tasks_per_batch: tasks per vmapped call; default as many as fit in about 512 MiB (at most
       ``CPU_TASKS_PER_BATCH`` on CPU, where larger batches ran slower per task).
     progress: optional callable(dict) after each batch, with "tasks_done", "num_tasks".
 
   Returns:
-    ``qsg_jax.baselines.CVResult``: ``best`` holds floats lam, sigma, gamma, eta0 for
-    ``qsg_jax.fit(x_l, y_l, x_u, **best, ...)``; ``scores`` is [n_lam, n_sigma, n_gamma, n_eta0,
+    ``qsg_jax.cv.CVResult``: ``best`` holds floats lam, sigma, gamma, step_size for
+    ``qsg_jax.fit(x_l, y_l, x_u, **best, ...)``; ``scores`` is [n_lam, n_sigma, n_gamma, n_step,
     k-1] (fold means), ``fold_scores`` [..., F, k-1]; NaN marks diverged tasks (every split) and
     held-out folds lacking one side of a split. The best point maximizes the mean over splits of
     the fold-mean AUC among points that diverged on no fold.
@@ -223,16 +187,15 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid=None, quick=F
     x_u = np.zeros((1, x_l.shape[1]), np.float32)   # never weighted: every (1 - gamma) is 0
   else:
     x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
-  folds = baseline_cv.stratified_folds(y_l, num_folds, seed)
-  train, valid = fold_training_sets(folds, y_l)
-  config = training.make_config(k, num_steps, chunk_size=chunk_size, block_group=block_group,
-                                num_frequencies=int(num_frequencies),
-                                labeled_batch_size=labeled_batch_size,
-                                unlabeled_batch_size=int(unlabeled_batch_size), loss=loss,
-                                step_size=step_size)
+  folds = cv_lib.stratified_folds(y_l, num_folds, seed)
+  train, valid = cv_lib.fold_training_sets(folds, y_l)
+  config = engine.make_config(k, num_steps, chunk_size=chunk_size, block_group=block_group,
+                              num_frequencies=num_frequencies,
+                              labeled_batch_size=labeled_batch_size,
+                              unlabeled_batch_size=unlabeled_batch_size, loss=loss)
   if cache_unlabeled is None:
     cache_unlabeled = engine.use_unlabeled_cache(x_u.shape[0], config)
-  config = config._replace(cache_unlabeled=bool(cache_unlabeled))
+  config = config.replace(cache_unlabeled=cache_unlabeled)
 
   points = list(itertools.product(*(range(grid[name].size) for name in GRID_KEYS)))
   tasks = [(p, f) for p in points for f in range(num_folds)]
@@ -244,9 +207,9 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid=None, quick=F
   value = lambda name, i: np.array([grid[name][p[i]] for p, _ in padded], np.float32)
   hyper = engine.Hyperparams(
       sigma=value("sigma", 1), lam=value("lam", 0),
-      gamma=np.repeat(value("gamma", 2)[:, None], k - 1, axis=1), eta0=value("eta0", 3))
+      gamma=np.repeat(value("gamma", 2)[:, None], k - 1, axis=1), eta0=value("step_size", 3))
   fold_of = np.array([f for _, f in padded])
-  key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
+  key = validation.check_key(key)
   args = (jnp.asarray(x_l), jnp.asarray(y_l), jnp.asarray(x_u))
   aucs = np.empty((len(padded), k - 1))
   diverged = np.empty(len(padded), bool)
@@ -255,22 +218,22 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid=None, quick=F
     out, bad = _task_aucs(key, *args, jnp.asarray(train[fold_of[part]]),
                         jnp.asarray(valid[fold_of[part]]),
                         jax.tree.map(lambda a: jnp.asarray(a[part]), hyper), config,
-                        config.num_steps // config.chunk_size, float(divergence_threshold))
+                        float(divergence_threshold))
     aucs[part], diverged[part] = np.asarray(out), np.asarray(bad)
     if progress is not None:
       progress({"tasks_done": min(start + batch, len(tasks)), "num_tasks": len(tasks)})
 
   shape = tuple(grid[name].size for name in GRID_KEYS)
   fold_scores = aucs[:len(tasks)].reshape(*shape, num_folds, k - 1)
-  scores = _mean_over_last(np.moveaxis(fold_scores, -2, -1))        # [*grid, k-1]
+  scores = cv_lib.nanmean(np.moveaxis(fold_scores, -2, -1))        # [*grid, k-1]
   # A point whose training diverged on any fold is never chosen (``fit`` would refuse it).
   unstable = diverged[:len(tasks)].reshape(*shape, num_folds).any(axis=-1)
-  target = np.where(unstable, np.nan, _mean_over_last(scores))       # [*grid]
+  target = np.where(unstable, np.nan, cv_lib.nanmean(scores))       # [*grid]
   if not np.isfinite(target).any():
     raise ValueError(
         "every grid point diverged (non-finite or exploding scores) or held-out folds lack one "
-        "side of every split: lower eta0 or raise lam in the grid, or use fewer folds.")
+        "side of every split: lower the step size or raise lam in the grid, or use fewer folds.")
   index = np.unravel_index(np.argmax(np.where(np.isfinite(target), target, -np.inf)),
                            target.shape)
   best = {name: float(grid[name][i]) for name, i in zip(GRID_KEYS, index)}
-  return baseline_cv.CVResult(best, float(target[index]), scores, fold_scores, grid)
+  return cv_lib.CVResult(best, float(target[index]), scores, fold_scores, grid)

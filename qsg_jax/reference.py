@@ -43,18 +43,16 @@ def predict_literal(feature_key, alphas, num_blocks, x, num_frequencies, sigma):
 def _new_coefficients(loss, f_l, f_u, phi_l, phi_u, pos_w, neg_w, gamma):
   """sum_j of Eq. (13)'s bracket (before -eta / (k-1)), term by term in feature space."""
   num_u = f_u.shape[0]
+  d = losses.subproblem_derivatives(loss, f_l, f_u)    # l1, l2 [a, b]; l3, l4 [a, u]; l5, l6 [u, b]
   total = jnp.zeros(phi_l.shape[1], phi_l.dtype)
   for j in range(pos_w.shape[0]):
     p, n = pos_w[j], neg_w[j]
-    l1, l2 = losses.pairwise_loss_grads(loss, f_l[:, None], f_l[None, :])   # [a, b]
-    l3, l4 = losses.pairwise_loss_grads(loss, f_l[:, None], f_u[None, :])   # [a, u]
-    l5, l6 = losses.pairwise_loss_grads(loss, f_u[:, None], f_l[None, :])   # [u, b]
-    pn = (jnp.einsum("ab,a,b,af->f", l1, p, n, phi_l)
-          + jnp.einsum("ab,a,b,bf->f", l2, p, n, phi_l))
-    pu = (jnp.einsum("au,a,af->f", l3, p, phi_l)
-          + jnp.einsum("au,a,uf->f", l4, p, phi_u)) / num_u
-    nu = (jnp.einsum("ub,b,uf->f", l5, n, phi_u)
-          + jnp.einsum("ub,b,bf->f", l6, n, phi_l)) / num_u
+    pn = (jnp.einsum("ab,a,b,af->f", d.l1, p, n, phi_l)
+          + jnp.einsum("ab,a,b,bf->f", d.l2, p, n, phi_l))
+    pu = (jnp.einsum("au,a,af->f", d.l3, p, phi_l)
+          + jnp.einsum("au,a,uf->f", d.l4, p, phi_u)) / num_u
+    nu = (jnp.einsum("ub,b,uf->f", d.l5, n, phi_u)
+          + jnp.einsum("ub,b,bf->f", d.l6, n, phi_l)) / num_u
     total = total + gamma[j] * pn + (1.0 - gamma[j]) * (pu + nu)
   return total
 

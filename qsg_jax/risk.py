@@ -97,17 +97,12 @@ def subproblem_score_grads(loss, f_l, f_u, pos_w, neg_w, gamma, axis_name=None):
     (g_l [S], g_u [B]).
   """
   num_u = _unlabeled_total(f_u.shape[0], axis_name)
-  # The six derivatives of Eq. (10) on every pair of the mini-batch. Rows index labeled slots:
-  # l1, l2 on (slot a as positive, slot b as negative) [S, S]; l3, l4 on (slot a, unlabeled u)
-  # [S, B]; l5, l6 on (unlabeled u, slot b as negative), stored [S, B] as [b, u].
-  l1, l2 = losses_lib.pairwise_loss_grads(loss, f_l[:, None], f_l[None, :])
-  l3, l4 = losses_lib.pairwise_loss_grads(loss, f_l[:, None], f_u[None, :])
-  l5, l6 = losses_lib.pairwise_loss_grads(loss, f_u[None, :], f_l[:, None])
-  g_pn = pos_w * (l1 @ neg_w) + neg_w * (pos_w @ l2)
-  mean_l3 = _unlabeled_total(jnp.sum(l3, axis=1), axis_name) / num_u
-  mean_l6 = _unlabeled_total(jnp.sum(l6, axis=1), axis_name) / num_u
+  d = losses_lib.subproblem_derivatives(loss, f_l, f_u)                 # Eq. (10)
+  g_pn = pos_w * (d.l1 @ neg_w) + neg_w * (pos_w @ d.l2)
+  mean_l3 = _unlabeled_total(jnp.sum(d.l3, axis=1), axis_name) / num_u
+  mean_l6 = _unlabeled_total(jnp.sum(d.l6, axis=0), axis_name) / num_u
   g_l_unl = pos_w * mean_l3 + neg_w * mean_l6
-  g_u = (pos_w @ l4 + neg_w @ l5) / num_u
+  g_u = (pos_w @ d.l4 + d.l5 @ neg_w) / num_u
   return gamma * g_pn + (1.0 - gamma) * g_l_unl, (1.0 - gamma) * g_u
 
 

@@ -68,6 +68,17 @@ def strata(num_unlabeled, num_shards):
   return sizes, (np.cumsum(sizes) - sizes).astype(np.int32)
 
 
+def strata_sizes(num_unlabeled, num_shards):
+  """Sizes and offsets of the strata as int32 arrays; ``num_unlabeled`` may be traced.
+
+  The same layout as ``strata`` (sizes differ by at most one, the first ``n % D`` are larger).
+  """
+  n = jnp.asarray(num_unlabeled, jnp.int32)
+  s = jnp.arange(num_shards, dtype=jnp.int32)
+  base, extra = n // num_shards, n % num_shards
+  return base + (s < extra).astype(jnp.int32), s * base + jnp.minimum(s, extra)
+
+
 def sample_unlabeled(key, batch_size, num_unlabeled, num_shards=1, shard=None):
   """Unlabeled indices: batch_size / num_shards uniform draws from each stratum.
 
@@ -78,7 +89,7 @@ def sample_unlabeled(key, batch_size, num_unlabeled, num_shards=1, shard=None):
   Args:
     key: PRNG key of this step's unlabeled draw.
     batch_size: B, a multiple of num_shards.
-    num_unlabeled: n_u (static int).
+    num_unlabeled: n_u (int32 scalar, may be traced).
     num_shards: number of strata D (static int).
     shard: None for all strata (global indices), or a (traced) stratum index for that stratum
       only, as local indices into it.
@@ -87,12 +98,11 @@ def sample_unlabeled(key, batch_size, num_unlabeled, num_shards=1, shard=None):
     [B] global indices, or [B / D] local indices of stratum ``shard``.
   """
   per_shard = batch_size // num_shards
-  sizes, offsets = strata(num_unlabeled, num_shards)
+  sizes, offsets = strata_sizes(num_unlabeled, num_shards)
   if shard is not None:
-    return jax.random.randint(jax.random.fold_in(key, shard), (per_shard,), 0,
-                              jnp.asarray(sizes)[shard])
-  draws = [jax.random.randint(jax.random.fold_in(key, s), (per_shard,), 0, int(sizes[s]))
-           + int(offsets[s]) for s in range(num_shards)]
+    return jax.random.randint(jax.random.fold_in(key, shard), (per_shard,), 0, sizes[shard])
+  draws = [jax.random.randint(jax.random.fold_in(key, s), (per_shard,), 0, sizes[s])
+           + offsets[s] for s in range(num_shards)]
   return jnp.concatenate(draws)
 
 
@@ -109,7 +119,7 @@ def sample_step(key, step, index: ClassIndex, labeled_batch_size: Optional[int],
     index: ``ClassIndex`` of the labeled set.
     labeled_batch_size: b points per class, or None to use every labeled point.
     unlabeled_batch_size: B.
-    num_unlabeled: n_u (static int, > 0).
+    num_unlabeled: n_u (int32 scalar, may be traced, > 0).
     num_shards: strata of the unlabeled set (see ``sample_unlabeled``).
     shard: None, or the stratum whose local indices to return.
 

@@ -1,6 +1,6 @@
 """``fit``: the checked entry point of QS3ORAO / QSG-S2AUC, with progress and divergence checks.
 
-``qsg_jax.engine.train`` is the pure jittable core; this module validates user data once, picks
+``qsg_jax.engine`` is the pure jittable core; this module validates user data once, picks
 chunk sizes, runs the core in a few segments (reporting progress between them), detects
 divergence, and fits the ordinal thresholds.
 """
@@ -12,13 +12,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import _validation as validation
+from qsg_jax import defaults
 from qsg_jax import engine
 from qsg_jax import thresholds as thresholds_lib
-from qsg_jax import validation
-
-
-class DivergenceError(FloatingPointError):
-  """Training produced non-finite or exploding scores; the message says when and what to change."""
+from qsg_jax.errors import DivergenceError
 
 
 class FitResult(NamedTuple):
@@ -30,23 +28,11 @@ class FitResult(NamedTuple):
   num_features: int          # d, checked at prediction time.
 
 
-def _largest_divisor_at_most(n, cap):
-  return max(c for c in range(1, min(n, max(cap, 1)) + 1) if n % c == 0)
-
-
-def make_config(num_classes, num_steps, *, chunk_size=32, block_group=8, **kwargs):
-  """``EngineConfig`` with chunk and group sizes adjusted to divide ``num_steps`` (same results)."""
-  if int(num_steps) < 1:
-    raise ValueError(f"num_steps must be >= 1; received {num_steps}.")
-  chunk = _largest_divisor_at_most(num_steps, chunk_size)
-  group = _largest_divisor_at_most(chunk, block_group)
-  return engine.EngineConfig(num_classes=num_classes, num_steps=int(num_steps), chunk_size=chunk,
-                             block_group=group, **kwargs)
-
-
 def _num_shards(mesh, axis_name, num_shards):
   if mesh is None:
-    return int(num_shards or 1)
+    return 1 if num_shards is None else num_shards
+  if axis_name not in mesh.shape:
+    raise ValueError(f"mesh has no axis {axis_name!r}; its axes are {tuple(mesh.shape)}.")
   size = int(mesh.shape[axis_name])
   if num_shards not in (None, size):
     raise ValueError(f"num_shards={num_shards} differs from the size {size} of mesh axis "
@@ -54,11 +40,16 @@ def _num_shards(mesh, axis_name, num_shards):
   return size
 
 
-# Max |f| on the labeled points above which a run counts as diverged. With the squared pairwise
-# loss (target margin 1) converging runs stay near 1-3 (sgemm, ijcnn1, cod-rna, skin at stable
-# settings); unstable ones on skin (eta0 = 3, sigma = 1) peaked at 116-11,000 and ended at AUC
-# 0.53-0.88, some still under the former bound 1e4 and so unreported.
-DIVERGENCE_THRESHOLD = 50.0
+def step_size_parts(step_size: engine.ScalarOrSchedule):
+  """(schedule, eta0) of a ``ScalarOrSchedule``: (callable, None) or (None, float > 0)."""
+  if callable(step_size):
+    return step_size, None
+  try:
+    eta0 = float(step_size)
+  except (TypeError, ValueError):
+    raise TypeError(f"step_size must be a number (eta0 of eta0 / (1 + eta0 lam t)) or a schedule "
+                    f"callable step -> eta (optax schedules work); received {step_size!r}.") from None
+  return None, validation.check_positive("step_size", eta0)
 
 
 def check_divergence(metrics, threshold):
@@ -71,35 +62,40 @@ def check_divergence(metrics, threshold):
     what = "non-finite" if not np.isfinite(score[t]) else f"{score[t]:.3g} (> {threshold:g})"
     raise DivergenceError(
         f"training diverged at iteration {t}: max |f| on the labeled points was {what} with step "
-        f"size eta={eta:.3g}. Lower the step size (eta0, or your schedule) by a factor 3-10, or "
-        "increase lam; scores of a converging run stay of order 1 with the squared loss.")
+        f"size eta={eta:.3g}. Lower the step size (step_size, or your schedule) by a factor 3-10, "
+        "or increase lam; scores of a converging run stay of order 1 with the squared loss.")
 
 
-def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigma=1.0, lam=1e-3,
-        gamma=0.5, eta0=1.0, num_steps=1024, num_frequencies=32, labeled_batch_size=None,
-        unlabeled_batch_size=128, loss="squared", step_size: Optional[Callable] = None,
-        chunk_size=32, block_group=8, threshold_surrogate="hinge",
-        divergence_threshold=DIVERGENCE_THRESHOLD,
-        progress: Optional[Callable] = None, num_segments=8, mesh=None, axis_name="data",
-        num_shards=None, cache_unlabeled=None):
+def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[int] = None,
+        sigma: float = defaults.SIGMA, lam: float = defaults.LAM, gamma=defaults.GAMMA,
+        step_size: engine.ScalarOrSchedule = defaults.STEP_SIZE,
+        num_steps: int = defaults.NUM_STEPS, num_frequencies: int = defaults.NUM_FREQUENCIES,
+        labeled_batch_size: Optional[int] = defaults.LABELED_BATCH_SIZE,
+        unlabeled_batch_size: int = defaults.UNLABELED_BATCH_SIZE, loss=defaults.LOSS,
+        chunk_size: int = defaults.CHUNK_SIZE, block_group: int = defaults.BLOCK_GROUP,
+        threshold_surrogate: str = "hinge",
+        divergence_threshold: float = defaults.DIVERGENCE_THRESHOLD,
+        progress: Optional[Callable[[dict], None]] = None, num_segments: int = 8,
+        mesh: Optional[jax.sharding.Mesh] = None, axis_name: str = "data",
+        num_shards: Optional[int] = None, cache_unlabeled: Optional[bool] = None) -> FitResult:
   """Trains QS3ORAO (k ordered classes) or QSG-S2AUC (k = 2) and fits the thresholds.
 
   Args:
     x_labeled: [n_l, d] labeled points (preprocessed, e.g. min-max scaled).
-    y_labeled: [n_l] int classes 0..k-1, every class present (binary: 1 = positive).
+    y_labeled: [n_l] int classes 0..k-1, every class present (binary: 1 = positive, 0 = negative).
     x_unlabeled: [n_u, d] unlabeled points; may be None/empty only if every gamma is 1.
     key: PRNG key or int seed.
     num_classes: k; default max(y_labeled) + 1.
     sigma: Gaussian kernel parameter, k(x, x') = exp(-sigma ||x - x'||^2).
     lam: regularization lambda.
     gamma: scalar or [k-1] trade-off: 1 = labeled pairs only (supervised), 0 = PU + NU only.
-    eta0: initial step of the default schedule eta_t = eta0 / (1 + eta0 lam t).
+    step_size: a number eta0 for the default schedule eta_t = eta0 / (1 + eta0 lam t), or a
+      schedule callable step -> eta (optax schedules work), as optax's ``ScalarOrSchedule``.
     num_steps: T iterations (= feature blocks).
     num_frequencies: m frequencies per block.
     labeled_batch_size: per-class mini-batch size, or None for every labeled point each step.
     unlabeled_batch_size: unlabeled points per step.
     loss: pairwise loss ("squared", "hinge", "logistic").
-    step_size: optional schedule callable(step) -> eta overriding eta0 (optax schedules work).
     chunk_size: iterations whose samples are drawn up front (speed only).
     block_group: feature blocks per matrix product (speed only).
     threshold_surrogate: "hinge" or "squared_hinge" for ``qsg_jax.fit_thresholds``.
@@ -119,7 +115,7 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
     ``FitResult``.
 
   Raises:
-    ValueError: bad inputs (message says which and how to fix).
+    ValueError, TypeError: bad inputs (the message says which and how to fix it).
     DivergenceError: scores became non-finite or exploded.
   """
   x_l = validation.check_points("x_labeled", x_labeled)
@@ -133,37 +129,41 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
     x_u = np.zeros((1, x_l.shape[1]), np.float32)   # never weighted: all (1 - gamma) are 0
   else:
     x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
+  schedule, eta0 = step_size_parts(step_size)
   hyper = engine.Hyperparams(
       sigma=jnp.float32(validation.check_positive("sigma", sigma)),
       lam=jnp.float32(validation.check_positive("lam", lam, allow_zero=True)),
       gamma=jnp.asarray(gamma),
-      eta0=jnp.float32(validation.check_positive("eta0", eta0)))
+      eta0=None if eta0 is None else jnp.float32(eta0))
   validation.check_phase_range("x_labeled", x_l, float(hyper.sigma))
   validation.check_phase_range("x_unlabeled", x_u, float(hyper.sigma))
-  config = make_config(k, num_steps, chunk_size=chunk_size, block_group=block_group,
-                       num_frequencies=int(num_frequencies),
-                       labeled_batch_size=labeled_batch_size,
-                       unlabeled_batch_size=int(unlabeled_batch_size), loss=loss,
-                       step_size=step_size,
-                       num_shards=_num_shards(mesh, axis_name, num_shards))
+  config = engine.make_config(k, num_steps, chunk_size=chunk_size, block_group=block_group,
+                              num_frequencies=num_frequencies,
+                              labeled_batch_size=labeled_batch_size,
+                              unlabeled_batch_size=unlabeled_batch_size, loss=loss,
+                              schedule=schedule,
+                              num_shards=_num_shards(mesh, axis_name, num_shards))
   if cache_unlabeled is None:
     cache_unlabeled = engine.use_unlabeled_cache(x_u.shape[0], config)
-  config = config._replace(cache_unlabeled=bool(cache_unlabeled))
-  key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
+  config = config.replace(cache_unlabeled=cache_unlabeled)
+  divergence_threshold = validation.check_positive("divergence_threshold", divergence_threshold)
+  key = validation.check_key(key)
   data = engine.TrainData(jnp.asarray(x_l), jnp.asarray(y_l), jnp.asarray(x_u))
   if mesh is not None:
     data = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled, config.num_shards))
 
-  total_chunks = config.num_steps // config.chunk_size
-  per_segment = _largest_divisor_at_most(total_chunks, math.ceil(total_chunks / num_segments))
-  state = engine.init(key, data, config)
+  chunks = config.num_steps // config.chunk_size
+  segments = validation.check_count("num_segments", num_segments)
+  per_segment = config.chunk_size * max(
+      c for c in range(1, chunks + 1) if chunks % c == 0 and c <= math.ceil(chunks / segments))
+  state = engine.init(key, data, config, num_unlabeled=x_u.shape[0])
   if mesh is None:
     run = lambda state: engine.train(state, data, hyper, config, per_segment)
   else:
     run = lambda state: engine.train_sharded(state, data, hyper, config, per_segment, mesh,
-                                             x_u.shape[0], axis_name)
+                                             axis_name)
   collected = []
-  for _ in range(total_chunks // per_segment):
+  for _ in range(config.num_steps // per_segment):
     state, metrics = run(state)
     collected.append(jax.device_get(metrics))
     if progress is not None:
@@ -175,7 +175,8 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes=None, sigm
   return FitResult(engine.model_of(state, hyper), b, state, metrics, config, x_l.shape[1])
 
 
-def decision_function(result: FitResult, x, mesh=None, axis_name="data"):
+def decision_function(result: FitResult, x, mesh: Optional[jax.sharding.Mesh] = None,
+                      axis_name: str = "data") -> np.ndarray:
   """Ranking scores f(x) of a fitted model, checking x first.
 
   Args:
@@ -187,17 +188,21 @@ def decision_function(result: FitResult, x, mesh=None, axis_name="data"):
   Returns:
     [n] NumPy float32 scores.
   """
+  if not isinstance(result, FitResult):
+    raise TypeError(f"result must be the FitResult of qsg_jax.fit; received "
+                    f"{type(result).__name__}. For a bare engine.Model use "
+                    "qsg_jax.engine.model_scores(model, x).")
   x = validation.check_points("x", x, dim=result.num_features)
   validation.check_phase_range("x", x, float(result.model.sigma))
   x = jnp.asarray(x)
   cfg = result.config
   if mesh is None:
-    return np.asarray(engine.predict(result.model, x, cfg.block_group, cfg.predict_chunk))
-  return np.asarray(engine.predict_sharded(result.model, x, mesh, axis_name, cfg.block_group,
-                                           cfg.predict_chunk))
+    return np.asarray(engine.model_scores(result.model, x, cfg.block_group, cfg.predict_chunk))
+  return np.asarray(engine.model_scores_sharded(result.model, x, mesh, axis_name,
+                                                cfg.block_group, cfg.predict_chunk))
 
 
-def predict(result: FitResult, x):
-  """Predicted ordinal classes 0..k-1 (number of thresholds below f(x))."""
+def predict(result: FitResult, x) -> np.ndarray:
+  """Predicted ordinal classes 0..k-1 (number of thresholds below f(x)): [n] int32."""
   scores = decision_function(result, x)
   return np.asarray(thresholds_lib.predict_classes(jnp.asarray(scores), result.thresholds))

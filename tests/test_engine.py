@@ -19,12 +19,13 @@ def _data(k=3, n_l=40, n_u=300, d=4, seed=0):
 
 def _hyper(k, sigma=0.5, lam=0.01, gamma=0.5, eta0=1.0):
   return engine.Hyperparams(jnp.float32(sigma), jnp.float32(lam),
-                            jnp.full(k - 1, gamma, jnp.float32), jnp.float32(eta0))
+                            jnp.full(k - 1, gamma, jnp.float32),
+                            None if eta0 is None else jnp.float32(eta0))
 
 
 def _run(key, data, hyper, config):
   state = engine.init(key, data, config)
-  return engine.train(state, data, hyper, config, config.num_steps // config.chunk_size)
+  return engine.train(state, data, hyper, config, config.num_steps)
 
 
 CASES = {
@@ -56,7 +57,8 @@ def test_engine_equals_literal_algorithm(case, key):
                                         hyper.sigma)
   np.testing.assert_allclose(state.f_labeled, f_literal, rtol=1e-4, atol=1e-5)
   model = engine.model_of(state, hyper)
-  np.testing.assert_allclose(engine.predict(model, data.x_labeled, block_group=4, predict_chunk=7),
+  np.testing.assert_allclose(engine.model_scores(model, data.x_labeled, block_group=4,
+                                                 predict_chunk=7),
                              f_literal, rtol=1e-4, atol=1e-5)
 
 
@@ -66,12 +68,12 @@ def test_running_scale_is_exact_for_extreme_decays(schedule, key):
   k = 2
   data = _data(k)
   if schedule == "decay_hits_zero":
-    hyper, step_size = _hyper(k, lam=1.0, eta0=1.0), None      # eta_0 lam = 1
+    hyper, schedule = _hyper(k, lam=1.0, eta0=1.0), None      # eta_0 lam = 1
   else:
-    hyper, step_size = _hyper(k, lam=0.5), lambda t: 3.0 / (t + 1.0)   # theta lam = 1.5
+    hyper, schedule = _hyper(k, lam=0.5, eta0=None), lambda t: 3.0 / (t + 1.0)   # theta lam = 1.5
   config = engine.EngineConfig(num_classes=k, num_steps=24, num_frequencies=4,
                                unlabeled_batch_size=8, chunk_size=6, block_group=3,
-                               step_size=step_size, cache_unlabeled=schedule == "negative_decay")
+                               schedule=schedule, cache_unlabeled=schedule == "negative_decay")
   state, _ = _run(key, data, hyper, config)
   alphas = reference.reference_fit(key, data, hyper, config)
   np.testing.assert_allclose(state.scale * state.coef, alphas, rtol=2e-4, atol=2e-6)
@@ -84,15 +86,15 @@ def test_same_key_same_result_and_no_recompile(key):
   config = engine.EngineConfig(num_classes=3, num_steps=16, num_frequencies=4,
                                unlabeled_batch_size=8, chunk_size=8, block_group=4)
   first, _ = _run(key, data, hyper, config)
-  compiled = engine.train._cache_size()
+  compiled = engine.loop._train_jit._cache_size()  # pylint: disable=protected-access
   # Same shapes, new values (hyper-parameters are traced, not static): no new compilation.
   second, _ = _run(key, data, _hyper(3, sigma=0.5), config)
-  assert engine.train._cache_size() == compiled
+  assert engine.loop._train_jit._cache_size() == compiled  # pylint: disable=protected-access
   np.testing.assert_array_equal(first.coef, second.coef)
   other, _ = _run(jax.random.key(7), data, hyper, config)
   assert not np.allclose(first.coef, other.coef)
   _run(key, data, _hyper(3, sigma=0.9, lam=0.1), config)
-  assert engine.train._cache_size() == compiled
+  assert engine.loop._train_jit._cache_size() == compiled  # pylint: disable=protected-access
 
 
 def test_vmap_over_keys_equals_separate_runs():
@@ -102,7 +104,7 @@ def test_vmap_over_keys_equals_separate_runs():
                                unlabeled_batch_size=8, chunk_size=8, block_group=4)
   keys = jax.random.split(jax.random.key(3), 2)
   states = jax.vmap(lambda k: engine.init(k, data, config))(keys)
-  batched, _ = jax.vmap(lambda s: engine.train(s, data, hyper, config, 2))(states)
+  batched, _ = jax.vmap(lambda s: engine.train(s, data, hyper, config, 16))(states)
   for i in range(2):
     single, _ = _run(keys[i], data, hyper, config)
     np.testing.assert_allclose(batched.coef[i], single.coef, rtol=1e-5, atol=1e-7)
@@ -117,3 +119,92 @@ def test_jit_equals_no_jit(key):
   with jax.disable_jit():
     eager, _ = _run(key, data, hyper, config)
   np.testing.assert_allclose(jitted.coef, eager.coef, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("changes, error, match", [
+    (dict(chunk_size=5), ValueError, "chunk_size=5 must divide num_steps=16"),
+    (dict(block_group=3), ValueError, "block_group=3 must divide chunk_size=8"),
+    (dict(unlabeled_batch_size=6, num_shards=4), ValueError, "multiple of num_shards=4"),
+    (dict(num_frequencies=0), ValueError, "num_frequencies must be >= 1; received 0"),
+    (dict(labeled_batch_size=0), ValueError, "labeled_batch_size must be >= 1"),
+    (dict(unlabeled_batch_size=-2), ValueError, "unlabeled_batch_size must be >= 1"),
+    (dict(num_classes=1), ValueError, "num_classes must be >= 2"),
+    (dict(num_steps=16.0), TypeError, "num_steps must be an integer"),
+    (dict(loss="cubic"), ValueError, "unknown pairwise loss 'cubic'"),
+    (dict(schedule=0.1), TypeError, "schedule must be a callable"),
+])
+def test_invalid_config_is_refused_where_it_is_built(changes, error, match):
+  args = dict(num_classes=3, num_steps=16, unlabeled_batch_size=8, chunk_size=8, block_group=4)
+  with pytest.raises(error, match=match):
+    engine.EngineConfig(**dict(args, **changes))
+  valid = engine.EngineConfig(**args)
+  with pytest.raises(error, match=match):
+    valid.replace(**changes)
+
+
+def test_train_refuses_step_counts_that_break_algorithm_1(key):
+  data = _data(3)
+  config = engine.EngineConfig(num_classes=3, num_steps=16, num_frequencies=4,
+                               unlabeled_batch_size=8, chunk_size=8, block_group=4)
+  state = engine.init(key, data, config)
+  with pytest.raises(ValueError, match="positive multiple of config.chunk_size=8"):
+    engine.train(state, data, _hyper(3), config, 12)
+  with pytest.raises(ValueError, match="at most config.num_steps=16"):
+    engine.train(state, data, _hyper(3), config, 24)
+  state, _ = engine.train(state, data, _hyper(3), config, 8)
+  state, _ = engine.train(state, data, _hyper(3), config, 8)
+  with pytest.raises(ValueError, match="has done 16 of config.num_steps=16 steps"):
+    engine.train(state, data, _hyper(3), config, 8)
+  # A vmapped (traced) state cannot be checked up front: past the end it gets NaN, never a
+  # model with clipped rows.
+  states = jax.vmap(lambda s: s)(jax.tree.map(lambda a: a[None], state))
+  over, _ = jax.vmap(lambda s: engine.train(s, data, _hyper(3), config, 8))(states)
+  assert np.all(np.isnan(over.coef))
+
+
+def test_step_size_is_set_exactly_once(key):
+  data = _data(2)
+  config = engine.EngineConfig(num_classes=2, num_steps=8, num_frequencies=4,
+                               unlabeled_batch_size=8, chunk_size=8, block_group=4,
+                               schedule=lambda t: 0.1)
+  state = engine.init(key, data, config)
+  with pytest.raises(ValueError, match="both: Hyperparams.eta0 would be ignored"):
+    engine.train(state, data, _hyper(2), config, 8)
+  with pytest.raises(ValueError, match="neither"):
+    engine.train(state, data, _hyper(2, eta0=None), config.replace(schedule=None), 8)
+  constant, _ = engine.train(state, data, _hyper(2, eta0=None), config, 8)
+  alphas = reference.reference_fit(key, data, _hyper(2, eta0=None), config)
+  np.testing.assert_allclose(constant.scale * constant.coef, alphas, rtol=2e-4, atol=2e-6)
+
+
+def test_init_computes_what_the_update_needs(key):
+  from qsg_jax import risk, sampling  # pylint: disable=g-import-not-at-top
+  data = _data(4)
+  config = engine.EngineConfig(num_classes=4, num_steps=8, labeled_batch_size=3,
+                               unlabeled_batch_size=8, chunk_size=8, block_group=4)
+  state = engine.init(key, data, config)
+  slots = sampling.slot_classes(data.y_labeled, 4, 3)
+  pos_w, neg_w = risk.subproblem_weights(slots, jnp.bincount(data.y_labeled, length=4))
+  np.testing.assert_array_equal(state.pos_w, pos_w)
+  np.testing.assert_array_equal(state.neg_w, neg_w)
+  assert state.pos_w.shape == (3, 12) and int(state.num_unlabeled) == 300
+  np.testing.assert_array_equal(state.class_counts, np.bincount(data.y_labeled, minlength=4))
+
+
+def test_functional_gradient_is_jax_grad_of_the_risk_through_the_new_block(key):
+  """Eq. (13): the new block's gradient is d R(f + alpha . phi_i) / d alpha at alpha = 0."""
+  from qsg_jax import features, risk, update  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(4)
+  k, n_l, b, d, m = 3, 9, 5, 3, 4
+  y = jnp.asarray(np.arange(n_l) % k)
+  x_l, x_u = jnp.asarray(rng.random((n_l, d))), jnp.asarray(rng.random((b, d)))
+  f_l, f_u = jnp.asarray(rng.normal(size=n_l)), jnp.asarray(rng.normal(size=b))
+  pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=k))
+  gamma = jnp.array([0.3, 0.8])
+  omega = features.sample_frequencies(key, 2, m, d, 0.7)
+  phi_l, phi_u = features.fourier_features(x_l, omega), features.fourier_features(x_u, omega)
+  objective = lambda alpha: risk.minibatch_risk("squared", f_l + phi_l @ alpha, f_u + phi_u @ alpha,
+                                                pos_w, neg_w, gamma)
+  g_l, g_u = risk.score_grads("squared", f_l, f_u, pos_w, neg_w, gamma)
+  np.testing.assert_allclose(update.functional_gradient(g_l, phi_l, g_u, phi_u),
+                             jax.grad(objective)(jnp.zeros(2 * m)), rtol=1e-5, atol=1e-6)

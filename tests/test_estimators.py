@@ -20,7 +20,7 @@ def _data(n=600, seed=0):
 
 def test_ordinal_estimator_fits_predicts_and_scores():
   x, y, y_semi = _data()
-  model = estimators.QS3ORAO(sigma=2.0, eta0=2.0, num_steps=128, num_frequencies=16)
+  model = estimators.QS3ORAO(sigma=2.0, step_size=2.0, num_steps=128, num_frequencies=16)
   model.fit(x, y_semi)
   np.testing.assert_array_equal(model.classes_, [10, 20, 30])
   assert set(np.unique(model.predict(x))) <= {10, 20, 30}
@@ -35,7 +35,7 @@ def test_ordinal_estimator_fits_predicts_and_scores():
 def test_binary_estimator_and_errors():
   x, y, y_semi = _data()
   binary = np.where(y_semi == -1, -1, (y_semi > 10).astype(int))
-  model = estimators.QSGS2AUC(sigma=2.0, eta0=1.0, num_steps=64, num_frequencies=8).fit(x, binary)
+  model = estimators.QSGS2AUC(sigma=2.0, step_size=1.0, num_steps=64, num_frequencies=8).fit(x, binary)
   assert model.score(x, (y > 10).astype(int)) > 0.8
   with pytest.raises(ValueError, match="exactly 2 labeled classes"):
     estimators.QSGS2AUC(num_steps=8).fit(x, y_semi)

@@ -80,12 +80,17 @@ def test_squared_loss_closed_form():
 @pytest.mark.parametrize("name", ["squared", "hinge", "logistic"])
 def test_six_subproblem_derivatives_match_jax_grad(name):
   loss = losses.get_loss(name)
-  f_p, f_n, f_u = 0.3, -0.4, 0.1
-  six = losses.subproblem_derivatives(name, f_p, f_n, f_u)
-  g_pn = jax.grad(loss.value, argnums=(0, 1))(f_p, f_n)
-  g_pu = jax.grad(loss.value, argnums=(0, 1))(f_p, f_u)
-  g_un = jax.grad(loss.value, argnums=(0, 1))(f_u, f_n)
-  np.testing.assert_allclose(six, [*g_pn, *g_pu, *g_un], rtol=1e-6)
+  f_l = jnp.array([0.3, -0.4, 1.25])   # no pair on the hinge kink 1 - u + v = 0
+  f_u = jnp.array([0.15, -0.65])
+  d = losses.subproblem_derivatives(name, f_l, f_u)
+  assert [x.shape for x in d] == [(3, 3), (3, 3), (3, 2), (3, 2), (2, 3), (2, 3)]
+  grad = jax.grad(loss.value, argnums=(0, 1))
+  for a in range(3):
+    for b in range(3):
+      np.testing.assert_allclose([d.l1[a, b], d.l2[a, b]], grad(f_l[a], f_l[b]), rtol=1e-6)
+    for u in range(2):   # (positive a, unlabeled u) and (unlabeled u, negative a)
+      np.testing.assert_allclose([d.l3[a, u], d.l4[a, u]], grad(f_l[a], f_u[u]), rtol=1e-6)
+      np.testing.assert_allclose([d.l5[u, a], d.l6[u, a]], grad(f_u[u], f_l[a]), rtol=1e-6)
 
 
 def test_unknown_loss_error():

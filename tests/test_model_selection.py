@@ -29,15 +29,15 @@ _CV = dict(num_folds=3, seed=1, key=7, tasks_per_batch=5, **_SMALL)
 def test_vmapped_cv_equals_a_loop_of_fits_on_each_fold():
   """Task (point, fold) is qsg_jax.fit on that fold's training set with the shared key."""
   x_l, y_l, x_u = _ordinal()
-  grid = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 0.5], "eta0": [1.0, 1e4]}
+  grid = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 0.5], "step_size": [1.0, 1e4]}
   # 24 tasks in batches of 5: the last batch is padded, and all batches share one compilation.
   result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, **_CV)
-  folds = baselines.stratified_folds(y_l, 3, seed=1)
-  train, valid = model_selection.fold_training_sets(folds, y_l)
+  folds = qsg_jax.cv.stratified_folds(y_l, 3, seed=1)
+  train, valid = qsg_jax.cv.fold_training_sets(folds, y_l)
   for (i, lam), (g, gamma), f in itertools.product(enumerate(grid["lam"]),
                                                    enumerate(grid["gamma"]), range(3)):
     fitted = qsg_jax.fit(x_l[train[f]], y_l[train[f]], x_u, key=7, num_classes=3, lam=lam,
-                         sigma=0.5, gamma=gamma, eta0=1.0, **_SMALL)
+                         sigma=0.5, gamma=gamma, step_size=1.0, **_SMALL)
     scores = qsg_jax.decision_function(fitted, x_l)[valid[f]]   # one shape: one compilation
     expected = baselines.split_aucs(scores, y_l[valid[f]], 3)
     np.testing.assert_allclose(result.fold_scores[i, 0, g, 0, f], expected, atol=1e-6)
@@ -45,7 +45,7 @@ def test_vmapped_cv_equals_a_loop_of_fits_on_each_fold():
   assert np.isnan(result.fold_scores[:, :, :, 1]).all()
   with pytest.raises(qsg_jax.DivergenceError, match="diverged"):
     qsg_jax.fit(x_l[train[0]], y_l[train[0]], x_u, key=7, num_classes=3, lam=0.1, sigma=0.5,
-                gamma=0.5, eta0=1e4, **_SMALL)
+                gamma=0.5, step_size=1e4, **_SMALL)
   assert result.fold_scores.shape == (2, 1, 2, 2, 3, 2)
   np.testing.assert_allclose(result.scores[:, :, :, 0],
                              result.fold_scores[:, :, :, 0].mean(axis=-2), atol=1e-7)
@@ -53,13 +53,13 @@ def test_vmapped_cv_equals_a_loop_of_fits_on_each_fold():
   assert result.best_score == pytest.approx(mean.max())
   best = np.unravel_index(np.argmax(mean), mean.shape)
   assert result.best == {"lam": grid["lam"][best[0]], "sigma": 0.5,
-                         "gamma": grid["gamma"][best[2]], "eta0": 1.0}
+                         "gamma": grid["gamma"][best[2]], "step_size": 1.0}
 
 
 def test_fold_training_sets_have_equal_size_and_every_class():
   labels = np.array([0] * 7 + [1] * 11 + [2] * 5)
-  folds = baselines.stratified_folds(labels, 4, seed=3)
-  train, valid = model_selection.fold_training_sets(folds, labels)
+  folds = qsg_jax.cv.stratified_folds(labels, 4, seed=3)
+  train, valid = qsg_jax.cv.fold_training_sets(folds, labels)
   sizes = np.bincount(folds)
   assert train.shape == (4, labels.size - sizes.max())
   for f in range(4):
@@ -68,18 +68,18 @@ def test_fold_training_sets_have_equal_size_and_every_class():
     assert set(labels[train[f]]) == {0, 1, 2}
     np.testing.assert_array_equal(valid[f], folds == f)
   # The docstring example: the surplus point of fold 1 comes from the larger class (1).
-  train, _ = model_selection.fold_training_sets(np.array([0, 1, 0, 1, 0]),
+  train, _ = qsg_jax.cv.fold_training_sets(np.array([0, 1, 0, 1, 0]),
                                                 np.array([0, 0, 1, 1, 1]))
   np.testing.assert_array_equal(train, [[1, 3], [0, 2]])
 
 
 def test_all_diverging_is_an_error_and_same_shapes_do_not_recompile():
   x_l, y_l, x_u = _ordinal()
-  grid = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 0.5], "eta0": [1.0]}
+  grid = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 0.5], "step_size": [1.0]}
   model_selection.cross_validate(x_l, y_l, x_u, grid=grid, **_CV)
   compiled = model_selection._task_aucs._cache_size()  # pylint: disable=protected-access
   with pytest.raises(ValueError, match="every grid point diverged"):
-    model_selection.cross_validate(x_l, y_l, x_u, grid=dict(grid, eta0=[1e4]), **_CV)
+    model_selection.cross_validate(x_l, y_l, x_u, grid=dict(grid, step_size=[1e4]), **_CV)
   # Other hyper-parameter values in batches of the same shape reuse the compiled grid.
   assert model_selection._task_aucs._cache_size() == compiled  # pylint: disable=protected-access
 
@@ -90,8 +90,8 @@ def test_grids_follow_the_papers():
   np.testing.assert_allclose(grid["sigma"], 2.0 ** np.arange(-3, 4))
   np.testing.assert_allclose(grid["gamma"], np.linspace(0, 1, 11))
   assert tuple(grid) == model_selection.GRID_KEYS
-  quick = model_selection.quick_grid(eta0=2.0)
-  assert quick["eta0"].tolist() == [2.0] and quick["gamma"].tolist() == [0.0, 0.5, 1.0]
+  quick = model_selection.quick_grid(step_size=2.0)
+  assert quick["step_size"].tolist() == [2.0] and quick["gamma"].tolist() == [0.0, 0.5, 1.0]
 
 
 def test_cv_refuses_bad_requests():

@@ -12,7 +12,7 @@ import scipy.spatial.distance
 from qsg_jax import metrics
 from qsg_jax import online_pairwise as op
 from qsg_jax.online_pairwise import streaming
-from qsg_jax.training import DivergenceError
+from qsg_jax.errors import DivergenceError
 
 
 def _numpy_eq1(x, y, step_size):

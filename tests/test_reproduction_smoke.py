@@ -181,13 +181,13 @@ def test_rare_classes_merge_into_the_smaller_neighbour_and_pnu_grid_mirrors_gamm
   grid = auc_comparison.grid_for("M-PNU-AUC", args)
   np.testing.assert_allclose(grid["gamma"], [-1.0, -0.5, 0.0, 0.5, 1.0])
   assert set(auc_comparison.grid_for("SVOREX", args)) == {"c", "sigma"}
-  assert set(auc_comparison.grid_for("QS3ORAO", args)) == {"lam", "sigma", "gamma", "eta0"}
-  # eta0 is fixed at --eta0 unless --cv_eta0 lists values (strings, as absl's list flags give).
-  np.testing.assert_allclose(auc_comparison.grid_for("QSG-S2AUC", args)["eta0"], [3.0])
-  searched = dict(args, cv_eta0=["1", "3"])
-  np.testing.assert_allclose(auc_comparison.grid_for("QSG-S2AUC", searched)["eta0"], [1.0, 3.0])
+  assert set(auc_comparison.grid_for("QS3ORAO", args)) == {"lam", "sigma", "gamma", "step_size"}
+  # step_size is fixed at --step_size unless --cv_step_size lists values (strings, as absl's list flags give).
+  np.testing.assert_allclose(auc_comparison.grid_for("QSG-S2AUC", args)["step_size"], [3.0])
+  searched = dict(args, cv_step_size=["1", "3"])
+  np.testing.assert_allclose(auc_comparison.grid_for("QSG-S2AUC", searched)["step_size"], [1.0, 3.0])
   paper = auc_comparison.grid_for("QS3ORAO", dict(searched, cv_grid="paper"))
-  np.testing.assert_allclose(paper["eta0"], [1.0, 3.0])
+  np.testing.assert_allclose(paper["step_size"], [1.0, 3.0])
   assert paper["lam"].size == 7 and paper["gamma"].size == 11
 
 

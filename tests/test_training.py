@@ -21,7 +21,7 @@ def _ordinal(n=400, k=3, d=3, seed=0):
 def _small_fit(**kwargs):
   x, y = _ordinal()
   args = dict(num_steps=32, num_frequencies=8, unlabeled_batch_size=16, sigma=1.0, lam=1e-3,
-              eta0=1.0, chunk_size=16)
+              step_size=1.0, chunk_size=16)
   args.update(kwargs)
   return training.fit(x[:60], y[:60], x[60:], **args), x, y
 
@@ -29,7 +29,7 @@ def _small_fit(**kwargs):
 def test_fit_ranks_held_out_points_and_predicts_ordered_classes():
   x, y = _ordinal(n=1200)
   result = training.fit(x[:150], y[:150], x[150:], num_steps=256, num_frequencies=16,
-                        unlabeled_batch_size=32, sigma=2.0, lam=1e-3, eta0=2.0)
+                        unlabeled_batch_size=32, sigma=2.0, lam=1e-3, step_size=2.0)
   scores = qsg_jax.decision_function(result, x[150:])
   aucs = [skm.roc_auc_score(y[150:] > j, scores) for j in range(2)]
   assert min(aucs) > 0.85, aucs
@@ -63,20 +63,20 @@ def test_hinge_threshold_flat_minimum_is_the_middle_of_the_gap():
 
 
 def test_divergence_is_detected_and_reported():
-  with pytest.raises(training.DivergenceError, match=r"diverged at iteration \d+.*Lower the step"):
-    _small_fit(eta0=1e4, lam=1e-4, num_steps=64)
+  with pytest.raises(qsg_jax.DivergenceError, match=r"diverged at iteration \d+.*Lower the step"):
+    _small_fit(step_size=1e4, lam=1e-4, num_steps=64)
 
 
 def test_moderate_blow_up_is_reported_not_returned():
   # eta0 = 3 on this problem: scores climb to about 1e3 (a stable eta0 keeps them under 2), the
   # regime that ended silently at AUC 0.53-0.88 on skin under the former bound of 1e4.
-  relaxed, _, _ = _small_fit(eta0=3.0, num_steps=64, divergence_threshold=1e30)
+  relaxed, _, _ = _small_fit(step_size=3.0, num_steps=64, divergence_threshold=1e30)
   peak = float(np.max(relaxed.metrics["max_abs_score"]))
-  assert training.DIVERGENCE_THRESHOLD < peak < 1e4
-  stable, _, _ = _small_fit(eta0=1.0, num_steps=64)
+  assert qsg_jax.defaults.DIVERGENCE_THRESHOLD < peak < 1e4
+  stable, _, _ = _small_fit(step_size=1.0, num_steps=64)
   assert float(np.max(stable.metrics["max_abs_score"])) < 2.0
-  with pytest.raises(training.DivergenceError, match="Lower the step"):
-    _small_fit(eta0=3.0, num_steps=64)
+  with pytest.raises(qsg_jax.DivergenceError, match="Lower the step"):
+    _small_fit(step_size=3.0, num_steps=64)
 
 
 @pytest.mark.parametrize("mutate,pattern", [

@@ -9,14 +9,15 @@ and ``decision_function(model, x)`` ([m] scores, or [m, k-1] for the multi-class
 ``mean_split_auc(scores, labels, k)`` judges either form (ordinal paper, Eq. 2).
 """
 
-from qsg_jax.baselines.cross_validation import CVResult
+from qsg_jax.cv import CVResult
 from qsg_jax.baselines.cross_validation import FIT_FUNCTIONS
 from qsg_jax.baselines.cross_validation import cross_validate
 from qsg_jax.baselines.cross_validation import paper_grid
 from qsg_jax.baselines.cross_validation import quick_grid
-from qsg_jax.baselines.cross_validation import stratified_folds
+from qsg_jax.cv import stratified_folds
 from qsg_jax.baselines.exact_qsg import fit_exact_qsg
 from qsg_jax.baselines.kernel_expansion import KernelAUCModel
+from qsg_jax.baselines.kernel_expansion import check_kernel_memory
 from qsg_jax.baselines.kernel_expansion import required_bytes
 from qsg_jax.baselines.multiclass import fit_m_pnu_auc
 from qsg_jax.baselines.multiclass import fit_m_samult
@@ -37,6 +38,7 @@ __all__ = (
     "FIT_FUNCTIONS",
     "KernelAUCModel",
     "SvorexModel",
+    "check_kernel_memory",
     "cross_validate",
     "decision_function",
     "estimate_prior",

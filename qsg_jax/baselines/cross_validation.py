@@ -25,10 +25,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import cv as cv_lib
 from qsg_jax import kernels
 from qsg_jax import memory
 from qsg_jax import metrics
-from qsg_jax import validation
+from qsg_jax import _validation as validation
 from qsg_jax.baselines import kernel_expansion
 from qsg_jax.baselines import multiclass
 from qsg_jax.baselines import pairwise_risk
@@ -61,16 +62,6 @@ _KERNEL_METHODS = {
 }
 
 
-class CVResult(NamedTuple):
-  """Outcome of ``cross_validate``."""
-  best: dict               # keyword arguments for FIT_FUNCTIONS[method]: floats, or [k-1] arrays
-                           # when chosen per split.
-  best_score: float        # mean validation AUC of the chosen setting(s).
-  scores: np.ndarray       # [*grid shape, k-1] validation AUC per grid point and split (fold mean).
-  fold_scores: np.ndarray  # [*grid shape, num_folds, k-1].
-  grid: dict               # name -> 1-D array, in the axis order of ``scores``.
-
-
 def _check_method(method):
   if method not in FIT_FUNCTIONS:
     raise ValueError(f"unknown method {method!r}; expected one of {sorted(FIT_FUNCTIONS)}.")
@@ -94,40 +85,6 @@ def quick_grid(method):
   gammas = [-0.5, 0.0, 0.5] if method in ("pnu_auc", "m_pnu_auc") else [0.0, 0.5, 1.0]
   return {"lam": np.array([0.125, 1.0]), "sigma": np.array([0.5, 2.0]),
           "gamma": np.array(gammas)}
-
-
-def stratified_folds(labels, num_folds, seed=0):
-  """Fold index 0..F-1 of every labeled point; each class is shuffled and dealt in turn.
-
-  Args:
-    labels: [n] int labels.
-    num_folds: F >= 2, at most the size of the smallest class.
-    seed: int seed of the shuffle.
-
-  Returns:
-    [n] int fold ids; each fold holds every class and fold sizes differ by at most 1.
-  """
-  labels = np.asarray(labels)
-  counts = np.unique(labels, return_counts=True)[1]
-  if int(num_folds) < 2 or counts.min() < int(num_folds):
-    raise ValueError(f"num_folds must be >= 2 and at most the smallest labeled class size "
-                     f"{int(counts.min())} (class counts {counts.tolist()}); received "
-                     f"{num_folds}. Use fewer folds or label more points.")
-  rng = np.random.default_rng(seed)
-  folds = np.empty(labels.shape[0], np.int64)
-  dealt = 0
-  for c in np.unique(labels):
-    idx = rng.permutation(np.nonzero(labels == c)[0])
-    folds[idx] = (dealt + np.arange(idx.size)) % num_folds
-    dealt += idx.size
-  return folds
-
-
-def _nanmean(a, axis):
-  ok = np.isfinite(a)
-  count = ok.sum(axis=axis)
-  total = np.where(ok, a, 0.0).sum(axis=axis)
-  return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 def _checked_grid(method, grid):
@@ -287,7 +244,7 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], 2 if binary else num_classes)
   grid = _checked_grid(method, quick_grid(method) if grid is None and quick else
                        paper_grid(method) if grid is None else grid)
-  folds = stratified_folds(y_l, num_folds, seed)
+  folds = cv_lib.stratified_folds(y_l, num_folds, seed)
   if spec is None:
     fold_scores = _svorex_fold_scores(grid, x_l, y_l, folds, num_folds, k)
   else:
@@ -305,11 +262,11 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
       x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
     fold_scores = _kernel_fold_scores(method, grid, x_l, y_l, x_u, folds, num_folds, k, dtype,
                                       int(batch_bytes), memory_fraction, mode)
-  scores = _nanmean(fold_scores, axis=-2)                          # [*grid, k-1]
+  scores = cv_lib.nanmean(fold_scores, axis=-2)                          # [*grid, k-1]
   names = list(grid)
   choose_per_split = per_split and spec is not None and not spec.binary
   targets = [scores[..., j] for j in range(k - 1)] if choose_per_split else [
-      _nanmean(scores, axis=-1)]
+      cv_lib.nanmean(scores, axis=-1)]
   chosen, best_scores = [], []
   for target in targets:
     if not np.isfinite(target).any():
@@ -325,4 +282,4 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
   for axis, name in enumerate(names):
     values = [float(grid[name][index[axis]]) for index in chosen]
     best[name] = np.array(values) if choose_per_split else values[0]
-  return CVResult(best, float(np.mean(best_scores)), scores, fold_scores, grid)
+  return cv_lib.CVResult(best, float(np.mean(best_scores)), scores, fold_scores, grid)

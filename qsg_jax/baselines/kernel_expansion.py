@@ -26,7 +26,7 @@ import numpy as np
 
 from qsg_jax import kernels
 from qsg_jax import memory
-from qsg_jax import validation
+from qsg_jax import _validation as validation
 from qsg_jax.baselines import pairwise_risk
 
 # Bytes of one kernel block while scoring: chunks of x are sized to keep [chunk, n] under this.

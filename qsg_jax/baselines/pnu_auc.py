@@ -31,7 +31,7 @@ returns the stationary point, which cross-validation judges like any other grid 
 import jax.numpy as jnp
 import numpy as np
 
-from qsg_jax import validation
+from qsg_jax import _validation as validation
 from qsg_jax.baselines import kernel_expansion
 from qsg_jax.baselines import pairwise_risk
 

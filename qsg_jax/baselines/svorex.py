@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from skordinal.classifiers import SVOR
 
-from qsg_jax import validation
+from qsg_jax import _validation as validation
 
 # Rows per call into the C predictor (it converts its input to Python lists).
 PREDICT_CHUNK = 16384

@@ -23,9 +23,9 @@ from qsg_jax.data.dataset import Dataset
 from qsg_jax.data.dataset import check_finite
 from qsg_jax.data.dataset import make_dataset
 from qsg_jax.data.download import DEFAULT_BASE_URLS
-from qsg_jax.data.download import DownloadError
-from qsg_jax.data.files import ChecksumError
-from qsg_jax.data.files import DataNotFoundError
+from qsg_jax.errors import ChecksumError
+from qsg_jax.errors import DataNotFoundError
+from qsg_jax.errors import DownloadError
 from qsg_jax.data.files import user_cache_dir
 from qsg_jax.data.preprocessing import Split
 from qsg_jax.data.preprocessing import discretize_equal_frequency

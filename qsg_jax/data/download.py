@@ -22,6 +22,7 @@ import zipfile
 import zlib
 
 from qsg_jax.data import files
+from qsg_jax.errors import DownloadError
 
 DEFAULT_BASE_URLS = {
     "uci": "https://archive.ics.uci.edu/",
@@ -33,10 +34,6 @@ _CHUNK = 1 << 20
 _TIMEOUT_S = 60
 # What a broken transfer or a damaged container raises while it is read.
 _TRANSFER_ERRORS = (EOFError, OSError, zlib.error, zipfile.BadZipFile, http.client.HTTPException)
-
-
-class DownloadError(OSError):
-  """A download failed, was truncated or is not what was expected; nothing was installed."""
 
 
 def download_enabled(download=None):

@@ -23,6 +23,9 @@ import pathlib
 import tempfile
 from typing import Optional
 
+from qsg_jax.errors import ChecksumError
+from qsg_jax.errors import DataNotFoundError
+
 logger = logging.getLogger("qsg_jax.data")
 
 # Suffixes tried after the plain name, with the opener of their uncompressed byte stream.
@@ -31,14 +34,6 @@ COMPRESSED_SUFFIXES = {".xz": lzma.open, ".bz2": bz2.open, ".gz": gzip.open}
 _CHUNK = 1 << 20
 # What a truncated or damaged .xz/.bz2/.gz raises while decompressing.
 _DECOMPRESSION_ERRORS = (EOFError, lzma.LZMAError, OSError)
-
-
-class DataNotFoundError(FileNotFoundError):
-  """A data file is neither on disk nor downloadable; the message lists where it looked."""
-
-
-class ChecksumError(ValueError):
-  """A data file's content differs from its published sha256 (corrupt, truncated or another)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax.online_pairwise import updates
-from qsg_jax.training import DivergenceError
+from qsg_jax.errors import DivergenceError
 
 _FORMS = ("incremental", "literal")
 _MU_SAMPLE = 2048   # examples of the first chunk that mu=None is estimated on.

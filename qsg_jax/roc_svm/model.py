@@ -15,11 +15,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import _validation as validation
+from qsg_jax import errors
 from qsg_jax import kernels
 from qsg_jax import memory
 from qsg_jax import metrics
-from qsg_jax import training
-from qsg_jax import validation
 from qsg_jax.roc_svm import nystrom as nystrom_lib
 from qsg_jax.roc_svm import objective as objective_lib
 from qsg_jax.roc_svm import pairs as pairs_lib
@@ -204,7 +204,7 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
              "compile": compiled_at - start, "train": time.perf_counter() - compiled_at}
   value, steps = float(result.value), int(result.num_steps)
   if not np.isfinite(value):
-    raise training.DivergenceError(
+    raise errors.DivergenceError(
         f"the ROC-SVM objective became {value} after {steps} steps. Lower the learning rate "
         "(or your optimizer's), scale the features (e.g. min-max to [0, 1]) or raise lam.")
 

@@ -1,5 +1,7 @@
 """Checks of user data at the API boundary, before anything is jitted."""
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import features
@@ -115,3 +117,41 @@ def check_phase_range(name, x, sigma):
         f"reach {bound:.3g}, beyond {features.MAX_PHASE:.0f} where float32 phases lose their "
         "precision. Rescale the features (e.g. qsg_jax.data.minmax_fit on the training data) "
         "or lower sigma.")
+
+
+def check_key(key, name="key"):
+  """A typed PRNG key from an int seed or a key (new-style or raw uint32 [2]), else a clear error.
+
+  Integer seeds are accepted only here, at the API boundary (STYLE.md, habit 4).
+  """
+  if isinstance(key, (bool, np.bool_)) or key is None:
+    raise TypeError(f"{name} must be an int seed or a jax.random.key; received {key!r}. "
+                    f"Pass e.g. {name}=0.")
+  if isinstance(key, (int, np.integer)):
+    if not 0 <= int(key) < 2**63:
+      raise ValueError(f"{name}={key} is out of range; use a seed in 0..2**63-1.")
+    return jax.random.key(int(key))
+  if isinstance(key, jax.Array) and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+    if key.shape:
+      raise ValueError(f"{name} must be a single key; received a batch of shape {key.shape}. "
+                       "Vmap over keys with the pure API (qsg_jax.init / qsg_jax.train).")
+    return key
+  arr = np.asarray(key)
+  if arr.shape == (2,) and arr.dtype == np.uint32:
+    return jax.random.wrap_key_data(jnp.asarray(arr))
+  raise TypeError(f"{name} must be an int seed or a jax.random.key; received {type(key).__name__}"
+                  f" {arr.shape if arr.ndim else key!r}. Pass e.g. {name}=0.")
+
+
+def check_count(name, value, minimum=1, allow_none=False):
+  """``value`` as a Python int >= ``minimum`` (None passes when ``allow_none``), else an error."""
+  if value is None and allow_none:
+    return None
+  if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+      value = int(value)
+    else:
+      raise TypeError(f"{name} must be an integer >= {minimum}; received {value!r}.")
+  if int(value) < minimum:
+    raise ValueError(f"{name} must be >= {minimum}; received {value}.")
+  return int(value)

@@ -1,0 +1,101 @@
+"""What every cross-validation in the package shares: stratified folds, the result type, means.
+
+``qsg_jax.model_selection`` (the QSG methods) and ``qsg_jax.baselines.cross_validate`` (the exact
+baselines) both split with ``stratified_folds`` (the same seed gives the same folds, so methods
+can be compared fold by fold) and return a ``CVResult``.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class CVResult(NamedTuple):
+  """Outcome of a grid search by k-fold cross-validation."""
+  best: dict               # keyword arguments of the chosen setting: floats, or [k-1] arrays
+                           # when chosen per split.
+  best_score: float        # mean validation AUC of the chosen setting(s).
+  scores: np.ndarray       # [*grid shape, k-1] validation AUC per grid point and split (fold mean).
+  fold_scores: np.ndarray  # [*grid shape, num_folds, k-1].
+  grid: dict               # name -> 1-D array, in the axis order of ``scores``.
+
+
+def nanmean(a, axis: int = -1) -> np.ndarray:
+  """Mean over ``axis`` ignoring NaN (NaN where every entry is NaN), without warnings.
+
+  Example:
+    >>> nanmean(np.array([[1.0, np.nan], [np.nan, np.nan]])).tolist()
+    [1.0, nan]
+  """
+  ok = np.isfinite(a)
+  count = ok.sum(axis=axis)
+  total = np.where(ok, a, 0.0).sum(axis=axis)
+  return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def stratified_folds(labels, num_folds: int, seed: int = 0) -> np.ndarray:
+  """Fold index 0..F-1 of every labeled point; each class is shuffled and dealt in turn.
+
+  Args:
+    labels: [n] labels (any sortable values; each distinct value is a class).
+    num_folds: F >= 2, at most the size of the smallest class.
+    seed: int seed of the shuffle.
+
+  Returns:
+    [n] int64 fold ids; each fold holds every class and fold sizes differ by at most 1.
+
+  Example:
+    >>> stratified_folds(np.array([0, 0, 1, 1]), 2, seed=0).tolist()
+    [1, 0, 0, 1]
+  """
+  labels = np.asarray(labels)
+  if labels.ndim != 1 or labels.size == 0:
+    raise ValueError(f"labels must be a non-empty vector [n]; received shape {labels.shape}.")
+  counts = np.unique(labels, return_counts=True)[1]
+  if int(num_folds) < 2 or counts.min() < int(num_folds):
+    raise ValueError(f"num_folds must be >= 2 and at most the smallest labeled class size "
+                     f"{int(counts.min())} (class counts {counts.tolist()}); received "
+                     f"{num_folds}. Use fewer folds or label more points.")
+  rng = np.random.default_rng(seed)
+  folds = np.empty(labels.shape[0], np.int64)
+  dealt = 0
+  for c in np.unique(labels):
+    idx = rng.permutation(np.nonzero(labels == c)[0])
+    folds[idx] = (dealt + np.arange(idx.size)) % num_folds
+    dealt += idx.size
+  return folds
+
+
+def fold_training_sets(folds, labels):
+  """Equal-size training index sets of the folds, and their held-out masks.
+
+  Fold f trains on the points outside fold f. Fold sizes differ by at most one, so a complement
+  may have one point more than the smallest: that point is left out (taken from the class with
+  the most training points, the last such index), and all training sets have n_l - max fold size
+  points. The held-out set of fold f is fold f itself.
+
+  Args:
+    folds: [n_l] int fold ids 0..F-1 (``stratified_folds``).
+    labels: [n_l] int labels.
+
+  Returns:
+    (train [F, n_train] int32 sorted indices, valid [F, n_l] bool).
+
+  Example:
+    >>> fold_training_sets(np.array([0, 1, 0, 1, 0]), np.array([0, 0, 1, 1, 1]))[0]
+    array([[1, 3],
+           [0, 2]], dtype=int32)
+  """
+  folds, labels = np.asarray(folds), np.asarray(labels)
+  num_folds = int(folds.max()) + 1
+  n_train = folds.size - int(np.bincount(folds, minlength=num_folds).max())
+  train = np.empty((num_folds, n_train), np.int32)
+  for f in range(num_folds):
+    idx = np.nonzero(folds != f)[0]
+    while idx.size > n_train:
+      classes, counts = np.unique(labels[idx], return_counts=True)
+      largest = classes[np.argmax(counts)]
+      idx = np.delete(idx, np.nonzero(labels[idx] == largest)[0][-1])
+    train[f] = idx
+  valid = folds[None, :] == np.arange(num_folds)[:, None]
+  return train, valid

@@ -1,0 +1,52 @@
+"""The pure, jittable core of QS3ORAO / QSG-S2AUC: ``init`` / ``train`` / ``model_scores``.
+
+    config = EngineConfig(num_classes=k, num_steps=T)            # static, checked when built
+    state = init(key, data, config)                              # everything the update needs
+    state, metrics = train(state, data, hyper, config, T)        # T DSG iterations (Eqs. 13-14)
+    scores = model_scores(model_of(state, hyper), x)             # f(x), Algorithm 2
+
+Modules: ``config`` (types and the step size), ``loop`` (the training loop), ``scoring``
+(prediction through every block), ``sharding`` (the multi-device layout).
+"""
+
+from qsg_jax.engine.config import EngineConfig
+from qsg_jax.engine.config import Hyperparams
+from qsg_jax.engine.config import Model
+from qsg_jax.engine.config import ScalarOrSchedule
+from qsg_jax.engine.config import State
+from qsg_jax.engine.config import TrainData
+from qsg_jax.engine.config import inverse_time_schedule
+from qsg_jax.engine.config import make_config
+from qsg_jax.engine.config import step_size
+from qsg_jax.engine.config import use_unlabeled_cache
+from qsg_jax.engine.loop import init
+from qsg_jax.engine.loop import train
+from qsg_jax.engine.loop import train_chunk
+from qsg_jax.engine.scoring import model_of
+from qsg_jax.engine.scoring import model_scores
+from qsg_jax.engine.scoring import scores_through_blocks
+from qsg_jax.engine.sharding import model_scores_sharded
+from qsg_jax.engine.sharding import shard_unlabeled
+from qsg_jax.engine.sharding import train_sharded
+
+__all__ = (
+    "EngineConfig",
+    "Hyperparams",
+    "Model",
+    "ScalarOrSchedule",
+    "State",
+    "TrainData",
+    "init",
+    "inverse_time_schedule",
+    "make_config",
+    "model_of",
+    "model_scores",
+    "model_scores_sharded",
+    "scores_through_blocks",
+    "shard_unlabeled",
+    "step_size",
+    "train",
+    "train_chunk",
+    "train_sharded",
+    "use_unlabeled_cache",
+)

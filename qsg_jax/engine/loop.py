@@ -1,0 +1,224 @@
+"""The training loop: ``init`` builds the state, ``train_chunk`` runs C iterations, ``train`` T.
+
+Iteration i (0-based) of the papers' Algorithm 1 draws per-class labeled mini-batches and an
+unlabeled mini-batch, regenerates feature block i from (feature_key, i), scores the sampled
+points with f_i = sum_{j<i} alpha_j . phi_j, and applies the DSG update (``qsg_jax.update``,
+Eqs. 13-14). The loop computes exactly these coefficients with less work:
+  * the decay (Eq. 14) is one running scalar ``scale``: stored ``coef_j = alpha_j / scale``;
+  * every labeled point's score is kept current (one new block per step over n_l points), so
+    labeled points are never predicted through old blocks;
+  * samples of a chunk of C iterations are drawn up front (sampling does not depend on the
+    model); the chunk's unlabeled points are scored through all blocks of earlier chunks in one
+    large blocked matrix product, and only blocks created inside the chunk are added step by step.
+Peak memory is O(T m + n_l + C B (d + m)) beyond the data, for any number of unlabeled points.
+When the unlabeled set is small (see ``use_unlabeled_cache``) it is cheaper to keep every
+unlabeled score current like the labeled ones (``cache_unlabeled``): O(n_u m) per step instead
+of O(B t m). Both modes give the same coefficients.
+"""
+
+import functools
+from typing import Dict, Optional, Tuple
+
+import jax
+import jax.numpy as jnp
+
+from qsg_jax import features
+from qsg_jax import risk
+from qsg_jax import sampling
+from qsg_jax import update as update_lib
+from qsg_jax.engine.config import EngineConfig
+from qsg_jax.engine.config import Hyperparams
+from qsg_jax.engine.config import State
+from qsg_jax.engine.config import TrainData
+from qsg_jax.engine.config import step_size
+from qsg_jax.engine.scoring import scores_through_blocks
+
+Metrics = Dict[str, jax.Array]
+
+
+def init(key: jax.Array, data: TrainData, config: EngineConfig,
+         num_unlabeled: Optional[int] = None) -> State:
+  """Initial state (no blocks yet, f = 0) with everything the update needs.
+
+  Args:
+    key: PRNG key of the run (split into feature and sample keys).
+    data: ``TrainData``.
+    config: ``EngineConfig``.
+    num_unlabeled: n_u when ``data.x_unlabeled`` is the padded layout of ``shard_unlabeled``;
+      default ``len(data.x_unlabeled)``.
+
+  Returns:
+    ``State`` at step 0: the class index of the labeled points, the subproblem weights of the
+    labeled slots (``risk.subproblem_weights``), zero coefficients and scores.
+  """
+  k = config.num_classes
+  x_l, y_l, x_u = data
+  if x_l.ndim != 2 or x_u.ndim != 2 or x_l.shape[1] != x_u.shape[1] or y_l.shape != x_l.shape[:1]:
+    raise ValueError(f"TrainData needs x_labeled [n_l, d], y_labeled [n_l], x_unlabeled [n_u, d]; "
+                     f"received {x_l.shape}, {y_l.shape}, {x_u.shape}.")
+  n_u = x_u.shape[0] if num_unlabeled is None else int(num_unlabeled)
+  sampling.strata(n_u, config.num_shards)      # refuses fewer points than strata
+  feature_key, sample_key = jax.random.split(key)
+  index = sampling.class_index(y_l, k)
+  slot_classes = sampling.slot_classes(y_l, k, config.labeled_batch_size)
+  pos_w, neg_w = risk.subproblem_weights(slot_classes, index.counts)
+  cached = x_u.shape[0] if config.cache_unlabeled else 0
+  return State(
+      step=jnp.zeros((), jnp.int32),
+      coef=jnp.zeros((config.num_steps, 2 * config.num_frequencies), jnp.float32),
+      scale=jnp.ones((), jnp.float32),
+      f_labeled=jnp.zeros(x_l.shape[0], jnp.float32),
+      u_unlabeled=jnp.zeros(cached, jnp.float32),
+      feature_key=feature_key,
+      sample_key=sample_key,
+      class_order=index.order,
+      class_offsets=index.offsets,
+      class_counts=index.counts,
+      pos_w=pos_w,
+      neg_w=neg_w,
+      num_unlabeled=jnp.asarray(n_u, jnp.int32))
+
+
+def _chunk_samples(state: State, config: EngineConfig, shard) -> sampling.StepSample:
+  """Samples of the C iterations starting at ``state.step``: [C, S] labeled, [C, B'] unlabeled."""
+  index = sampling.ClassIndex(state.class_order, state.class_offsets, state.class_counts)
+  steps = state.step + jnp.arange(config.chunk_size, dtype=jnp.int32)
+  return jax.vmap(
+      lambda t: sampling.sample_step(state.sample_key, t, index, config.labeled_batch_size,
+                                     config.unlabeled_batch_size, state.num_unlabeled,
+                                     config.num_shards, shard))(steps)
+
+
+def train_chunk(state: State, data: TrainData, hyper: Hyperparams,
+                config: EngineConfig) -> Tuple[State, Metrics]:
+  """Runs ``config.chunk_size`` iterations from ``state`` (one ``lax.scan`` of DSG updates).
+
+  The unlabeled points whose features each step computes (the "pool") are the chunk's sampled
+  points, scored through earlier chunks' blocks up front, or with ``config.cache_unlabeled``
+  every unlabeled point, whose scores the state carries. Either way the pool keeps unscaled
+  partial scores u (f = scale * u) and each new block is added to them. With
+  ``config.axis_name`` set (inside ``shard_map``), ``data.x_unlabeled`` is this device's stratum.
+
+  Args:
+    state: current ``State`` (its step is a multiple of the chunk size).
+    data: ``TrainData``.
+    hyper: ``Hyperparams``.
+    config: static ``EngineConfig``.
+
+  Returns:
+    (new state, per-iteration metrics dict of [C] arrays: "eta", "max_abs_score").
+  """
+  c, m, axis = config.chunk_size, config.num_frequencies, config.axis_name
+  shard = None if axis is None else jax.lax.axis_index(axis)
+  samples = _chunk_samples(state, config, shard)
+  if config.cache_unlabeled:
+    x_pool, u_pool = data.x_unlabeled, state.u_unlabeled              # [n_u, d], [n_u]
+    batch_rows = samples.unlabeled                                     # [C, B'] pool rows
+  else:
+    x_pool = data.x_unlabeled[samples.unlabeled.reshape(-1)]           # [C*B', d]
+    # The chunk's points through all blocks of earlier chunks: one large blocked product.
+    u_pool = scores_through_blocks(state.feature_key, state.coef, state.step, x_pool,
+                                   hyper.sigma, config.block_group)
+    batch_rows = jnp.arange(x_pool.shape[0], dtype=jnp.int32).reshape(c, -1)
+  num_labeled = data.x_labeled.shape[0]
+
+  def step(carry, r):
+    coef, scale, f_labeled, u_pool = carry
+    i = state.step + r
+    omega = features.sample_frequencies(state.feature_key, i, m, data.x_labeled.shape[1],
+                                        hyper.sigma)
+    phi_labeled = features.fourier_features(data.x_labeled, omega)     # [n_l, 2m]
+    phi_pool = features.fourier_features(x_pool, omega)                # [pool, 2m]
+    slots, rows = samples.labeled[r], batch_rows[r]
+    g_slots, g_u = risk.score_grads(config.loss, f_labeled[slots], scale * u_pool[rows],
+                                    state.pos_w, state.neg_w, hyper.gamma, axis)
+    g_labeled = jnp.zeros(num_labeled, g_slots.dtype).at[slots].add(g_slots)
+    grad = update_lib.functional_gradient(g_labeled, phi_labeled, g_u, phi_pool[rows], axis)
+    eta = step_size(config, hyper, i)
+    new = update_lib.dsg_update(coef, scale, u_pool, i, grad, eta, hyper.lam)
+    f_labeled = new.decay * f_labeled + phi_labeled @ new.alpha
+    u_pool = new.partial + phi_pool @ new.coef[i]
+    metrics = {"eta": eta, "max_abs_score": jnp.max(jnp.abs(f_labeled))}
+    return (new.coef, new.scale, f_labeled, u_pool), metrics
+
+  carry = (state.coef, state.scale, state.f_labeled, u_pool)
+  (coef, scale, f_labeled, u_pool), metrics = jax.lax.scan(step, carry, jnp.arange(c))
+  state = state._replace(step=state.step + c, coef=coef, scale=scale, f_labeled=f_labeled)
+  if config.cache_unlabeled:
+    state = state._replace(u_unlabeled=u_pool)
+  return state, metrics
+
+
+def train_steps(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
+                num_steps: int) -> Tuple[State, Metrics]:
+  """``num_steps`` iterations as a ``lax.scan`` of ``train_chunk`` (no checks, no jit)."""
+  state, metrics = jax.lax.scan(lambda s, _: train_chunk(s, data, hyper, config), state, None,
+                                length=num_steps // config.chunk_size)
+  return state, jax.tree.map(lambda a: a.reshape(-1), metrics)
+
+
+def check_steps(state: State, config: EngineConfig, num_steps) -> int:
+  """``num_steps`` as an int after checking it fits the config (and the state, when concrete).
+
+  Raises:
+    ValueError: not a positive multiple of ``config.chunk_size``, more than ``config.num_steps``,
+      or (for a concrete state) more than the blocks left after ``state.step``.
+  """
+  try:
+    num_steps = int(num_steps)
+  except TypeError:
+    raise TypeError(f"num_steps must be a Python int (static); received {num_steps!r}.") from None
+  if num_steps < 1 or num_steps % config.chunk_size or num_steps > config.num_steps:
+    raise ValueError(
+        f"num_steps={num_steps} must be a positive multiple of config.chunk_size="
+        f"{config.chunk_size} and at most config.num_steps={config.num_steps} (one feature block "
+        "per step); pass config.num_steps to train a whole run.")
+  if not isinstance(state.step, jax.core.Tracer):
+    done = int(state.step)
+    if done + num_steps > config.num_steps:
+      raise ValueError(f"the state has done {done} of config.num_steps={config.num_steps} steps; "
+                       f"{num_steps} more would run past the last feature block. Train at most "
+                       f"{config.num_steps - done} more steps, or build a config with more steps.")
+  return num_steps
+
+
+def train(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
+          num_steps: int) -> Tuple[State, Metrics]:
+  """Runs ``num_steps`` iterations on one device; pure and jitted (``config``, ``num_steps``
+  static).
+
+  ``qsg_jax.fit`` adds input checks, progress reports and divergence detection. Vmap it over
+  keys (independent trials) or over ``Hyperparams`` (a grid) as needed.
+
+  Args:
+    state: ``State`` from ``init`` (or an earlier ``train``).
+    data: ``TrainData`` (x_labeled [n_l, d], y_labeled [n_l], x_unlabeled [n_u, d]).
+    hyper: ``Hyperparams`` (sigma, lam, gamma [k-1], eta0 or None).
+    config: ``EngineConfig``, the one ``init`` got.
+    num_steps: iterations to run: a multiple of ``config.chunk_size``; with the steps already
+      done, at most ``config.num_steps``. A traced (vmapped) state running past the last block
+      gets NaN coefficients rather than a silently wrong model.
+
+  Returns:
+    (new state, metrics dict of [num_steps] arrays: "eta", "max_abs_score").
+
+  Example:
+    >>> data = TrainData(jnp.array([[0.], [1.]]), jnp.array([0, 1]), jnp.array([[0.5]]))
+    >>> config = EngineConfig(num_classes=2, num_steps=4, chunk_size=2, block_group=2)
+    >>> hyper = Hyperparams(jnp.float32(1.0), jnp.float32(1e-3), jnp.array([0.5]), jnp.float32(1.))
+    >>> state, metrics = train(init(jax.random.key(0), data, config), data, hyper, config, 4)
+    >>> int(state.step), metrics["eta"].shape, bool(state.f_labeled[1] > state.f_labeled[0])
+    (4, (4,), True)
+  """
+  if config.axis_name is not None:
+    raise ValueError(f"config.axis_name={config.axis_name!r} is for sharded training: use "
+                     "qsg_jax.engine.train_sharded, or a config with axis_name=None.")
+  return _train_jit(state, data, hyper, config, check_steps(state, config, num_steps))
+
+
+@functools.partial(jax.jit, static_argnames=("config", "num_steps"))
+def _train_jit(state, data, hyper, config, num_steps):
+  end = state.step + num_steps
+  state, metrics = train_steps(state, data, hyper, config, num_steps)
+  # Past the last block the coefficient rows would be clipped silently: poison instead.
+  return state._replace(coef=jnp.where(end > config.num_steps, jnp.nan, state.coef)), metrics

@@ -1,0 +1,131 @@
+"""The multi-device layout: unlabeled strata split over a mesh axis with ``shard_map``.
+
+Each device holds one stratum of the unlabeled points (``config.num_shards`` = the axis size),
+scores its share of every chunk through all blocks, and the per-step gradient is combined with
+one ``psum`` of a [2m] vector and two of [S] vectors; labeled points and coefficients are
+replicated. Equals ``train`` with the same ``num_shards`` on one device.
+"""
+
+import functools
+from typing import Tuple
+
+import jax
+import jax.numpy as jnp
+
+from qsg_jax import defaults
+from qsg_jax import sampling
+from qsg_jax.engine.config import EngineConfig
+from qsg_jax.engine.config import Hyperparams
+from qsg_jax.engine.config import Model
+from qsg_jax.engine.config import State
+from qsg_jax.engine.config import TrainData
+from qsg_jax.engine.loop import Metrics
+from qsg_jax.engine.loop import check_steps
+from qsg_jax.engine.loop import train_steps
+from qsg_jax.engine.scoring import unscaled_scores
+
+_P = jax.sharding.PartitionSpec
+
+
+def shard_unlabeled(x_unlabeled, num_shards: int) -> jax.Array:
+  """Lays the unlabeled rows out as ``num_shards`` equal blocks, one stratum each (zero padded).
+
+  Args:
+    x_unlabeled: [n_u, d].
+    num_shards: D.
+
+  Returns:
+    [D * L, d] with L = ceil(n_u / D); stratum s (``sampling.strata``) starts at row s * L.
+    Padding rows are never sampled. Pass ``num_unlabeled=n_u`` to ``init``.
+  """
+  sizes, offsets = sampling.strata(x_unlabeled.shape[0], num_shards)
+  rows = int(sizes.max())
+  parts = [jnp.pad(x_unlabeled[o:o + n], ((0, rows - n), (0, 0))) for o, n in zip(offsets, sizes)]
+  return jnp.concatenate(parts)
+
+
+def _check_mesh(mesh, axis_name, config):
+  if axis_name not in mesh.shape:
+    raise ValueError(f"mesh has no axis {axis_name!r}; its axes are {tuple(mesh.shape)}.")
+  if mesh.shape[axis_name] != config.num_shards:
+    raise ValueError(f"config.num_shards={config.num_shards} must equal the size "
+                     f"{mesh.shape[axis_name]} of mesh axis {axis_name!r}.")
+
+
+def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
+                  num_steps: int, mesh: jax.sharding.Mesh,
+                  axis_name: str = "data") -> Tuple[State, Metrics]:
+  """``train`` with the unlabeled set split over the devices of ``mesh`` axis ``axis_name``.
+
+  Args:
+    state: ``State`` from ``init(key, data, config, num_unlabeled=n_u)`` (replicated).
+    data: ``TrainData`` whose ``x_unlabeled`` is ``shard_unlabeled(x_u, num_shards)``.
+    hyper: ``Hyperparams``.
+    config: ``EngineConfig`` with ``num_shards`` = mesh.shape[axis_name] (``axis_name`` unset:
+      this function sets it).
+    num_steps: iterations to run, as in ``train``.
+    mesh: ``jax.sharding.Mesh`` (may span several hosts after ``jax.distributed.initialize``).
+    axis_name: the mesh axis to split the unlabeled data over.
+
+  Returns:
+    (new state, metrics), replicated.
+  """
+  _check_mesh(mesh, axis_name, config)
+  num_steps = check_steps(state, config, num_steps)
+  config = config.replace(axis_name=axis_name)
+  replicated = jax.sharding.NamedSharding(mesh, _P())
+  split = jax.sharding.NamedSharding(mesh, _P(axis_name))
+  state, hyper = jax.device_put((state, hyper), replicated)
+  state = state._replace(u_unlabeled=jax.device_put(state.u_unlabeled, split))
+  data = TrainData(*jax.device_put((data.x_labeled, data.y_labeled), replicated),
+                   jax.device_put(data.x_unlabeled, split))
+  return _train_sharded_jit(state, data, hyper, config, num_steps, mesh)
+
+
+@functools.partial(jax.jit, static_argnames=("config", "num_steps", "mesh"))
+def _train_sharded_jit(state, data, hyper, config, num_steps, mesh):
+  data_specs = TrainData(_P(), _P(), _P(config.axis_name))
+  state_specs = jax.tree.map(lambda _: _P(), state)._replace(u_unlabeled=_P(config.axis_name))
+  fn = jax.shard_map(
+      functools.partial(train_steps, config=config, num_steps=num_steps),
+      mesh=mesh, in_specs=(state_specs, data_specs, _P()),
+      out_specs=(state_specs, _P()), check_vma=False)
+  return fn(state, data, hyper)
+
+
+def model_scores_sharded(model: Model, x, mesh: jax.sharding.Mesh, axis_name: str = "data",
+                         block_group: int = defaults.BLOCK_GROUP,
+                         predict_chunk: int = defaults.PREDICT_CHUNK) -> jax.Array:
+  """``model_scores`` with the points split over the devices of ``mesh`` axis ``axis_name``.
+
+  Args:
+    model: trained ``Model`` (replicated to every device).
+    x: [n, d] points.
+    mesh: ``jax.sharding.Mesh``.
+    axis_name: mesh axis to split the points over.
+    block_group: blocks per matrix product.
+    predict_chunk: points per matrix product on each device.
+
+  Returns:
+    [n] scores, replicated.
+  """
+  if axis_name not in mesh.shape:
+    raise ValueError(f"mesh has no axis {axis_name!r}; its axes are {tuple(mesh.shape)}.")
+  devices = mesh.shape[axis_name]
+  n = x.shape[0]
+  per_device = -(-n // devices)
+  x = jnp.pad(jnp.asarray(x), ((0, per_device * devices - n), (0, 0)))
+  x = jax.device_put(x, jax.sharding.NamedSharding(mesh, _P(axis_name)))
+  replicated = jax.sharding.NamedSharding(mesh, _P())
+  model = jax.device_put(model, replicated)
+  scores = _scores_sharded_jit(model, x, mesh, axis_name, block_group, predict_chunk)
+  return jax.reshard(scores, replicated)[:n]
+
+
+@functools.partial(jax.jit, static_argnames=("mesh", "axis_name", "block_group", "predict_chunk"))
+def _scores_sharded_jit(model, x, mesh, axis_name, block_group, predict_chunk):
+  fn = jax.shard_map(lambda m, xs: m.scale * unscaled_scores(m, xs, block_group, predict_chunk),
+                     mesh=mesh, in_specs=(_P(), _P(axis_name)), out_specs=_P(axis_name),
+                     check_vma=False)
+  return fn(model, x)
+
