@@ -30,7 +30,9 @@ import numpy as np
 
 from qsg_jax import cv as cv_lib
 from qsg_jax import defaults
+from qsg_jax import _grouped_cv
 from qsg_jax import engine
+from qsg_jax import losses as losses_lib
 from qsg_jax import metrics
 from qsg_jax import _validation as validation
 
@@ -41,6 +43,8 @@ BATCH_BYTES = 2**29
 # Default tasks per batch on CPU: on 2 cores (SGEMM, n_l = 500, n_u = 1000, T = 1024) batches of
 # 1, 4, 12 and 60 tasks ran 1.8, 1.5, 2.2 and 4.1 s per task; accelerators take larger batches.
 CPU_TASKS_PER_BATCH = 4
+# Tasks of one sigma trained together by the grouped path (one feature computation per step).
+GROUPED_TASKS_PER_BATCH = 512
 
 
 def paper_grid(step_size=defaults.STEP_SIZE):
@@ -135,6 +139,93 @@ def _task_aucs(key, x_labeled, y_labeled, x_unlabeled, train, valid, hyper, conf
   return jax.vmap(task)(train, valid, hyper)
 
 
+def _per_task_runner(config, x_l, y_l, x_u, train, valid, key, divergence_threshold,
+                     tasks_per_batch, progress):
+  """run(hyper, fold_of) -> (aucs, diverged): every task trained alone, batches vmapped."""
+  args = (jnp.asarray(x_l), jnp.asarray(y_l), jnp.asarray(x_u))
+
+  def run(hyper, fold_of):
+    num_tasks, k = fold_of.size, config.num_classes
+    batch = int(tasks_per_batch) if tasks_per_batch else _batch_size(
+        num_tasks, config, x_l.shape[0], x_u.shape[0], x_l.shape[1], BATCH_BYTES)
+    pad = lambda a: np.concatenate([a, np.repeat(a[-1:], -num_tasks % batch, axis=0)])
+    hyper, fold_of = jax.tree.map(pad, hyper), pad(fold_of)
+    aucs = np.empty((fold_of.size, k - 1))
+    diverged = np.empty(fold_of.size, bool)
+    for start in range(0, fold_of.size, batch):
+      part = slice(start, start + batch)
+      out, bad = _task_aucs(key, *args, jnp.asarray(train[fold_of[part]]),
+                            jnp.asarray(valid[fold_of[part]]),
+                            jax.tree.map(lambda a: jnp.asarray(a[part]), hyper), config,
+                            float(divergence_threshold))
+      aucs[part], diverged[part] = np.asarray(out), np.asarray(bad)
+      if progress is not None:
+        progress({"tasks_done": min(start + batch, num_tasks), "num_tasks": num_tasks})
+    return aucs[:num_tasks], diverged[:num_tasks]
+
+  return run
+
+
+def _grouped_runner(config, x_l, y_l, x_u, train, valid, key, divergence_threshold,
+                    tasks_per_batch, progress):
+  """run(hyper, fold_of) -> (aucs, diverged): tasks of one sigma trained together."""
+
+  def run(hyper, fold_of):
+    per_task = 4 * 3 * (x_l.shape[0] + x_u.shape[0]) * max(config.num_classes - 1, 1)
+    batch = int(tasks_per_batch) if tasks_per_batch else int(
+        max(1, min(GROUPED_TASKS_PER_BATCH, BATCH_BYTES // per_task)))
+    return _grouped_cv.task_aucs(
+        key, x_l, y_l, x_u, train, valid, hyper.sigma, hyper.lam, hyper.gamma, hyper.eta0,
+        fold_of, num_steps=config.num_steps, num_frequencies=config.num_frequencies,
+        unlabeled_batch_size=config.unlabeled_batch_size,
+        divergence_threshold=divergence_threshold, tasks_per_batch=batch, progress=progress)
+
+  return run
+
+
+def _run_tasks_fn(method, config, *args):
+  """The task runner of ``method``: "grouped" (squared loss, whole labeled set) or "per_task"."""
+  grouped_ok = (losses_lib.get_loss(config.loss).name == "squared"
+                and config.labeled_batch_size is None)
+  if method not in ("auto", "grouped", "per_task"):
+    raise ValueError(f"method must be 'auto', 'grouped' or 'per_task'; received {method!r}.")
+  if method == "grouped" and not grouped_ok:
+    raise ValueError(f"method='grouped' needs loss='squared' and labeled_batch_size=None; "
+                     f"received loss={config.loss!r}, labeled_batch_size="
+                     f"{config.labeled_batch_size}. Use method='per_task' (or 'auto').")
+  if method == "grouped" or (method == "auto" and grouped_ok):
+    return _grouped_runner(config, *args)
+  return _per_task_runner(config, *args)
+
+
+def _coordinate_gamma(run, best, grid, k, num_folds, divergence_threshold=None):
+  """Per-split gamma by coordinate search: each gamma_j over the grid, the others held.
+
+  Starts from the best shared gamma; one pass over j = 0..k-2, keeping a change only when it
+  raises the mean validation AUC (every fold must converge). Returns (gamma [k-1], score).
+  """
+  gamma = np.full(k - 1, best["gamma"])
+  values = grid["gamma"]
+  current = None
+  for j in range(k - 1):
+    candidates = np.repeat(gamma[None, :], values.size, axis=0)
+    candidates[:, j] = values
+    num = values.size * num_folds
+    hyper = engine.Hyperparams(
+        sigma=np.full(num, best["sigma"], np.float32), lam=np.full(num, best["lam"], np.float32),
+        gamma=np.repeat(candidates, num_folds, axis=0).astype(np.float32),
+        eta0=np.full(num, best["step_size"], np.float32))
+    aucs, diverged = run(hyper, np.tile(np.arange(num_folds), values.size))
+    fold_aucs = aucs.reshape(values.size, num_folds, k - 1)
+    score = cv_lib.nanmean(cv_lib.nanmean(np.moveaxis(fold_aucs, 1, 2)))     # [n_gamma]
+    score = np.where(diverged.reshape(values.size, num_folds).any(axis=1), np.nan, score)
+    if np.isfinite(score).any():
+      pick = int(np.nanargmax(score))
+      if current is None or score[pick] > current:
+        gamma, current = candidates[pick], float(score[pick])
+  return gamma, current
+
+
 def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dict] = None,
                    quick: bool = False, num_folds: int = 5, seed: int = 0, key=0,
                    num_classes: Optional[int] = None, num_steps: int = defaults.NUM_STEPS,
@@ -146,7 +237,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
                    cache_unlabeled: Optional[bool] = None,
                    divergence_threshold: float = defaults.DIVERGENCE_THRESHOLD,
                    tasks_per_batch: Optional[int] = None,
-                   progress: Optional[Callable[[dict], None]] = None) -> cv_lib.CVResult:
+                   progress: Optional[Callable[[dict], None]] = None, method: str = "auto",
+                   per_split_gamma: bool = False) -> cv_lib.CVResult:
   """Picks lam, sigma, gamma and the step size of QS3ORAO / QSG-S2AUC by stratified k-fold CV.
 
   Args:
@@ -165,6 +257,13 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     tasks_per_batch: tasks per vmapped call; default as many as fit in about 512 MiB (at most
       ``CPU_TASKS_PER_BATCH`` on CPU, where larger batches ran slower per task).
     progress: optional callable(dict) after each batch, with "tasks_done", "num_tasks".
+    method: "grouped" trains the tasks of one sigma together, computing each step's features
+      once for all of them (``qsg_jax._grouped_cv``; squared loss with the whole labeled set
+      only); "per_task" vmaps independent trainings; "auto" (default) is "grouped" when it
+      applies. Both give the same scores to float32 rounding.
+    per_split_gamma: after the grid, choose gamma per split j (the ordinal paper's protocol) by
+      one coordinate-wise pass over the gamma grid at the chosen lam, sigma and step; ``best``
+      then holds a [k-1] gamma array. No effect when k = 2.
 
   Returns:
     ``qsg_jax.cv.CVResult``: ``best`` holds floats lam, sigma, gamma, step_size for
@@ -199,29 +298,15 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
 
   points = list(itertools.product(*(range(grid[name].size) for name in GRID_KEYS)))
   tasks = [(p, f) for p in points for f in range(num_folds)]
-  batch = int(tasks_per_batch) if tasks_per_batch else _batch_size(
-      len(tasks), config, x_l.shape[0], x_u.shape[0], x_l.shape[1], BATCH_BYTES)
-  if batch < 1:
-    raise ValueError(f"tasks_per_batch must be >= 1; received {tasks_per_batch}.")
-  padded = tasks + [tasks[-1]] * (-len(tasks) % batch)
-  value = lambda name, i: np.array([grid[name][p[i]] for p, _ in padded], np.float32)
+  value = lambda name, i: np.array([grid[name][p[i]] for p, _ in tasks], np.float32)
   hyper = engine.Hyperparams(
       sigma=value("sigma", 1), lam=value("lam", 0),
       gamma=np.repeat(value("gamma", 2)[:, None], k - 1, axis=1), eta0=value("step_size", 3))
-  fold_of = np.array([f for _, f in padded])
+  fold_of = np.array([f for _, f in tasks])
   key = validation.check_key(key)
-  args = (jnp.asarray(x_l), jnp.asarray(y_l), jnp.asarray(x_u))
-  aucs = np.empty((len(padded), k - 1))
-  diverged = np.empty(len(padded), bool)
-  for start in range(0, len(padded), batch):
-    part = slice(start, start + batch)
-    out, bad = _task_aucs(key, *args, jnp.asarray(train[fold_of[part]]),
-                        jnp.asarray(valid[fold_of[part]]),
-                        jax.tree.map(lambda a: jnp.asarray(a[part]), hyper), config,
-                        float(divergence_threshold))
-    aucs[part], diverged[part] = np.asarray(out), np.asarray(bad)
-    if progress is not None:
-      progress({"tasks_done": min(start + batch, len(tasks)), "num_tasks": len(tasks)})
+  run = _run_tasks_fn(method, config, x_l, y_l, x_u, train, valid, key, divergence_threshold,
+                      tasks_per_batch, progress)
+  aucs, diverged = run(hyper, fold_of)
 
   shape = tuple(grid[name].size for name in GRID_KEYS)
   fold_scores = aucs[:len(tasks)].reshape(*shape, num_folds, k - 1)
@@ -236,4 +321,9 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
   index = np.unravel_index(np.argmax(np.where(np.isfinite(target), target, -np.inf)),
                            target.shape)
   best = {name: float(grid[name][i]) for name, i in zip(GRID_KEYS, index)}
-  return cv_lib.CVResult(best, float(target[index]), scores, fold_scores, grid)
+  best_score = float(target[index])
+  if per_split_gamma and k > 2:
+    gamma, score = _coordinate_gamma(run, best, grid, k, num_folds)
+    if score is not None and score > best_score:
+      best["gamma"], best_score = gamma, score
+  return cv_lib.CVResult(best, best_score, scores, fold_scores, grid)
