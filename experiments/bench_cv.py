@@ -1,0 +1,96 @@
+r"""Time of the papers' 539-point x 5-fold CV: grouped by sigma against per-task batching.
+
+  QSG_JAX_DATA=../shared/data nice python -m experiments.bench_cv
+  QSG_JAX_DATA=../shared/data nice python -m experiments.bench_cv --datasets=sgemm \
+      --old_points=14
+
+For each dataset (sgemm: k = 5, 500 labels; ijcnn1: binary, 200 labels; both with
+--num_unlabeled unlabeled points of one trial) it runs, in one process:
+  1. ``model_selection.cross_validate(method="grouped")`` on the whole paper grid (7 lam x
+     7 sigma x 11 gamma, 5 folds = 2,695 tasks), timed end to end (compilation included);
+  2. the former per-task batching (``method="per_task"``) on the first --old_points grid points
+     of one sigma (all their folds), timed after a warm-up call, extrapolated linearly to the
+     whole grid;
+  3. the grouped path on that same subset, and the largest difference of the fold scores
+     between the two (they must agree to float32 rounding).
+The machine may be shared: run with ``nice`` and read the numbers as upper bounds.
+"""
+
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+
+from experiments import protocols
+from qsg_jax import data as data_lib
+from qsg_jax import model_selection
+
+_DATASETS = flags.DEFINE_list("datasets", ["sgemm", "ijcnn1"], "datasets to time")
+_NUM_UNLABELED = flags.DEFINE_integer("num_unlabeled", 1000, "unlabeled points of the CV")
+_NUM_STEPS = flags.DEFINE_integer("num_steps", 1024, "T of every task")
+_OLD_POINTS = flags.DEFINE_integer("old_points", 8, "grid points timed with the per-task path")
+_SKIP_FULL = flags.DEFINE_bool("skip_full", False, "skip the full grouped grid (smoke runs)")
+_DATA_DIR = flags.DEFINE_string("data_dir", None, "data directory (default $QSG_JAX_DATA)")
+
+
+def cv_data(name, num_unlabeled, data_dir=None, seed=0):
+  """(x_l, y_l, x_u) of trial ``seed`` of ``name`` with ``num_unlabeled`` unlabeled points."""
+  dataset = data_lib.load(name, data_dir=data_dir)
+  proto = protocols.protocol_for(dataset)
+  trial = protocols.make_trial(dataset, proto, seed, eval_size=1)
+  pick = np.random.default_rng(seed).choice(trial.x_unlabeled.shape[0],
+                                            min(num_unlabeled, trial.x_unlabeled.shape[0]),
+                                            replace=False)
+  return trial.x_labeled, trial.y_labeled, trial.x_unlabeled[pick]
+
+
+def _timed(fn):
+  start = time.perf_counter()
+  out = fn()
+  return out, time.perf_counter() - start
+
+
+def bench_dataset(name, num_unlabeled, num_steps, old_points, skip_full=False, data_dir=None):
+  """Times of both paths on one dataset: a dict of seconds and the score difference."""
+  x_l, y_l, x_u = cv_data(name, num_unlabeled, data_dir)
+  grid = model_selection.paper_grid()
+  num_points = int(np.prod([v.size for v in grid.values()]))
+  run = lambda method, g, **kw: model_selection.cross_validate(
+      x_l, y_l, x_u, grid=g, num_steps=num_steps, method=method, **kw)
+  # A subset: the first lam, the first sigma, the first old_points gammas (all folds).
+  subset = dict(grid, lam=grid["lam"][:1], sigma=grid["sigma"][:1],
+                gamma=grid["gamma"][:old_points])
+  tiny = dict(subset, gamma=subset["gamma"][:1])
+  run("per_task", tiny)                                      # warm-up: compile the old path
+  old, old_s = _timed(lambda: run("per_task", subset))
+  new_subset, new_subset_s = _timed(lambda: run("grouped", subset))
+  diff = float(np.nanmax(np.abs(old.fold_scores - new_subset.fold_scores)))
+  row = {"dataset": name, "n_l": x_l.shape[0], "n_u": x_u.shape[0], "k": int(y_l.max()) + 1,
+         "old_points": subset["gamma"].size, "old_s": old_s,
+         "old_full_est_s": old_s * num_points / subset["gamma"].size,
+         "new_subset_s": new_subset_s, "max_score_diff": diff}
+  if not skip_full:
+    full, full_s = _timed(lambda: run("grouped", grid))
+    row.update(new_full_s=full_s, best=full.best, best_score=full.best_score)
+  return row
+
+
+def main(argv):
+  del argv
+  for name in _DATASETS.value:
+    row = bench_dataset(name, _NUM_UNLABELED.value, _NUM_STEPS.value, _OLD_POINTS.value,
+                        _SKIP_FULL.value, _DATA_DIR.value)
+    print(f"{name}: n_l={row['n_l']} n_u={row['n_u']} k={row['k']} T={_NUM_STEPS.value}")
+    print(f"  per-task (old): {row['old_s']:.1f} s for {row['old_points']} points x 5 folds "
+          f"-> {row['old_full_est_s'] / 60:.1f} min estimated for 539 x 5")
+    print(f"  grouped (new) on the same subset: {row['new_subset_s']:.1f} s "
+          f"(compilation included); max |fold score diff| = {row['max_score_diff']:.2e}")
+    if "new_full_s" in row:
+      print(f"  grouped (new), full 539 x 5 grid: {row['new_full_s'] / 60:.2f} min "
+            f"({row['old_full_est_s'] / row['new_full_s']:.1f}x faster); best {row['best']} "
+            f"AUC {row['best_score']:.4f}")
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -1,0 +1,98 @@
+"""The grouped CV path (tasks of one sigma trained together) against references."""
+
+import itertools
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import qsg_jax
+from qsg_jax import _grouped_cv
+from qsg_jax import baselines
+from qsg_jax import model_selection
+from qsg_jax import risk
+
+_SMALL = dict(num_steps=64, num_frequencies=8, unlabeled_batch_size=16)
+_CV = dict(num_folds=3, seed=1, key=7, **_SMALL)
+
+
+def _ordinal(n=130, k=3, d=3, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.random((n, d)).astype(np.float32)
+  latent = np.sin(3 * x[:, 0]) + x[:, 1] ** 2 + 0.2 * rng.normal(size=n)
+  y = np.digitize(latent, np.quantile(latent, np.linspace(0, 1, k + 1)[1:-1]))
+  return x[:50], y[:50], x[50:]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_collapsed_squared_grads_equal_the_pairwise_sums(seed):
+  """O(S + B) closed form = risk.score_grads (O(S^2 + S B)), held-out slots weighted 0."""
+  rng = np.random.default_rng(seed)
+  k, s, b = 4, 13, 7
+  y = np.arange(s) % k
+  train = rng.random(s) < 0.7
+  train[:k] = True                                      # every class keeps a training slot
+  p, n = risk.subproblem_weights(jnp.asarray(y[train]), jnp.bincount(y[train], length=k))
+  pos_w = np.zeros((k - 1, s), np.float32)
+  neg_w = np.zeros((k - 1, s), np.float32)
+  pos_w[:, train], neg_w[:, train] = p, n
+  f_l = rng.normal(size=s).astype(np.float32)
+  f_u = rng.normal(size=b).astype(np.float32)
+  gamma = rng.random(k - 1).astype(np.float32)
+  fast = _grouped_cv.squared_score_grads(f_l, f_u, pos_w, neg_w, gamma)
+  slow = risk.score_grads("squared", f_l, f_u, pos_w, neg_w, gamma)
+  np.testing.assert_allclose(fast[0], slow[0], atol=1e-5)
+  np.testing.assert_allclose(fast[1], slow[1], atol=1e-6)
+  assert np.all(np.asarray(fast[0])[~train] == 0)
+
+
+def test_grouped_cv_equals_fit_on_each_fold_and_the_per_task_path():
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3, 0.1], "sigma": [0.5, 2.0], "gamma": [0.0, 0.7], "step_size": [1.0, 1e4]}
+  grouped = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="grouped", **_CV)
+  per_task = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="per_task",
+                                            tasks_per_batch=8, **_CV)
+  np.testing.assert_allclose(grouped.fold_scores, per_task.fold_scores, atol=1e-6)
+  assert grouped.best == per_task.best
+  folds = qsg_jax.cv.stratified_folds(y_l, 3, seed=1)
+  train, valid = qsg_jax.cv.fold_training_sets(folds, y_l)
+  for (i, lam), (s, sigma), f in itertools.product(enumerate(grid["lam"]),
+                                                   enumerate(grid["sigma"]), (0, 2)):
+    fitted = qsg_jax.fit(x_l[train[f]], y_l[train[f]], x_u, key=7, num_classes=3, lam=lam,
+                         sigma=sigma, gamma=0.7, step_size=1.0, **_SMALL)
+    scores = qsg_jax.decision_function(fitted, x_l)[valid[f]]
+    expected = baselines.split_aucs(scores, y_l[valid[f]], 3)
+    np.testing.assert_allclose(grouped.fold_scores[i, s, 1, 0, f], expected, atol=1e-6)
+  # eta0 = 1e4 diverges (fit raises DivergenceError): NaN on every task, never chosen.
+  assert np.isnan(grouped.fold_scores[..., 1, :, :]).all()
+  assert grouped.best["step_size"] == 1.0
+
+
+def test_per_split_gamma_searches_each_coordinate():
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3], "sigma": [0.5], "gamma": [0.0, 0.5, 1.0], "step_size": [1.0]}
+  shared = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, **_CV)
+  split = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, per_split_gamma=True, **_CV)
+  gamma = np.asarray(split.best["gamma"])
+  assert gamma.shape == (2,) and set(gamma.tolist()) <= {0.0, 0.5, 1.0}
+  assert split.best_score >= shared.best_score
+  # The reported score is the CV score of that gamma vector (recomputed task by task).
+  folds = qsg_jax.cv.stratified_folds(y_l, 3, seed=1)
+  train, valid = qsg_jax.cv.fold_training_sets(folds, y_l)
+  aucs = []
+  for f in range(3):
+    fitted = qsg_jax.fit(x_l[train[f]], y_l[train[f]], x_u, key=7, num_classes=3, lam=1e-3,
+                         sigma=0.5, gamma=gamma, step_size=1.0, **_SMALL)
+    scores = qsg_jax.decision_function(fitted, x_l)[valid[f]]
+    aucs.append(baselines.split_aucs(scores, y_l[valid[f]], 3))
+  assert split.best_score == pytest.approx(np.mean(aucs), abs=1e-6)
+
+
+def test_method_errors_name_the_fix():
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3], "sigma": [0.5], "gamma": [0.5], "step_size": [1.0]}
+  with pytest.raises(ValueError, match="method must be 'auto', 'grouped' or 'per_task'"):
+    model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="fast", **_CV)
+  with pytest.raises(ValueError, match="needs loss='squared'.*method='per_task'"):
+    model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="grouped", loss="hinge",
+                                   **_CV)
