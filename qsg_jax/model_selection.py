@@ -30,6 +30,7 @@ import numpy as np
 
 from qsg_jax import cv as cv_lib
 from qsg_jax import defaults
+from qsg_jax import _auto_step
 from qsg_jax import _grouped_cv
 from qsg_jax import engine
 from qsg_jax import losses as losses_lib
@@ -47,19 +48,31 @@ CPU_TASKS_PER_BATCH = 4
 GROUPED_TASKS_PER_BATCH = 512
 
 
+def _step_values(step_size):
+  """1-D object array of the step grid: numbers (float) and/or "auto"."""
+  if isinstance(step_size, str) or np.ndim(step_size) == 0:
+    step_size = [step_size]
+  values = np.empty(len(step_size), dtype=object)
+  for i, v in enumerate(step_size):
+    values[i] = v if isinstance(v, str) else float(v)
+  return values
+
+
 def paper_grid(step_size=defaults.STEP_SIZE):
   """The papers' grid: lam and sigma in 2^-3..2^3, gamma in 0..1 (step 0.1), one step size.
 
   Args:
-    step_size: initial step eta0 of eta_t = eta0 / (1 + eta0 lam t) (the papers do not search
-      it); a number or a list of numbers.
+    step_size: "auto" (the default of ``qsg_jax.fit``: eta0 from the curvature of each task's
+      risk, ``qsg_jax._auto_step``), or the initial step eta0 of eta_t = eta0 / (1 + eta0 lam t)
+      (the papers do not search it); a value or a list of values.
 
   Returns:
-    Dict of 1-D NumPy arrays keyed by ``GRID_KEYS`` (7 x 7 x 11 x 1 = 539 points).
+    Dict of 1-D NumPy arrays keyed by ``GRID_KEYS`` (7 x 7 x 11 x 1 = 539 points); the step
+    sizes are an object array of floats and/or "auto".
   """
   powers = 2.0 ** np.arange(-3, 4)
   return {"lam": powers, "sigma": powers, "gamma": np.arange(11) / 10.0,
-          "step_size": np.atleast_1d(np.asarray(step_size, np.float64))}
+          "step_size": _step_values(step_size)}
 
 
 def quick_grid(step_size=defaults.STEP_SIZE):
@@ -69,8 +82,7 @@ def quick_grid(step_size=defaults.STEP_SIZE):
   gamma in {0, 0.5, 1}.
   """
   return {"lam": np.array([1e-3, 0.125]), "sigma": np.array([0.125, 1.0]),
-          "gamma": np.array([0.0, 0.5, 1.0]),
-          "step_size": np.atleast_1d(np.asarray(step_size, np.float64))}
+          "gamma": np.array([0.0, 0.5, 1.0]), "step_size": _step_values(step_size)}
 
 
 def _checked_grid(grid):
@@ -81,6 +93,17 @@ def _checked_grid(grid):
                      "or paper_grid().")
   checked = {}
   for name in GRID_KEYS:
+    if name == "step_size":
+      values = _step_values(grid[name])
+      if any(isinstance(v, str) and v != "auto" for v in values):
+        raise ValueError(f"grid['step_size'] holds numbers and/or 'auto'; received "
+                         f"{grid[name]!r}.")
+      numbers = np.array([v for v in values if not isinstance(v, str)], np.float64)
+      if values.size == 0 or not np.all(np.isfinite(numbers)) or np.any(numbers <= 0):
+        raise ValueError(f"grid['step_size'] must be a non-empty list of numbers > 0 and/or "
+                         f"'auto'; received {grid[name]!r}.")
+      checked[name] = values
+      continue
     values = np.atleast_1d(np.asarray(grid[name], np.float64))
     if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
       raise ValueError(f"grid[{name!r}] must be a non-empty 1-D list of finite values; received "
@@ -89,7 +112,7 @@ def _checked_grid(grid):
       raise ValueError(f"grid['gamma'] must lie in [0, 1]; received {values.tolist()}.")
     if name == "lam" and np.any(values < 0):
       raise ValueError(f"grid['lam'] must be >= 0; received {values.tolist()}.")
-    if name in ("sigma", "step_size") and np.any(values <= 0):
+    if name == "sigma" and np.any(values <= 0):
       raise ValueError(f"grid[{name!r}] must be > 0; received {values.tolist()}.")
     checked[name] = values
   return checked
@@ -183,6 +206,23 @@ def _grouped_runner(config, x_l, y_l, x_u, train, valid, key, divergence_thresho
   return run
 
 
+def _resolving_auto(run, key, x_l, y_l, x_u, train, k, config):
+  """``run`` with NaN step sizes (grid value "auto") replaced by each task's auto eta0."""
+  pos_w, neg_w = _grouped_cv.fold_weights(train, y_l, k)
+
+  def resolved(hyper, fold_of):
+    auto = np.isnan(hyper.eta0)
+    if auto.any():
+      eta0 = np.array(hyper.eta0)
+      eta0[auto] = _auto_step.task_step_sizes(
+          key, x_l, x_u, pos_w, neg_w, hyper.sigma[auto], hyper.lam[auto], hyper.gamma[auto],
+          fold_of[auto], config.unlabeled_batch_size)
+      hyper = hyper._replace(eta0=eta0)
+    return run(hyper, fold_of)
+
+  return resolved
+
+
 def _run_tasks_fn(method, config, *args):
   """The task runner of ``method``: "grouped" (squared loss, whole labeled set) or "per_task"."""
   grouped_ok = (losses_lib.get_loss(config.loss).name == "squared"
@@ -214,7 +254,8 @@ def _coordinate_gamma(run, best, grid, k, num_folds, divergence_threshold=None):
     hyper = engine.Hyperparams(
         sigma=np.full(num, best["sigma"], np.float32), lam=np.full(num, best["lam"], np.float32),
         gamma=np.repeat(candidates, num_folds, axis=0).astype(np.float32),
-        eta0=np.full(num, best["step_size"], np.float32))
+        eta0=np.full(num, np.nan if best["step_size"] == "auto" else best["step_size"],
+                     np.float32))
     aucs, diverged = run(hyper, np.tile(np.arange(num_folds), values.size))
     fold_aucs = aucs.reshape(values.size, num_folds, k - 1)
     score = cv_lib.nanmean(cv_lib.nanmean(np.moveaxis(fold_aucs, 1, 2)))     # [n_gamma]
@@ -298,14 +339,16 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
 
   points = list(itertools.product(*(range(grid[name].size) for name in GRID_KEYS)))
   tasks = [(p, f) for p in points for f in range(num_folds)]
-  value = lambda name, i: np.array([grid[name][p[i]] for p, _ in tasks], np.float32)
+  value = lambda name, i: np.array([np.nan if isinstance(grid[name][p[i]], str) else
+                                    grid[name][p[i]] for p, _ in tasks], np.float32)
   hyper = engine.Hyperparams(
       sigma=value("sigma", 1), lam=value("lam", 0),
       gamma=np.repeat(value("gamma", 2)[:, None], k - 1, axis=1), eta0=value("step_size", 3))
   fold_of = np.array([f for _, f in tasks])
   key = validation.check_key(key)
-  run = _run_tasks_fn(method, config, x_l, y_l, x_u, train, valid, key, divergence_threshold,
-                      tasks_per_batch, progress)
+  run = _resolving_auto(
+      _run_tasks_fn(method, config, x_l, y_l, x_u, train, valid, key, divergence_threshold,
+                    tasks_per_batch, progress), key, x_l, y_l, x_u, train, k, config)
   aucs, diverged = run(hyper, fold_of)
 
   shape = tuple(grid[name].size for name in GRID_KEYS)
@@ -320,7 +363,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
         "side of every split: lower the step size or raise lam in the grid, or use fewer folds.")
   index = np.unravel_index(np.argmax(np.where(np.isfinite(target), target, -np.inf)),
                            target.shape)
-  best = {name: float(grid[name][i]) for name, i in zip(GRID_KEYS, index)}
+  best = {name: grid[name][i] if isinstance(grid[name][i], str) else float(grid[name][i])
+          for name, i in zip(GRID_KEYS, index)}
   best_score = float(target[index])
   if per_split_gamma and k > 2:
     gamma, score = _coordinate_gamma(run, best, grid, k, num_folds)

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import _auto_step
 from qsg_jax import _validation as validation
 from qsg_jax import defaults
 from qsg_jax import engine
@@ -40,15 +41,27 @@ def _num_shards(mesh, axis_name, num_shards):
   return size
 
 
-def step_size_parts(step_size: engine.ScalarOrSchedule):
-  """(schedule, eta0) of a ``ScalarOrSchedule``: (callable, None) or (None, float > 0)."""
+def step_size_parts(step_size: engine.ScalarOrSchedule, auto: Optional[Callable[[], float]] = None):
+  """(schedule, eta0) of a ``ScalarOrSchedule`` or "auto": (callable, None) or (None, float > 0).
+
+  Args:
+    step_size: a number eta0, a schedule callable step -> eta, or "auto" (the default of ``fit``:
+      eta0 from the curvature of the squared-loss risk, ``qsg_jax._auto_step``).
+    auto: zero-argument callable returning the "auto" eta0 (called only for "auto").
+  """
+  if isinstance(step_size, str):
+    if step_size != "auto" or auto is None:
+      raise ValueError(f"step_size must be a number, a schedule callable or 'auto'; received "
+                       f"{step_size!r}.")
+    return None, validation.check_positive("step_size", auto())
   if callable(step_size):
     return step_size, None
   try:
     eta0 = float(step_size)
   except (TypeError, ValueError):
-    raise TypeError(f"step_size must be a number (eta0 of eta0 / (1 + eta0 lam t)) or a schedule "
-                    f"callable step -> eta (optax schedules work); received {step_size!r}.") from None
+    raise TypeError(f"step_size must be a number (eta0 of eta0 / (1 + eta0 lam t)), a schedule "
+                    f"callable step -> eta (optax schedules work) or 'auto'; received "
+                    f"{step_size!r}.") from None
   return None, validation.check_positive("step_size", eta0)
 
 
@@ -89,8 +102,11 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
     sigma: Gaussian kernel parameter, k(x, x') = exp(-sigma ||x - x'||^2).
     lam: regularization lambda.
     gamma: scalar or [k-1] trade-off: 1 = labeled pairs only (supervised), 0 = PU + NU only.
-    step_size: a number eta0 for the default schedule eta_t = eta0 / (1 + eta0 lam t), or a
+    step_size: "auto" (default): eta0 = min(3, 1 / (lambda_max(K H) + lam)), half the stability
+      limit of the squared-loss scores (``qsg_jax._auto_step``, deterministic; the chosen eta0 is
+      ``result.metrics["eta"][0]``); a number eta0 of eta_t = eta0 / (1 + eta0 lam t); or a
       schedule callable step -> eta (optax schedules work), as optax's ``ScalarOrSchedule``.
+      A number or a schedule runs exactly the papers' Algorithm 1 with that step.
     num_steps: T iterations (= feature blocks).
     num_frequencies: m frequencies per block.
     labeled_batch_size: per-class mini-batch size, or None for every labeled point each step.
@@ -129,7 +145,10 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
     x_u = np.zeros((1, x_l.shape[1]), np.float32)   # never weighted: all (1 - gamma) are 0
   else:
     x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
-  schedule, eta0 = step_size_parts(step_size)
+  schedule, eta0 = step_size_parts(step_size, auto=lambda: _auto_step.auto_step_size(
+      x_l, y_l, x_u, k, validation.check_positive("sigma", sigma),
+      validation.check_positive("lam", lam, allow_zero=True), gamma, validation.check_key(key),
+      unlabeled_batch_size))
   hyper = engine.Hyperparams(
       sigma=jnp.float32(validation.check_positive("sigma", sigma)),
       lam=jnp.float32(validation.check_positive("lam", lam, allow_zero=True)),
