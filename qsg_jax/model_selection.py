@@ -371,3 +371,43 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     if score is not None and score > best_score:
       best["gamma"], best_score = gamma, score
   return cv_lib.CVResult(best, best_score, scores, fold_scores, grid)
+
+
+PROTOCOLS = ("paper", "quick")
+
+
+def select_hyperparams(x_labeled, y_labeled, x_unlabeled=None, *, protocol: str = "paper",
+                       num_unlabeled: Optional[int] = 2000, seed: int = 0, key=0,
+                       **cv_kwargs) -> dict:
+  """The hyper-parameters (lam, sigma, gamma, step_size) chosen by the papers' 5-fold CV.
+
+  Args:
+    x_labeled: [n_l, d]; y_labeled: [n_l] int labels 0..k-1; x_unlabeled: [n_u, d] or None.
+    protocol: "paper" (``paper_grid()``, 539 points x 5 folds) or "quick" (``quick_grid()``).
+    num_unlabeled: the CV trains on a uniform subsample of this many unlabeled points (drawn
+      with ``seed``; None: all). Every task keeps every unlabeled score current.
+    seed: int seed of the folds and of the subsample.
+    key: PRNG key or int seed shared by every task.
+    **cv_kwargs: further keyword arguments of ``cross_validate`` (num_steps, num_classes,
+      per_split_gamma, ...).
+
+  Returns:
+    Dict of keyword arguments for ``qsg_jax.fit`` (lam, sigma, gamma, step_size) plus
+    "cv_auc", the chosen setting's mean validation AUC.
+
+  Raises:
+    ValueError: unknown protocol (and everything ``cross_validate`` raises).
+  """
+  if protocol not in PROTOCOLS:
+    raise ValueError(f"protocol must be one of {PROTOCOLS}; received {protocol!r}. Use 'paper' "
+                     "for the papers' 539-point grid, 'quick' for a 12-point one.")
+  if x_unlabeled is not None and num_unlabeled is not None:
+    x_unlabeled = np.asarray(x_unlabeled)
+    if x_unlabeled.shape[0] > num_unlabeled:
+      pick = np.random.default_rng(seed).choice(x_unlabeled.shape[0], num_unlabeled,
+                                                replace=False)
+      x_unlabeled = x_unlabeled[np.sort(pick)]
+  grid = paper_grid() if protocol == "paper" else quick_grid()
+  result = cross_validate(x_labeled, y_labeled, x_unlabeled, grid=grid, seed=seed, key=key,
+                          **cv_kwargs)
+  return dict(result.best, cv_auc=result.best_score)

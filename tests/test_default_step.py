@@ -1,0 +1,83 @@
+"""The default step ("auto"): power-iteration curvature against a dense eigensolver, and fit."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import qsg_jax
+from qsg_jax import _auto_step
+from qsg_jax import defaults
+from qsg_jax import model_selection
+from qsg_jax import baselines
+from qsg_jax import risk
+
+_SMALL = dict(num_steps=64, num_frequencies=8, unlabeled_batch_size=16)
+
+
+def _ordinal(n=130, k=3, d=3, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.random((n, d)).astype(np.float32)
+  latent = np.sin(3 * x[:, 0]) + x[:, 1] ** 2 + 0.2 * rng.normal(size=n)
+  y = np.digitize(latent, np.quantile(latent, np.linspace(0, 1, k + 1)[1:-1]))
+  return x[:50], y[:50], x[50:]
+
+
+@pytest.mark.parametrize("sigma,gamma", [(0.5, [0.0, 0.3]), (8.0, [1.0, 0.6])])
+def test_curvature_is_the_largest_eigenvalue_of_kernel_times_hessian(sigma, gamma):
+  x_l, y_l, x_u = _ordinal()
+  key = jax.random.key(3)
+  rows = np.asarray(_auto_step.unlabeled_rows(key, x_u.shape[0], 16))
+  points = np.concatenate([x_l, x_u[rows]]).astype(np.float64)
+  y = jnp.asarray(y_l, jnp.int32)
+  pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=3))
+  g = jnp.asarray(gamma, jnp.float32)
+  # Reference: H from jax.hessian of the literal pairwise risk, K dense, numpy eigenvalues.
+  n_l = x_l.shape[0]
+  total = lambda f: risk.minibatch_risk("squared", f[:n_l], f[n_l:], pos_w, neg_w, g)
+  hessian = np.asarray(jax.hessian(total)(jnp.zeros(points.shape[0])), np.float64)
+  sq = np.sum(points**2, axis=1)
+  kernel = np.exp(-sigma * np.maximum(sq[:, None] + sq[None, :] - 2 * points @ points.T, 0))
+  expected = np.max(np.linalg.eigvals(kernel @ hessian).real)
+  eta0 = _auto_step.auto_step_size(x_l, y_l, x_u, 3, sigma, 0.01, gamma, key, 16)
+  assert eta0 == pytest.approx(min(defaults.STEP_SIZE_MAX, 1 / (expected + 0.01)), rel=1e-4)
+
+
+def test_fit_defaults_to_the_auto_step_and_numbers_stay_literal():
+  x_l, y_l, x_u = _ordinal()
+  fitted = qsg_jax.fit(x_l, y_l, x_u, key=2, sigma=8.0, lam=1e-3, gamma=0.5, **_SMALL)
+  eta0 = _auto_step.auto_step_size(x_l, y_l, x_u, 3, 8.0, 1e-3, 0.5, jax.random.key(2), 16)
+  assert fitted.metrics["eta"][0] == pytest.approx(eta0, rel=1e-6)
+  assert eta0 < 3.0
+  # The former default eta0 = 3 diverges here; an explicit number is used as given.
+  with pytest.raises(qsg_jax.DivergenceError, match="diverged"):
+    qsg_jax.fit(x_l, y_l, x_u, key=2, sigma=8.0, lam=1e-3, gamma=0.5, step_size=3.0, **_SMALL)
+  explicit = qsg_jax.fit(x_l, y_l, x_u, key=2, sigma=8.0, lam=1e-3, gamma=0.5, step_size=eta0,
+                         **_SMALL)
+  np.testing.assert_allclose(explicit.state.f_labeled, fitted.state.f_labeled, atol=1e-6)
+
+
+def test_bad_step_size_strings_are_refused():
+  x_l, y_l, x_u = _ordinal()
+  with pytest.raises(ValueError, match="step_size must be a number, a schedule callable or "
+                     "'auto'; received 'fast'"):
+    qsg_jax.fit(x_l, y_l, x_u, step_size="fast", **_SMALL)
+  with pytest.raises(ValueError, match="grid\\['step_size'\\] holds numbers and/or 'auto'"):
+    model_selection.cross_validate(x_l, y_l, x_u, grid={"lam": [1.0], "sigma": [1.0],
+                                                        "gamma": [0.5], "step_size": ["big"]})
+
+
+def test_cv_auto_step_equals_fit_with_the_auto_step_on_each_fold():
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3], "sigma": [8.0], "gamma": [0.5], "step_size": ["auto", 3.0]}
+  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=3, seed=1, key=7,
+                                          **_SMALL)
+  assert result.best["step_size"] == "auto"
+  folds = qsg_jax.cv.stratified_folds(y_l, 3, seed=1)
+  train, valid = qsg_jax.cv.fold_training_sets(folds, y_l)
+  for f in range(3):
+    fitted = qsg_jax.fit(x_l[train[f]], y_l[train[f]], x_u, key=7, num_classes=3, lam=1e-3,
+                         sigma=8.0, gamma=0.5, **_SMALL)
+    scores = qsg_jax.decision_function(fitted, x_l)[valid[f]]
+    np.testing.assert_allclose(result.fold_scores[0, 0, 0, 0, f],
+                               baselines.split_aucs(scores, y_l[valid[f]], 3), atol=1e-5)
