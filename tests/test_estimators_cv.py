@@ -1,0 +1,63 @@
+"""QS3ORAOCV / QSGS2AUCCV and select_hyperparams against model_selection.cross_validate."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from qsg_jax import estimators_cv
+from qsg_jax import model_selection
+
+_SMALL = dict(num_steps=64, num_frequencies=8, unlabeled_batch_size=16)
+_GRID = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 1.0], "step_size": ["auto"]}
+
+
+def _ordinal(n=130, k=3, d=3, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.random((n, d)).astype(np.float32)
+  latent = np.sin(3 * x[:, 0]) + x[:, 1] ** 2 + 0.2 * rng.normal(size=n)
+  y = np.digitize(latent, np.quantile(latent, np.linspace(0, 1, k + 1)[1:-1]))
+  return x[:50], y[:50], x[50:]
+
+
+def test_cv_estimator_picks_what_cross_validate_picks_and_refits():
+  x_l, y_l, x_u = _ordinal()
+  x = np.concatenate([x_l, x_u])
+  y = np.concatenate([y_l + 10, np.full(x_u.shape[0], -1)])     # any sortable labels
+  model = estimators_cv.QS3ORAOCV(grid=_GRID, cv=3, random_state=4, **_SMALL).fit(x, y)
+  expected = model_selection.cross_validate(x_l, y_l, x_u, grid=_GRID, num_folds=3, key=4,
+                                            **_SMALL)
+  assert model.best_params_ == expected.best
+  assert model.best_score_ == pytest.approx(expected.best_score)
+  results = model.cv_results_
+  assert len(results["params"]) == 4 and set(results) >= {"mean_test_score", "split2_test_score",
+                                                          "param_lam"}
+  best = int(np.nanargmax(results["mean_test_score"]))
+  assert results["params"][best] == expected.best
+  assert model.best_estimator_.lam == expected.best["lam"]
+  assert set(model.predict(x_l)) <= {10, 11, 12}
+  assert model.decision_function(x_l).shape == (50,)
+  assert 0.5 < model.score(x_l, y_l + 10) <= 1.0
+  assert clone(model).get_params()["grid"] == _GRID
+
+
+def test_cv_estimator_errors():
+  x_l, y_l, x_u = _ordinal()
+  x = np.concatenate([x_l, x_u])
+  y = np.concatenate([y_l, np.full(x_u.shape[0], -1)])
+  with pytest.raises(ValueError, match="QSGS2AUCCV needs exactly 2 labeled classes"):
+    estimators_cv.QSGS2AUCCV(grid=_GRID, **_SMALL).fit(x, y)
+  with pytest.raises(ValueError, match="protocol must be one of"):
+    estimators_cv.QS3ORAOCV(protocol="full", **_SMALL).fit(x, y)
+  with pytest.raises(ValueError, match="expected x \\[n, d\\] and y \\[n\\]"):
+    estimators_cv.QS3ORAOCV(grid=_GRID, **_SMALL).fit(x, y[:-1])
+
+
+def test_select_hyperparams_is_the_cross_validated_choice():
+  x_l, y_l, x_u = _ordinal()
+  chosen = model_selection.select_hyperparams(x_l, y_l, x_u, protocol="quick", num_folds=3,
+                                              key=1, **_SMALL)
+  expected = model_selection.cross_validate(x_l, y_l, x_u, quick=True, num_folds=3, key=1,
+                                            **_SMALL)
+  assert chosen == dict(expected.best, cv_auc=expected.best_score)
+  with pytest.raises(ValueError, match="protocol must be one of \\('paper', 'quick'\\)"):
+    model_selection.select_hyperparams(x_l, y_l, x_u, protocol="full")
