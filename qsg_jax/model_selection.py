@@ -337,6 +337,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     cache_unlabeled = engine.use_unlabeled_cache(x_u.shape[0], config)
   config = config.replace(cache_unlabeled=cache_unlabeled)
 
+  if tasks_per_batch and int(tasks_per_batch) < 1:
+    raise ValueError(f"tasks_per_batch must be >= 1; received {tasks_per_batch}.")
   points = list(itertools.product(*(range(grid[name].size) for name in GRID_KEYS)))
   tasks = [(p, f) for p in points for f in range(num_folds)]
   value = lambda name, i: np.array([np.nan if isinstance(grid[name][p[i]], str) else
