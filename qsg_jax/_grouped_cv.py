@@ -12,7 +12,8 @@ affine in the scores. With pos/neg weights P, N of a subproblem (each summing to
 Nf = N . f_l and mu = mean of f_u over the unlabeled mini-batch, ``risk.subproblem_score_grads``
 collapses from O(S^2 + S B) to O(S + B):
 
-    dR/df_a = -2 P_a (1 - f_a + gamma Nf + (1 - gamma) mu) + 2 N_a (1 + f_a - gamma Pf - (1 - gamma) mu)
+    dR/df_a = -2 P_a (1 - f_a + gamma Nf + (1 - gamma) mu)
+              + 2 N_a (1 + f_a - gamma Pf - (1 - gamma) mu)
     dR/df_u = (1 - gamma) (4 f_u - 2 Pf - 2 Nf) / B
 
 (sum_b N_b l1'(f_a, f_b) = -2 (1 - f_a + Nf) since sum_b N_b = 1; likewise for l2'..l6').

@@ -1,5 +1,7 @@
 """The default step ("auto"): power-iteration curvature against a dense eigensolver, and fit."""
 
+import doctest
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -7,9 +9,10 @@ import pytest
 
 import qsg_jax
 from qsg_jax import _auto_step
+from qsg_jax import _grouped_cv
 from qsg_jax import defaults
-from qsg_jax import model_selection
 from qsg_jax import baselines
+from qsg_jax import model_selection
 from qsg_jax import risk
 
 _SMALL = dict(num_steps=64, num_frequencies=8, unlabeled_batch_size=16)
@@ -81,3 +84,12 @@ def test_cv_auto_step_equals_fit_with_the_auto_step_on_each_fold():
     scores = qsg_jax.decision_function(fitted, x_l)[valid[f]]
     np.testing.assert_allclose(result.fold_scores[0, 0, 0, 0, f],
                                baselines.split_aucs(scores, y_l[valid[f]], 3), atol=1e-5)
+
+
+def test_docstring_examples_run():
+  for module in (_auto_step, _grouped_cv):
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    for test in finder.find(module, globs={"np": np, "jnp": jnp, "jax": jax, **vars(module)}):
+      runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+    assert runner.summarize(verbose=False).attempted >= 1

@@ -31,7 +31,7 @@ def test_vmapped_cv_equals_a_loop_of_fits_on_each_fold():
   x_l, y_l, x_u = _ordinal()
   grid = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 0.5], "step_size": [1.0, 1e4]}
   # 24 tasks in batches of 5: the last batch is padded, and all batches share one compilation.
-  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, **_CV)
+  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="per_task", **_CV)
   folds = qsg_jax.cv.stratified_folds(y_l, 3, seed=1)
   train, valid = qsg_jax.cv.fold_training_sets(folds, y_l)
   for (i, lam), (g, gamma), f in itertools.product(enumerate(grid["lam"]),

@@ -46,14 +46,11 @@ def test_collapsed_squared_grads_equal_the_pairwise_sums(seed):
   assert np.all(np.asarray(fast[0])[~train] == 0)
 
 
-def test_grouped_cv_equals_fit_on_each_fold_and_the_per_task_path():
+def test_grouped_cv_equals_fit_on_each_fold():
+  """Task (point, fold) is qsg_jax.fit on that fold's training set with the shared key."""
   x_l, y_l, x_u = _ordinal()
   grid = {"lam": [1e-3, 0.1], "sigma": [0.5, 2.0], "gamma": [0.0, 0.7], "step_size": [1.0, 1e4]}
   grouped = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="grouped", **_CV)
-  per_task = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="per_task",
-                                            tasks_per_batch=8, **_CV)
-  np.testing.assert_allclose(grouped.fold_scores, per_task.fold_scores, atol=1e-6)
-  assert grouped.best == per_task.best
   folds = qsg_jax.cv.stratified_folds(y_l, 3, seed=1)
   train, valid = qsg_jax.cv.fold_training_sets(folds, y_l)
   for (i, lam), (s, sigma), f in itertools.product(enumerate(grid["lam"]),
