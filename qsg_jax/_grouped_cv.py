@@ -186,6 +186,8 @@ def task_aucs(key, x_labeled, y_labeled, x_unlabeled, train, valid, sigma, lam, 
   aucs = np.full((sigma.shape[0], k - 1), np.nan)
   diverged = np.zeros(sigma.shape[0], bool)
   done = 0
+  # Batches are padded to one size (one compilation), no larger than the largest group.
+  tasks_per_batch = min(tasks_per_batch, int(np.unique(sigma, return_counts=True)[1].max()))
   for s in np.unique(sigma):
     members = np.nonzero(sigma == s)[0]
     for start in range(0, members.size, tasks_per_batch):

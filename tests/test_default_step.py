@@ -38,7 +38,7 @@ def test_curvature_is_the_largest_eigenvalue_of_kernel_times_hessian(sigma, gamm
   # Reference: H from jax.hessian of the literal pairwise risk, K dense, numpy eigenvalues.
   n_l = x_l.shape[0]
   total = lambda f: risk.minibatch_risk("squared", f[:n_l], f[n_l:], pos_w, neg_w, g)
-  hessian = np.asarray(jax.hessian(total)(jnp.zeros(points.shape[0])), np.float64)
+  hessian = np.asarray(jax.jit(jax.hessian(total))(jnp.zeros(points.shape[0])), np.float64)
   sq = np.sum(points**2, axis=1)
   kernel = np.exp(-sigma * np.maximum(sq[:, None] + sq[None, :] - 2 * points @ points.T, 0))
   expected = np.max(np.linalg.eigvals(kernel @ hessian).real)
