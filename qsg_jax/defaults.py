@@ -1,14 +1,14 @@
 """Default hyper-parameters: the one place ``qsg_jax.fit``, the estimators and the experiments read.
 
-sigma, lam, gamma and the step were found on SGEMM (500 labels, min-max scaled features; see
-SPEC.md's performance notes): ordinal AUC about 0.889 with T = 1024 steps. They are a starting
-point, not a substitute for cross-validation (``qsg_jax.model_selection``).
+sigma, lam and gamma were found on SGEMM (500 labels, min-max scaled features; see SPEC.md's
+performance notes): ordinal AUC about 0.889 with T = 1024 steps. They are a starting point, not a
+substitute for cross-validation (``qsg_jax.model_selection``). The step is "auto" (below).
 """
 
 SIGMA = 0.1                 # Gaussian kernel k(x, x') = exp(-sigma ||x - x'||^2).
 LAM = 1e-3                  # regularization lambda.
 GAMMA = 0.5                 # PN vs PU + NU trade-off (1 = labeled pairs only).
-STEP_SIZE = "auto"          # eta0 of eta_t = eta0 / (1 + eta0 lam t) from the curvature rule.
+STEP_SIZE = "auto"          # eta0 of eta0 / (1 + eta0 lam t) by the rule below; or a number.
 NUM_STEPS = 1024            # T iterations = T feature blocks.
 NUM_FREQUENCIES = 32        # m frequencies per block (2m features).
 UNLABELED_BATCH_SIZE = 128  # B unlabeled points per step.
@@ -30,8 +30,10 @@ HYPERPARAMS = dict(sigma=SIGMA, lam=LAM, gamma=GAMMA, step_size=STEP_SIZE, num_s
                    labeled_batch_size=LABELED_BATCH_SIZE, loss=LOSS)
 
 # The default step (``step_size="auto"``): eta0 = min(STEP_SIZE_MAX, 1 / (lambda_max(K H) + lam)),
-# half the stability limit of the squared-loss scores' one-step map f <- (1 - eta lam) f - eta K H f
-# (K the Gaussian kernel, H the constant Hessian of the mini-batch risk in the scores;
-# ``qsg_jax._auto_step``). Where the cap binds it is the former default eta0 = 3; on skin at
-# sigma = 1 (where eta0 = 3 diverged in 4 of 10 trials) the rule gives eta0 = 0.8-1.4.
+# half the stability limit of the squared-loss scores' one-step map
+# f <- (1 - eta lam) f - eta K H f (K the Gaussian kernel, H the constant Hessian of the
+# mini-batch risk in the scores; ``qsg_jax._auto_step``). The cap is the former default eta0 = 3
+# (it binds on sgemm, ijcnn1 and cod-rna at small sigma); on skin at sigma = 1, lam = 1e-3, where
+# eta0 = 3 diverged in 10 of 10 trials, the rule gives eta0 = 0.66-0.90 and none diverges
+# (experiments/select_step.py).
 STEP_SIZE_MAX = 3.0
