@@ -27,15 +27,6 @@ from qsg_jax import model_selection
 from qsg_jax import training
 from qsg_jax.errors import DivergenceError
 
-_DATASETS = flags.DEFINE_list("datasets", ["skin_nonskin", "sgemm"], "datasets")
-_NUM_TRIALS = flags.DEFINE_integer("num_trials", 10, "trials per dataset")
-_NUM_UNLABELED = flags.DEFINE_integer("num_unlabeled", 2000, "unlabeled training points")
-_CV_UNLABELED = flags.DEFINE_integer("cv_unlabeled", 1000, "unlabeled points of the CV")
-_EVAL_SIZE = flags.DEFINE_integer("eval_size", 2000, "evaluation points per trial")
-_NUM_STEPS = flags.DEFINE_integer("num_steps", 1024, "T")
-_GRIDS = flags.DEFINE_list("grids", ["paper", "quick"], "CV grids whose pick is tested")
-_OUTPUT_DIR = flags.DEFINE_string("output_dir", "results/select_step", "output directory")
-_DATA_DIR = flags.DEFINE_string("data_dir", None, "data directory (default $QSG_JAX_DATA)")
 
 STEPS = ("auto", 1.0, 3.0, 10.0)
 
@@ -106,15 +97,31 @@ def study(name, num_trials, num_unlabeled, cv_unlabeled, eval_size, num_steps,
   return out
 
 
+FLAGS = flags.FLAGS
+
+
+def _define_flags():
+  """Flags are defined only when run as a script, so tests can import this module."""
+  flags.DEFINE_list("datasets", ["skin_nonskin", "sgemm"], "datasets")
+  flags.DEFINE_integer("num_trials", 10, "trials per dataset")
+  flags.DEFINE_integer("num_unlabeled", 2000, "unlabeled training points")
+  flags.DEFINE_integer("cv_unlabeled", 1000, "unlabeled points of the CV")
+  flags.DEFINE_integer("eval_size", 2000, "evaluation points per trial")
+  flags.DEFINE_integer("num_steps", 1024, "T")
+  flags.DEFINE_list("grids", ["paper", "quick"], "CV grids whose pick is tested")
+  flags.DEFINE_string("output_dir", "results/select_step", "output directory")
+  flags.DEFINE_string("data_dir", None, "data directory (default $QSG_JAX_DATA)")
+
+
 def main(argv):
   del argv
-  os.makedirs(_OUTPUT_DIR.value, exist_ok=True)
-  for name in _DATASETS.value:
-    out = study(name, _NUM_TRIALS.value, _NUM_UNLABELED.value, _CV_UNLABELED.value,
-                _EVAL_SIZE.value, _NUM_STEPS.value, _GRIDS.value, _DATA_DIR.value)
-    with open(os.path.join(_OUTPUT_DIR.value, f"{name}.json"), "w") as f:
+  os.makedirs(FLAGS.output_dir, exist_ok=True)
+  for name in FLAGS.datasets:
+    out = study(name, FLAGS.num_trials, FLAGS.num_unlabeled, FLAGS.cv_unlabeled,
+                FLAGS.eval_size, FLAGS.num_steps, FLAGS.grids, FLAGS.data_dir)
+    with open(os.path.join(FLAGS.output_dir, f"{name}.json"), "w") as f:
       json.dump(out, f, indent=1)
-    for grid_name in _GRIDS.value:
+    for grid_name in FLAGS.grids:
       r = out[grid_name]
       print(f"{name}, {grid_name} grid: CV pick {r['best']} (CV AUC {r['best_cv_auc']:.4f}); "
             f"diverged tasks of {r['grid_tasks']} per step: {r['grid_diverged_tasks']}")
@@ -124,4 +131,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  _define_flags()
   app.run(main)

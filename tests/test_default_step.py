@@ -93,3 +93,14 @@ def test_docstring_examples_run():
       runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
     assert runner.summarize(verbose=False).attempted >= 1
+
+
+def test_select_step_smoke():
+  """experiments/select_step on an embedded dataset, one trial of the quick grid, tiny T."""
+  from experiments import select_step  # pylint: disable=import-outside-toplevel
+  out = select_step.study("lev", num_trials=1, num_unlabeled=100, cv_unlabeled=100,
+                          eval_size=100, num_steps=32, grids=("quick",))
+  record = out["quick"]
+  assert record["grid_tasks"] == 60 and set(record["grid_diverged_tasks"]) == {
+      "auto", "1.0", "3.0", "10.0"}
+  assert record["diverged_trials"]["auto"] == 0 and 0 < record["mean_auc"]["auto"] <= 1

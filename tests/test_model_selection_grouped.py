@@ -94,3 +94,12 @@ def test_method_errors_name_the_fix():
   with pytest.raises(ValueError, match="needs loss='squared'.*method='per_task'"):
     model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="grouped", loss="hinge",
                                    **_CV)
+
+
+def test_bench_cv_smoke():
+  """experiments/bench_cv on an embedded dataset (continuous features: no tied scores), tiny T."""
+  from experiments import bench_cv  # pylint: disable=import-outside-toplevel
+  row = bench_cv.bench_dataset("breast_cancer", num_unlabeled=100, num_steps=32, old_points=1,
+                               skip_full=True)
+  assert row["old_points"] == 1 and row["old_full_est_s"] > row["old_s"] > 0
+  assert row["max_score_diff"] < 1e-5
