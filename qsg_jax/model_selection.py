@@ -247,7 +247,7 @@ def _run_tasks_fn(method, config, *args):
   return _per_task_runner(config, *args)
 
 
-def _coordinate_gamma(run, best, grid, k, num_folds, divergence_threshold=None):
+def _coordinate_gamma(run, best, grid, k, num_folds):
   """Per-split gamma by coordinate search: each gamma_j over the grid, the others held.
 
   Starts from the best shared gamma; one pass over j = 0..k-2, keeping a change only when it
