@@ -1,13 +1,17 @@
 """Checks of user data at the API boundary, before anything is jitted."""
 
+from typing import Optional, Tuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
 from qsg_jax import features
 
 
-def check_points(name, x, dim=None, allow_empty=False):
+def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
+                 allow_empty: bool = False) -> np.ndarray:
   """Returns ``x`` as a float32 [n, d] array after checking rank, size and finiteness.
 
   Args:
@@ -40,7 +44,8 @@ def check_points(name, x, dim=None, allow_empty=False):
   return arr.astype(np.float32)
 
 
-def check_labels(y, num_points, num_classes=None):
+def check_labels(y: ArrayLike, num_points: int,
+                 num_classes: Optional[int] = None) -> Tuple[np.ndarray, int]:
   """Returns (labels as int32 [n] in 0..k-1, k) after checking values and class coverage.
 
   Args:
@@ -75,7 +80,7 @@ def check_labels(y, num_points, num_classes=None):
   return arr.astype(np.int32), k
 
 
-def check_gamma(gamma, num_classes):
+def check_gamma(gamma: ArrayLike, num_classes: int) -> np.ndarray:
   """Broadcasts gamma to [k-1] and checks it lies in [0, 1]."""
   arr = np.broadcast_to(np.asarray(gamma, np.float32), (num_classes - 1,)).copy() \
       if np.ndim(gamma) == 0 else np.asarray(gamma, np.float32)
@@ -87,7 +92,7 @@ def check_gamma(gamma, num_classes):
   return arr
 
 
-def check_positive(name, value, allow_zero=False):
+def check_positive(name: str, value: float, allow_zero: bool = False) -> float:
   """Returns float(value) after checking it is finite and positive (or >= 0)."""
   v = float(value)
   if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
@@ -96,7 +101,7 @@ def check_positive(name, value, allow_zero=False):
   return v
 
 
-def check_phase_range(name, x, sigma):
+def check_phase_range(name: str, x: ArrayLike, sigma: float | jax.Array) -> None:
   """Checks that random Fourier phases omega . x of ``x`` stay within ``features.MAX_PHASE``.
 
   omega ~ N(0, 2 sigma I_d), so |omega . x| <= ||x|| sqrt(2 sigma) (sqrt(d) + 8) except with
@@ -119,7 +124,7 @@ def check_phase_range(name, x, sigma):
         "or lower sigma.")
 
 
-def check_key(key, name="key"):
+def check_key(key: "int | jax.Array", name: str = "key") -> jax.Array:
   """A typed PRNG key from an int seed or a key (new-style or raw uint32 [2]), else a clear error.
 
   Integer seeds are accepted only here, at the API boundary (STYLE.md, habit 4).
@@ -143,7 +148,8 @@ def check_key(key, name="key"):
                   f" {arr.shape if arr.ndim else key!r}. Pass e.g. {name}=0.")
 
 
-def check_count(name, value, minimum=1, allow_none=False):
+def check_count(name: str, value: object, minimum: int = 1,
+                allow_none: bool = False) -> Optional[int]:
   """``value`` as a Python int >= ``minimum`` (None passes when ``allow_none``), else an error."""
   if value is None and allow_none:
     return None

@@ -3,8 +3,8 @@
 Semi-supervised data follow scikit-learn's convention (``sklearn.semi_supervised``): one array of
 points and one of labels, where ``unlabeled_label`` (default -1) marks the unlabeled points.
 
-    >>> model = QS3ORAO(num_steps=256).fit(x, y)      # y: ordered classes, -1 = unlabeled
-    >>> model.predict(x_new), model.decision_function(x_new), model.score(x_test, y_test)
+    model = QS3ORAO(num_steps=256).fit(x, y)      # y: ordered classes, -1 = unlabeled
+    model.predict(x_new), model.decision_function(x_new), model.score(x_test, y_test)
 
 Classes may be any sortable labels; their sorted order is the ordinal order (``classes_``).
 """

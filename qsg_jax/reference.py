@@ -12,6 +12,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from qsg_jax import engine
 from qsg_jax import features
@@ -20,7 +21,8 @@ from qsg_jax import risk
 from qsg_jax import sampling
 
 
-def predict_literal(feature_key, alphas, num_blocks, x, num_frequencies, sigma):
+def predict_literal(feature_key: jax.Array, alphas: ArrayLike, num_blocks: int | jax.Array,
+                    x: ArrayLike, num_frequencies: int, sigma: float | jax.Array) -> jax.Array:
   """Algorithm 2: f(x) = sum_{j < num_blocks} alpha_j . phi_j(x), one block at a time.
 
   Args:
@@ -58,8 +60,8 @@ def _new_coefficients(loss, f_l, f_u, phi_l, phi_u, pos_w, neg_w, gamma):
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def reference_fit(key, data: engine.TrainData, hyper: engine.Hyperparams,
-                  config: engine.EngineConfig):
+def reference_fit(key: jax.Array, data: engine.TrainData, hyper: engine.Hyperparams,
+                  config: engine.EngineConfig) -> jax.Array:
   """Literal Algorithm 1.
 
   Args:
@@ -78,7 +80,7 @@ def reference_fit(key, data: engine.TrainData, hyper: engine.Hyperparams,
   slot_classes = sampling.slot_classes(data.y_labeled, k, config.labeled_batch_size)
   pos_w, neg_w = risk.subproblem_weights(slot_classes, jnp.bincount(data.y_labeled, length=k))
 
-  def iteration(i, alphas):
+  def iteration(i, alphas: ArrayLike):
     sample = sampling.sample_step(sample_key, i, index, config.labeled_batch_size,
                                   config.unlabeled_batch_size, data.x_unlabeled.shape[0],
                                   config.num_shards)

@@ -14,9 +14,11 @@ below f(x) (0-based; the paper's 1 + that count).
 """
 
 import functools
+from typing import Optional
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 SURROGATES = ("hinge", "squared_hinge")
 
@@ -56,7 +58,8 @@ def _solve_one(scores, positive, margin, surrogate):
 
 
 @functools.partial(jax.jit, static_argnames=("num_classes", "surrogate"))
-def fit_thresholds(scores, labels, num_classes, surrogate="hinge", margin=0.0):
+def fit_thresholds(scores: ArrayLike, labels: ArrayLike, num_classes: int, surrogate: str = "hinge",
+                   margin: float = 0.0) -> jax.Array:
   """Thresholds minimizing the all-threshold loss, solved exactly per threshold.
 
   Args:
@@ -77,7 +80,8 @@ def fit_thresholds(scores, labels, num_classes, surrogate="hinge", margin=0.0):
   return jax.vmap(lambda j: _solve_one(scores, labels > j, margin, surrogate))(splits)
 
 
-def all_threshold_loss(thresholds, scores, labels, surrogate="hinge", margin=0.0):
+def all_threshold_loss(thresholds: ArrayLike, scores: ArrayLike, labels: ArrayLike,
+                       surrogate: str = "hinge", margin: float = 0.0) -> jax.Array:
   """L_AT(b) written directly (for tests and diagnostics)."""
   j = jnp.arange(thresholds.shape[0])[None, :]
   above = labels[:, None] > j                           # point should be above threshold j
@@ -86,6 +90,6 @@ def all_threshold_loss(thresholds, scores, labels, surrogate="hinge", margin=0.0
   return jnp.sum(hinge if surrogate == "hinge" else jnp.square(hinge))
 
 
-def predict_classes(scores, thresholds):
+def predict_classes(scores: ArrayLike, thresholds: ArrayLike) -> jax.Array:
   """Class 0..k-1 = number of thresholds strictly below the score."""
   return jnp.sum(scores[:, None] > thresholds[None, :], axis=1).astype(jnp.int32)

@@ -47,8 +47,9 @@ def step_size_parts(step_size: engine.ScalarOrSchedule):
   try:
     eta0 = float(step_size)
   except (TypeError, ValueError):
-    raise TypeError(f"step_size must be a number (eta0 of eta0 / (1 + eta0 lam t)) or a schedule "
-                    f"callable step -> eta (optax schedules work); received {step_size!r}.") from None
+    raise TypeError(f"step_size must be a number (eta0 of eta0 / (1 + eta0 lam t)) or a "
+                    f"schedule callable step -> eta (optax schedules work); received "
+                    f"{step_size!r}.") from None
   return None, validation.check_positive("step_size", eta0)
 
 

@@ -136,7 +136,7 @@ class State(NamedTuple):
   coef: jax.Array            # [T, 2m] float32, alpha_j / scale (rows >= step are zero).
   scale: jax.Array           # float32 scalar, running product of decays since renormalization.
   f_labeled: jax.Array       # [n_l] float32, current f on every labeled point.
-  u_unlabeled: jax.Array     # [n_u] float32, f / scale on every unlabeled point if cached, else [0].
+  u_unlabeled: jax.Array     # [n_u] float32, f / scale of every unlabeled point if cached, or [0].
   feature_key: jax.Array     # PRNG key of the feature blocks.
   sample_key: jax.Array      # PRNG key of the mini-batches.
   class_order: jax.Array     # [n_l] int32, labeled indices sorted by class.

@@ -52,6 +52,7 @@ def run(state, xs, ys, step_size: Callable, valid=None, metrics_fn: Optional[Cal
     (state after the chunk, metrics stacked to [c, ...] or None).
 
   Example:
+    >>> from qsg_jax.online_pairwise import init, polynomial_step_size
     >>> state, _ = run(init(2), jnp.eye(2), jnp.array([1.0, 0.0]), polynomial_step_size(0.75, 3.0))
     >>> int(state.step)
     2
