@@ -21,7 +21,7 @@ def squared_distances(x: ArrayLike, z: ArrayLike) -> jax.Array:
         f"{jnp.shape(x)} and {jnp.shape(z)}.")
   xx = jnp.sum(x * x, axis=1)
   zz = jnp.sum(z * z, axis=1)
-  d2 = xx[:, None] + zz[None, :] - 2.0 * (x @ z.T)
+  d2 = xx[:, None] + zz[None, :] - 2.0 * jnp.matmul(x, z.T, precision=jax.lax.Precision.HIGHEST)
   return jnp.maximum(d2, 0.0)
 
 

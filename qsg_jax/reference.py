@@ -38,7 +38,7 @@ def predict_literal(feature_key: jax.Array, alphas: ArrayLike, num_blocks: int |
   """
   def body(j, f):
     phi = features.block_features(feature_key, j, x, num_frequencies, sigma)
-    return f + phi @ alphas[j]
+    return f + jnp.matmul(phi, alphas[j], precision=features.HIGHEST)
   return jax.lax.fori_loop(0, num_blocks, body, jnp.zeros(x.shape[0], x.dtype))
 
 
@@ -49,12 +49,12 @@ def _new_coefficients(loss, f_l, f_u, phi_l, phi_u, pos_w, neg_w, gamma):
   total = jnp.zeros(phi_l.shape[1], phi_l.dtype)
   for j in range(pos_w.shape[0]):
     p, n = pos_w[j], neg_w[j]
-    pn = (jnp.einsum("ab,a,b,af->f", d.l1, p, n, phi_l)
-          + jnp.einsum("ab,a,b,bf->f", d.l2, p, n, phi_l))
-    pu = (jnp.einsum("au,a,af->f", d.l3, p, phi_l)
-          + jnp.einsum("au,a,uf->f", d.l4, p, phi_u)) / num_u
-    nu = (jnp.einsum("ub,b,uf->f", d.l5, n, phi_u)
-          + jnp.einsum("ub,b,bf->f", d.l6, n, phi_l)) / num_u
+    pn = (jnp.einsum("ab,a,b,af->f", d.l1, p, n, phi_l, precision=features.HIGHEST)
+          + jnp.einsum("ab,a,b,bf->f", d.l2, p, n, phi_l, precision=features.HIGHEST))
+    pu = (jnp.einsum("au,a,af->f", d.l3, p, phi_l, precision=features.HIGHEST)
+          + jnp.einsum("au,a,uf->f", d.l4, p, phi_u, precision=features.HIGHEST)) / num_u
+    nu = (jnp.einsum("ub,b,uf->f", d.l5, n, phi_u, precision=features.HIGHEST)
+          + jnp.einsum("ub,b,bf->f", d.l6, n, phi_l, precision=features.HIGHEST)) / num_u
     total = total + gamma[j] * pn + (1.0 - gamma[j]) * (pu + nu)
   return total
 

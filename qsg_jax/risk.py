@@ -17,6 +17,7 @@ positives collect gamma l1 + (1-gamma) l3, negatives gamma l2 + (1-gamma) l6, un
 (1-gamma)(l4 + l5). Tests compare it with ``jax.grad`` of ``minibatch_risk``.
 """
 
+import functools
 from typing import Optional, Tuple
 
 import chex
@@ -25,6 +26,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from qsg_jax import losses as losses_lib
+from qsg_jax.features import HIGHEST
 from qsg_jax.losses import LossLike
 
 
@@ -70,9 +72,10 @@ def subproblem_risk(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, pos_w: Array
     Scalar risk.
   """
   loss = losses_lib.get_loss(loss)
-  r_pn = pos_w @ loss.value(f_l[:, None], f_l[None, :]) @ neg_w
-  r_pu = pos_w @ jnp.mean(loss.value(f_l[:, None], f_u[None, :]), axis=1)
-  r_nu = jnp.mean(loss.value(f_u[:, None], f_l[None, :]), axis=0) @ neg_w
+  dot = functools.partial(jnp.matmul, precision=HIGHEST)
+  r_pn = dot(dot(pos_w, loss.value(f_l[:, None], f_l[None, :])), neg_w)
+  r_pu = dot(pos_w, jnp.mean(loss.value(f_l[:, None], f_u[None, :]), axis=1))
+  r_nu = dot(jnp.mean(loss.value(f_u[:, None], f_l[None, :]), axis=0), neg_w)
   return gamma * r_pn + (1.0 - gamma) * (r_pu + r_nu - 0.5)
 
 
@@ -108,11 +111,12 @@ def subproblem_score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, pos_w
   """
   num_u = _unlabeled_total(f_u.shape[0], axis_name)
   d = losses_lib.subproblem_derivatives(loss, f_l, f_u)                 # Eq. (10)
-  g_pn = pos_w * (d.l1 @ neg_w) + neg_w * (pos_w @ d.l2)
+  dot = functools.partial(jnp.matmul, precision=HIGHEST)
+  g_pn = pos_w * dot(d.l1, neg_w) + neg_w * dot(pos_w, d.l2)
   mean_l3 = _unlabeled_total(jnp.sum(d.l3, axis=1), axis_name) / num_u
   mean_l6 = _unlabeled_total(jnp.sum(d.l6, axis=0), axis_name) / num_u
   g_l_unl = pos_w * mean_l3 + neg_w * mean_l6
-  g_u = (pos_w @ d.l4 + d.l5 @ neg_w) / num_u
+  g_u = (dot(pos_w, d.l4) + dot(d.l5, neg_w)) / num_u
   return gamma * g_pn + (1.0 - gamma) * g_l_unl, (1.0 - gamma) * g_u
 
 

@@ -19,6 +19,8 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from qsg_jax.features import HIGHEST
+
 # Below this magnitude the running scale is folded into the stored coefficients.
 RENORMALIZE_BELOW = 1e-20
 
@@ -40,10 +42,10 @@ def functional_gradient(g_labeled: jax.Array, phi_labeled: jax.Array, g_unlabele
   chex.assert_rank([g_labeled, phi_labeled, g_unlabeled, phi_unlabeled], [1, 2, 1, 2])
   chex.assert_equal_shape_prefix([g_labeled, phi_labeled], 1)
   chex.assert_equal_shape_prefix([g_unlabeled, phi_unlabeled], 1)
-  grad_u = g_unlabeled @ phi_unlabeled
+  grad_u = jnp.matmul(g_unlabeled, phi_unlabeled, precision=HIGHEST)
   if axis_name is not None:
     grad_u = jax.lax.psum(grad_u, axis_name)
-  return g_labeled @ phi_labeled + grad_u
+  return jnp.matmul(g_labeled, phi_labeled, precision=HIGHEST) + grad_u
 
 
 class Update(NamedTuple):
