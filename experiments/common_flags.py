@@ -52,11 +52,14 @@ def define_data_flags(*, dataset: str = None, datasets: Sequence[str] = None,
                       "the user cache).", flag_values=flag_values)
 
 
-def define_run_flags(*, output_dir: str, trials: int = 10, flag_values=FLAGS):
+_SEED_HELP = ("Seed of the run; trial t's split and key are fold_in(key(seed), t), so runs of "
+              "different seeds share no split.")
+
+
+def define_run_flags(*, output_dir: str, trials: int = 10, seed_help: str = _SEED_HELP,
+                     flag_values=FLAGS):
   """--seed, --trials, --output_dir and --progress."""
-  flags.DEFINE_integer("seed", 0, "Seed of the run; trial t's split and key are "
-                       "fold_in(key(seed), t), so runs of different seeds share no split.",
-                       flag_values=flag_values)
+  flags.DEFINE_integer("seed", 0, seed_help, flag_values=flag_values)
   flags.DEFINE_integer("trials", trials, "Trials (random splits).", flag_values=flag_values)
   _at_least("trials", 1, flag_values)
   flags.DEFINE_string("output_dir", output_dir, "Directory of the results; created, and "

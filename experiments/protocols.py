@@ -74,6 +74,14 @@ def trial_key(seed: int, trial: int) -> jax.Array:
   return jax.random.fold_in(jax.random.key(seed), trial)
 
 
+def trial_rng(key: jax.Array, stream: int) -> np.random.Generator:
+  """A NumPy generator for stream ``stream`` of trial ``key`` (its bits after ``fold_in``).
+
+  Streams in use: 0 the split, 1 the evaluation subsample, 2 training (``training_key``).
+  """
+  return np.random.default_rng(np.asarray(jax.random.key_data(jax.random.fold_in(key, stream))))
+
+
 def training_key(key: jax.Array) -> jax.Array:
   """The training key of a trial whose key is ``key`` (independent of its split)."""
   return jax.random.fold_in(key, 2)
@@ -96,8 +104,7 @@ def make_trial(dataset, proto: Protocol, seed, eval_size: Optional[int] = None):
     split_seed, eval_rng = seed, lambda: np.random.default_rng([seed, 1])
   else:
     split_seed = jax.random.fold_in(seed, 0)
-    eval_rng = lambda: np.random.default_rng(
-        np.asarray(jax.random.key_data(jax.random.fold_in(seed, 1))))
+    eval_rng = lambda: trial_rng(seed, 1)
   y = ordinal_labels(dataset, proto.num_classes)
   x, x_test, y_test = dataset.x, dataset.x_test, dataset.y_test
   if proto.eval_on == "test" and x_test is None:
