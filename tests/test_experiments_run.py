@@ -172,9 +172,9 @@ def test_killed_run_resumes_to_the_uninterrupted_numbers(tmp_path):
   proc.communicate()
   manifest = json.loads((out / "run.json").read_text())
   assert manifest["complete"] is False and manifest["trials_done"] < _TRIALS
-  # Without --resume the unfinished run is not overwritten.
-  refused = subprocess.run(args, cwd=REPO_ROOT, text=True, capture_output=True, check=False)
-  assert refused.returncode == 2 and "pass --resume to continue it" in refused.stderr
+  # Without --resume the unfinished run is not overwritten (the script exits 2 with this).
+  with pytest.raises(run_store.ResumeError, match="pass --resume to continue it"):
+    run_store.RunStore(out).start({}, _TRIALS, resume=False)
   resumed = subprocess.run(args + ["--resume"], cwd=REPO_ROOT, text=True, capture_output=True,
                            check=False)
   assert resumed.returncode == 0, resumed.stderr[-3000:]
@@ -199,8 +199,7 @@ def test_killed_run_resumes_to_the_uninterrupted_numbers(tmp_path):
   # The plots are redrawn from the saved results alone.
   for png in ("run_auc.png", "run_max_abs_score.png"):
     (out / png).unlink()
-  subprocess.run([sys.executable, "-m", "experiments.plot", str(out)], cwd=REPO_ROOT,
-                 check=True, capture_output=True)
+  plot_lib.main(["plot", str(out)])
   for png in ("run_auc.png", "run_max_abs_score.png"):
     assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
