@@ -242,6 +242,7 @@ def _define_flags():
                                 seed_help="Seed of trial 0; trial t uses seed + t.")
   common_flags.define_eval_size_flag(DEFAULT_SETTINGS["eval_size"])
   common_flags.define_engine_flags(ENGINE_FLAGS)
+  flags.adopt_module_key_flags(common_flags)   # --help lists the shared flags too
   flags.DEFINE_integer("num_labeled", None, "Labeled points (unset: 200 binary, 500 ordinal, "
                        "at most half the data).")
   flags.DEFINE_integer("common_size", 5000, "Unlabeled points every method trains on (the exact "

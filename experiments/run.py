@@ -41,6 +41,7 @@ def _define_flags():
   common_flags.define_run_flags(output_dir="results/{dataset}")
   common_flags.define_eval_size_flag()
   common_flags.define_engine_flags()
+  flags.adopt_module_key_flags(common_flags)   # --help lists the shared flags too
   flags.DEFINE_integer("num_labeled", None, "Labeled points (unset: 500 ordinal, 200 binary, at "
                        "most half the data).")
   flags.DEFINE_integer("num_classes", None, "k for regression targets (unset: 5).")
