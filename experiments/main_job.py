@@ -157,7 +157,7 @@ def run_job(*, dataset: str, data_dir: Optional[str], num_labeled: Optional[int]
 
     def on_step(report, base=base, t=t):
       if verbose:
-        bar.write(f"  trial {t}: step {report['step']}/{report['num_steps']}, max |f| on the "
+        bar.write(f"  trial {t + 1}: step {report['step']}/{report['num_steps']}, max |f| on the "
                   f"labeled points {report['max_abs_score']:.3g}")
       bar.update(base + report["step"])
 
@@ -180,8 +180,8 @@ def run_job(*, dataset: str, data_dir: Optional[str], num_labeled: Optional[int]
              "trials": rows}
   for line in [""] + summary_lines(summary):
     log(line)
-  stats = [{"trial": s, "auc": a[i], "mae": m[i]} for i, s in enumerate(("mean", "std"))
-           for a, m in [(auc, mae)]]
+  stats = [{"trial": "mean", "auc": auc[0], "mae": mae[0]},
+           {"trial": "std", "auc": auc[1], "mae": mae[1]}]
   sections = [(None, rows + stats, COLUMNS),
               ("Timing", [summary["timing"]], None)]
   paths = store.finish(summary, sections,
