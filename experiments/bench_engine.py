@@ -24,7 +24,6 @@ from absl import app
 from absl import flags
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from qsg_jax import data as data_lib
 from qsg_jax import defaults

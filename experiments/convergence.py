@@ -18,7 +18,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import qsg_jax
 from qsg_jax import baselines
 from qsg_jax import data as data_lib
 from qsg_jax import engine

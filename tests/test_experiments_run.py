@@ -6,7 +6,6 @@ flags (run in process through ``main_job.run_job``, the function the script call
 """
 
 import json
-import os
 import signal
 import subprocess
 import sys
