@@ -147,7 +147,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
       self.
     """
     if y is not None:   # NaN or look-alike markers: a clear error before validate_data's
-      unlabeled_mask(np.ravel(y), self.unlabeled_label)
+      unlabeled_mask(np.asarray(y).ravel(), self.unlabeled_label)
     X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
     unlabeled = unlabeled_mask(y, self.unlabeled_label)
     y_labeled = y[~unlabeled]
@@ -223,8 +223,10 @@ class QSGS2AUC(QS3ORAO):
 
   def _check_classes(self, classes):
     if classes.size != 2:
-      raise ValueError(f"QSGS2AUC needs exactly 2 labeled classes; found {classes.size}: "
-                       f"{classes.tolist()[:10]}. Use QS3ORAO for k ordered classes.")
+      raise ValueError(f"Only binary classification is supported. The type of the target is "
+                       f"multiclass: QSGS2AUC needs exactly 2 labeled classes; found "
+                       f"{classes.size}: {classes.tolist()[:10]}. Use QS3ORAO for k ordered "
+                       "classes.")
 
   def __sklearn_tags__(self):
     tags = super().__sklearn_tags__()

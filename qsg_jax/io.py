@@ -115,16 +115,23 @@ def freeze(result: training.FitResult) -> FrozenModel:
       block_group=int(config.block_group), predict_chunk=int(config.predict_chunk))
 
 
+_ROW_TILE = 8   # rows are padded to a multiple of this (see ``_scores``).
 _frequencies = jax.jit(features.sample_frequency_blocks, static_argnums=(2, 3))
 
 
 @functools.partial(jax.jit, static_argnames=("block_group", "predict_chunk"))
 def _scores(frequencies, coef, scale, x, block_group, predict_chunk):
-  """``engine.model_scores`` with the frequencies read instead of regenerated."""
+  """``engine.model_scores`` with the frequencies read instead of regenerated.
+
+  Rows are padded to a multiple of 8 first: XLA's CPU matrix-vector kernels round the rows of
+  a ragged last tile differently, so without it a point's score would depend (in the last bit)
+  on its position in the batch. With it, scores do not depend on row order or batch.
+  """
   num_blocks, m, d = frequencies.shape
   n = x.shape[0]
-  chunk = min(predict_chunk, n)
-  xs = jnp.pad(x, ((0, (-n) % chunk), (0, 0))).reshape(-1, chunk, d)
+  rows = n + (-n) % _ROW_TILE
+  chunk = min(predict_chunk, rows)
+  xs = jnp.pad(x, ((0, (-rows) % chunk + rows - n), (0, 0))).reshape(-1, chunk, d)
 
   def through_blocks(xc):
     def body(group, acc):
@@ -245,7 +252,7 @@ def save(model: Any, path) -> None:
 def _read(path):
   """(arrays, metadata) of a model file, refusing anything that is not one written intact."""
   try:
-    with np.load(path, allow_pickle=False) as contents:
+    with open(path, "rb") as file, np.load(file, allow_pickle=False) as contents:
       arrays = {name: contents[name] for name in contents.files}
   except FileNotFoundError:
     raise
