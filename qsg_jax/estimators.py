@@ -89,8 +89,9 @@ def unlabeled_mask(y, unlabeled_label) -> np.ndarray:
   lookalike = ~unlabeled & (text | (numbers_ == _as_float(unlabeled_label)))
   if lookalike.any():
     r = int(np.argmax(lookalike))
+    value = y[r].item() if isinstance(y[r], np.generic) else y[r]
     raise ValueError(
-        f"y[{r}] = {y[r]!r} ({type(y[r]).__name__}) looks like the unlabeled marker but "
+        f"y[{r}] = {value!r} ({type(value).__name__}) looks like the unlabeled marker but "
         f"unlabeled_label={unlabeled_label!r} is a {type(unlabeled_label).__name__}, so it would "
         "become a class. Use one type for both: e.g. y = y.astype(int), or "
         f"unlabeled_label={str(unlabeled_label)!r}.")
