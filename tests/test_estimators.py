@@ -39,7 +39,8 @@ def test_ordinal_estimator_fits_predicts_and_scores():
 def test_binary_estimator_and_errors():
   x, y, y_semi = _data()
   binary = np.where(y_semi == -1, -1, (y_semi > 10).astype(int))
-  model = estimators.QSGS2AUC(sigma=2.0, step_size=1.0, num_steps=64, num_frequencies=8).fit(x, binary)
+  model = estimators.QSGS2AUC(sigma=2.0, step_size=1.0, num_steps=64, num_frequencies=8)
+  model.fit(x, binary)
   assert model.score(x, (y > 10).astype(int)) > 0.8
   with pytest.raises(ValueError, match="exactly 2 labeled classes"):
     estimators.QSGS2AUC(num_steps=8).fit(x, y_semi)
@@ -95,7 +96,7 @@ def test_input_validation_through_sklearn():
   np.testing.assert_array_equal(model.feature_names_in_, ["a", "b", "c"])
   plain = estimators.QS3ORAO(**_FAST).fit(x, y_semi)
   np.testing.assert_array_equal(model.decision_function(frame), plain.decision_function(x))
-  with pytest.raises(ValueError, match="Feature names must be in the same order as they were in fit"):
+  with pytest.raises(ValueError, match="Feature names must be in the same order as they were"):
     model.predict(frame[["b", "a", "c"]])
   with pytest.raises(ValueError, match="X has 2 features, but QS3ORAO is expecting 3"):
     plain.predict(x[:, :2])
