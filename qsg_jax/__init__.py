@@ -17,6 +17,7 @@ from qsg_jax import defaults
 from qsg_jax import engine
 from qsg_jax import errors
 from qsg_jax import features
+from qsg_jax import io
 from qsg_jax import losses
 from qsg_jax import metrics
 from qsg_jax import model_selection
@@ -25,6 +26,7 @@ from qsg_jax import reference
 from qsg_jax import risk
 from qsg_jax import roc_svm
 from qsg_jax import sampling
+from qsg_jax import scorers
 from qsg_jax import update
 from qsg_jax.engine import EngineConfig
 from qsg_jax.engine import Hyperparams
@@ -62,6 +64,8 @@ from qsg_jax.metrics import mean_absolute_error
 from qsg_jax.metrics import ordinal_auc
 from qsg_jax.metrics import ordinal_auc_per_split
 from qsg_jax.reference import reference_fit
+from qsg_jax.scorers import auc_scorer
+from qsg_jax.scorers import ordinal_auc_scorer
 from qsg_jax.risk import minibatch_risk
 from qsg_jax.risk import score_grads
 from qsg_jax.risk import subproblem_weights
@@ -88,6 +92,7 @@ __all__ = (
     "ScalarOrSchedule",
     "State",
     "TrainData",
+    "auc_scorer",
     "baselines",
     "binary_auc",
     "block_features",
@@ -107,6 +112,7 @@ __all__ = (
     "gaussian_kernel",
     "get_loss",
     "init",
+    "io",
     "inverse_time_schedule",
     "losses",
     "make_config",
@@ -120,6 +126,7 @@ __all__ = (
     "model_selection",
     "online_pairwise",
     "ordinal_auc",
+    "ordinal_auc_scorer",
     "ordinal_auc_per_split",
     "pairwise_loss_grads",
     "predict",
@@ -131,6 +138,7 @@ __all__ = (
     "sample_frequencies",
     "sampling",
     "score_grads",
+    "scorers",
     "shard_unlabeled",
     "subproblem_derivatives",
     "subproblem_weights",
