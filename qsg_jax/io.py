@@ -36,6 +36,7 @@ import numpy as np
 
 from qsg_jax import _validation as validation
 from qsg_jax import features
+from qsg_jax.engine import scoring
 from qsg_jax import thresholds as thresholds_lib
 from qsg_jax import training
 from qsg_jax.errors import ChecksumError
@@ -115,32 +116,15 @@ def freeze(result: training.FitResult) -> FrozenModel:
       block_group=int(config.block_group), predict_chunk=int(config.predict_chunk))
 
 
-_ROW_TILE = 8   # rows are padded to a multiple of this (see ``_scores``).
 _frequencies = jax.jit(features.sample_frequency_blocks, static_argnums=(2, 3))
 
 
 @functools.partial(jax.jit, static_argnames=("block_group", "predict_chunk"))
 def _scores(frequencies, coef, scale, x, block_group, predict_chunk):
-  """``engine.model_scores`` with the frequencies read instead of regenerated.
-
-  Rows are padded to a multiple of 8 first: XLA's CPU matrix-vector kernels round the rows of
-  a ragged last tile differently, so without it a point's score would depend (in the last bit)
-  on its position in the batch. With it, scores do not depend on row order or batch.
-  """
-  num_blocks, m, d = frequencies.shape
-  n = x.shape[0]
-  rows = n + (-n) % _ROW_TILE
-  chunk = min(predict_chunk, rows)
-  xs = jnp.pad(x, ((0, (-rows) % chunk + rows - n), (0, 0))).reshape(-1, chunk, d)
-
-  def through_blocks(xc):
-    def body(group, acc):
-      blocks = group * block_group + jnp.arange(block_group)
-      omega = frequencies[blocks].reshape(block_group * m, d)
-      return acc + features.grouped_scores(xc, omega, coef[blocks])
-    return jax.lax.fori_loop(0, num_blocks // block_group, body, jnp.zeros(xc.shape[0], xc.dtype))
-
-  return scale * jax.lax.map(through_blocks, xs).reshape(-1)[:n]
+  """``engine.model_scores`` with the frequencies read instead of regenerated."""
+  d = frequencies.shape[2]
+  return scale * scoring.chunked_block_sums(
+      lambda blocks: frequencies[blocks].reshape(-1, d), coef, x, block_group, predict_chunk)
 
 
 def frozen_scores(model: FrozenModel, x) -> np.ndarray:
