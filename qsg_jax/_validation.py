@@ -80,7 +80,8 @@ def check_points(name, x, dim=None, allow_empty=False):
     row, col = _row_col(bad)
     raise ValueError(
         f"{name} contains {int(bad.sum())} NaN or infinite values in {rows.size} rows (first at "
-        f"row {row}, column {col}: {arr[row, col]}). Impute or drop those rows before fitting.")
+        f"row {row}), e.g. column {col} = {arr[row, col]}. Impute or drop those rows before "
+        "fitting.")
   if arr.size and arr.dtype.itemsize > 4:
     big = np.abs(arr) > _FLOAT32_MAX
     if big.any():
@@ -150,8 +151,9 @@ def check_labels(y, num_points, num_classes=None):
   fractional = np.mod(arr, 1) != 0
   if fractional.any():
     row = int(np.argmax(fractional))
-    raise ValueError(f"labels must be integers 0..k-1; received {arr[row]!r} at row {row}. Map "
-                     "ordered classes to 0..k-1 (e.g. with np.unique(y, return_inverse=True)).")
+    raise ValueError(f"labels must be integers 0..k-1; received {arr[row].item()!r} at row "
+                     f"{row}. Map ordered classes to 0..k-1 (e.g. with "
+                     "np.unique(y, return_inverse=True)).")
   lo, hi = float(arr.min()), float(arr.max())
   k_shown = "k" if k is None else k
   if lo < 0:
@@ -175,6 +177,9 @@ def check_labels(y, num_points, num_classes=None):
                        f"there are only {num_points} labeled points and every class 0..k-1 needs "
                        "one. Map classes to 0..k-1 (np.unique(y, return_inverse=True)).")
     k = int(hi) + 1
+    if k < 2:
+      raise ValueError("need at least 2 classes; every label is 0. Binary labels are 0 = "
+                       "negative, 1 = positive, and both must be among the labeled points.")
   if hi >= k:
     row = int(np.argmax(arr))
     raise ValueError(f"labels must lie in 0..{k - 1} (num_classes={k}); received {arr[row]:g} at "
@@ -245,8 +250,8 @@ def check_class_labels(labels, num_classes, name="labels"):
   fractional = np.mod(arr, 1) != 0
   if fractional.any():
     row = int(np.argmax(fractional.reshape(-1)))
-    raise ValueError(f"{name} must be integers 0..k-1; received {arr.reshape(-1)[row]!r} at row "
-                     f"{row}.")
+    value = arr.reshape(-1)[row].item()
+    raise ValueError(f"{name} must be integers 0..k-1; received {value!r} at row {row}.")
   lo, hi = float(arr.min()), float(arr.max())
   if lo >= 1 and hi == num_classes:
     raise ValueError(f"{name} must be 0..k-1; got 1..k ({lo:g}..{hi:g} with k={num_classes}) -- "

@@ -60,7 +60,8 @@ def step_size_parts(step_size: engine.ScalarOrSchedule):
     eta0 = float(step_size)
   except (TypeError, ValueError):
     raise TypeError(f"step_size must be a number (eta0 of eta0 / (1 + eta0 lam t)) or a schedule "
-                    f"callable step -> eta (optax schedules work); received {step_size!r:.80}.") from None
+                    f"callable step -> eta (optax schedules work); received {step_size!r:.80}."
+                    ) from None
   return None, validation.check_positive("step_size", eta0)
 
 

@@ -108,7 +108,9 @@ def _check_chunk(index, x, y, dim, dtype):
                      f"(first at row {int(np.argmax(bad))}). Drop or impute them before streaming.")
   limit = float(np.finfo(dtype).max)
   for name, arr in (("x", x), ("y", y)):
-    big = np.abs(arr) > limit
+    if arr.dtype.itemsize <= np.dtype(dtype).itemsize:
+      continue   # casting to an equal or wider type cannot overflow
+    big = np.abs(arr.astype(np.float64)) > limit
     if big.any():
       row = int(np.argmax(big.any(axis=1) if big.ndim == 2 else big))
       raise ValueError(f"chunk {index}: {name} has values beyond the {np.dtype(dtype).name} range "
@@ -124,7 +126,8 @@ def _check_count(name, value, minimum):
   if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
     raise TypeError(f"{name} must be an integer >= {minimum} or None; received {value!r:.60}.")
   if value < minimum:
-    raise ValueError(f"{name} must be >= {minimum}; received {value}.")
+    what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    raise ValueError(f"{name} must be {what}; received {value}.")
   return int(value)
 
 
