@@ -170,6 +170,8 @@ def test_fit_checks_every_count(name, value, error, pattern):
     (dict(step_size="fast"), TypeError, "step_size must be a number"),
     (dict(step_size=[1.0, 2.0]), TypeError, "step_size must be a number"),
     (dict(step_size=True), TypeError, "step_size must be a number"),
+    (dict(step_size=0.0), ValueError, "step_size must be finite and > 0; received 0.0"),
+    (dict(step_size=float("nan")), ValueError, "step_size must be finite and > 0; received nan"),
     (dict(sigma="wide"), TypeError, "sigma must be a number; received str 'wide'"),
     (dict(progress="yes"), TypeError, "progress must be a callable or None; received str"),
     (dict(cache_unlabeled="no"), TypeError, "cache_unlabeled must be True or False"),
