@@ -46,6 +46,8 @@ from qsg_jax.engine import train_chunk
 from qsg_jax.engine import train_sharded
 from qsg_jax.errors import DivergenceError
 from qsg_jax.errors import InsufficientMemoryError
+from qsg_jax.errors import SlowConfigWarning
+from qsg_jax.errors import UnscaledFeaturesWarning
 from qsg_jax.estimators import QS3ORAO
 from qsg_jax.estimators import QSGS2AUC
 from qsg_jax.features import block_features
@@ -90,8 +92,10 @@ __all__ = (
     "QS3ORAO",
     "QSGS2AUC",
     "ScalarOrSchedule",
+    "SlowConfigWarning",
     "State",
     "TrainData",
+    "UnscaledFeaturesWarning",
     "auc_scorer",
     "baselines",
     "binary_auc",
