@@ -35,6 +35,7 @@ from qsg_jax.roc_svm.selection import cross_validate
 from qsg_jax.roc_svm.selection import stratified_folds
 from qsg_jax.roc_svm.train import MinimizeResult
 from qsg_jax.roc_svm.train import default_optimizer
+from qsg_jax.roc_svm.train import lbfgs_optimizer
 from qsg_jax.roc_svm.train import intercept_for_rate
 from qsg_jax.roc_svm.train import minimize
 from qsg_jax.roc_svm import synthetic
@@ -61,6 +62,7 @@ __all__ = (
     "intercept_for_rate",
     "kmeans",
     "kmeans_plus_plus",
+    "lbfgs_optimizer",
     "lloyd_step",
     "make_pair_data",
     "minimize",
