@@ -5,6 +5,7 @@ B randomly drawn (positive, negative) pairs instead of all n+ n- of them, a Nyst
 for the Gaussian kernel, and full-batch Adamax. See ``qsg_jax.roc_svm.objective`` for the risks.
 """
 
+from qsg_jax.roc_svm.estimator import ROCSVM
 from qsg_jax.roc_svm.clustering import KMeansResult
 from qsg_jax.roc_svm.clustering import kmeans
 from qsg_jax.roc_svm.clustering import kmeans_plus_plus
@@ -49,6 +50,7 @@ __all__ = (
     "Objective",
     "PairData",
     "PairIndices",
+    "ROCSVM",
     "RocSvmFit",
     "RocSvmModel",
     "cross_validate",
