@@ -44,6 +44,21 @@ def shard_unlabeled(x_unlabeled, num_shards: int) -> jax.Array:
   return jnp.concatenate(parts)
 
 
+def _put(tree, sharding: jax.sharding.Sharding):
+  """``jax.device_put`` of every leaf, PRNG keys included.
+
+  On a mesh spanning several processes ``device_put`` accepts host values and uncommitted
+  arrays (checking they are equal on every process) but not typed PRNG keys: their raw data is
+  placed instead and wrapped again.
+  """
+  def put(x):
+    if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+      data = jax.device_put(jax.random.key_data(x), sharding)
+      return jax.random.wrap_key_data(data, impl=jax.random.key_impl(x))
+    return jax.device_put(x, sharding)
+  return jax.tree.map(put, tree)
+
+
 def _check_mesh(mesh, axis_name, config):
   if axis_name not in mesh.shape:
     raise ValueError(f"mesh has no axis {axis_name!r}; its axes are {tuple(mesh.shape)}.")
@@ -75,10 +90,11 @@ def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: Eng
   config = config.replace(axis_name=axis_name)
   replicated = jax.sharding.NamedSharding(mesh, _P())
   split = jax.sharding.NamedSharding(mesh, _P(axis_name))
-  state, hyper = jax.device_put((state, hyper), replicated)
-  state = state._replace(u_unlabeled=jax.device_put(state.u_unlabeled, split))
-  data = TrainData(*jax.device_put((data.x_labeled, data.y_labeled), replicated),
-                   jax.device_put(data.x_unlabeled, split))
+  state = _put(state._replace(u_unlabeled=None), replicated)._replace(
+      u_unlabeled=_put(state.u_unlabeled, split))
+  hyper = _put(hyper, replicated)
+  data = TrainData(*_put((data.x_labeled, data.y_labeled), replicated),
+                   _put(data.x_unlabeled, split))
   return _train_sharded_jit(state, data, hyper, config, num_steps, mesh)
 
 
@@ -117,7 +133,7 @@ def model_scores_sharded(model: Model, x, mesh: jax.sharding.Mesh, axis_name: st
   x = jnp.pad(jnp.asarray(x), ((0, per_device * devices - n), (0, 0)))
   x = jax.device_put(x, jax.sharding.NamedSharding(mesh, _P(axis_name)))
   replicated = jax.sharding.NamedSharding(mesh, _P())
-  model = jax.device_put(model, replicated)
+  model = _put(model, replicated)
   scores = _scores_sharded_jit(model, x, mesh, axis_name, block_group, predict_chunk)
   return jax.reshard(scores, replicated)[:n]
 

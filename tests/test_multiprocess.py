@@ -1,0 +1,108 @@
+"""Two processes on localhost train the same model as one process: the multi-host path, run.
+
+Each test launches ``tests/_multiprocess_worker.py`` as 2 processes of 2 CPU devices each
+(cross-process collectives over gloo on 127.0.0.1, a free port, a timeout, every process killed
+in a ``finally``), and, for the reference, as 1 process of 4 devices. Workers write the full
+arrays they hold to a temporary directory and the comparison happens here, so a process whose
+coefficients differ fails the test.
+"""
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from qsg_jax import distributed
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_multiprocess_worker.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TIMEOUT_S = 240
+
+
+def _free_port():
+  with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+def _launch(mode, data_dir, out_dir, num_processes, devices_per_process):
+  """Starts ``num_processes`` workers; returns the Popen objects (the caller must reap them)."""
+  env = dict(os.environ, JAX_PLATFORMS="cpu",
+             XLA_FLAGS=f"--xla_force_host_platform_device_count={devices_per_process}")
+  for name in (distributed.COORDINATOR_ENV, distributed.NUM_PROCESSES_ENV,
+               distributed.PROCESS_ID_ENV):
+    env.pop(name, None)
+  port = _free_port()
+  return [subprocess.Popen([sys.executable, WORKER, mode, str(data_dir), str(out_dir),
+                            str(num_processes), str(i), str(port)], cwd=ROOT, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+          for i in range(num_processes)]
+
+
+def run_workers(mode, data_dir, groups):
+  """Runs every group of workers at once: {out_dir: (num_processes, devices_per_process)}.
+
+  Returns {out_dir: [results of process 0, 1, ...]}; kills every worker on error or timeout.
+  """
+  procs = []
+  try:
+    for out_dir, (num_processes, devices) in groups.items():
+      os.makedirs(out_dir)
+      procs += [(out_dir, p) for p in _launch(mode, data_dir, out_dir, num_processes, devices)]
+    for _, p in procs:
+      output, _ = p.communicate(timeout=TIMEOUT_S)
+      assert p.returncode == 0, f"worker {p.args[4:6]} failed:\n{output[-4000:]}"
+  finally:
+    for _, p in procs:
+      if p.poll() is None:
+        p.kill()
+        p.communicate()
+  return {out_dir: [dict(np.load(os.path.join(out_dir, f"p{i}.npz"))) for i in range(n)]
+          for out_dir, (n, _) in groups.items()}
+
+
+def assert_float32_close(actual, desired, name):
+  """Equal up to float32 rounding: sums over devices are added in another order, which moves
+  coefficients by a few ulps of the largest one, and scores (sums of T * 2m such terms) by up
+  to ~1e-5 of the largest score (measured: 4e-6)."""
+  desired = np.asarray(desired)
+  np.testing.assert_allclose(actual, desired, rtol=1e-5, atol=1e-5 * np.abs(desired).max(),
+                             err_msg=name)
+
+
+def _write_data(data_dir, n_l=40, n_u=301, d=4):
+  rng = np.random.default_rng(0)
+  y3 = np.concatenate([np.arange(3), rng.integers(0, 3, n_l - 3)]).astype(np.int32)
+  x_l = (rng.random((n_l, d)) + 0.3 * y3[:, None]).astype(np.float32)
+  np.savez(data_dir / "labeled.npz", x=x_l, y3=y3, y2=(y3 > 0).astype(np.int32))
+  x_u = rng.random((n_u, d)).astype(np.float32)
+  np.save(data_dir / "x_u.npy", x_u)
+  np.save(data_dir / "x_test.npy", x_u[:101])
+
+
+def test_two_processes_equal_one_process_of_four_devices(tmp_path):
+  _write_data(tmp_path)
+  one, two = tmp_path / "one_process", tmp_path / "two_processes"
+  results = run_workers("train", tmp_path, {one: (1, 4), two: (2, 2)})
+  [reference] = results[one]
+  assert reference["device_count"] == 4 and reference["process_index"] == 0
+  names = [n for n in reference if n.startswith("k")]
+  assert len(names) == 6, names
+  assert np.abs(reference["k3_coef"]).max() > 0.05   # a run that learned something
+  for i, worker in enumerate(results[two]):
+    assert worker["device_count"] == 4 and worker["process_index"] == i
+    for name in names:
+      assert_float32_close(worker[name], reference[name], f"process {i}: {name}")
+
+
+def test_the_comparison_fails_when_a_process_differs():
+  reference = {"coef": np.linspace(-0.5, 0.7, 48, dtype=np.float32).reshape(4, 12)}
+  assert_float32_close(reference["coef"] + 3e-7, reference["coef"], "rounding passes")
+  changed = reference["coef"].copy()
+  changed[2, 5] += 1e-4   # one coefficient of one process off by far more than rounding
+  with pytest.raises(AssertionError, match="process 1: coef"):
+    assert_float32_close(changed, reference["coef"], "process 1: coef")
