@@ -106,3 +106,32 @@ def test_the_comparison_fails_when_a_process_differs():
   changed[2, 5] += 1e-4   # one coefficient of one process off by far more than rounding
   with pytest.raises(AssertionError, match="process 1: coef"):
     assert_float32_close(changed, reference["coef"], "process 1: coef")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"),
+                    reason="measures peak resident memory through Linux /proc")
+def test_each_process_reads_only_its_own_strata(tmp_path):
+  n_u, d = 1 << 20, 64                     # 256 MiB of float32; each of 2 processes owns half
+  _write_data(tmp_path, n_u=8, d=d)
+  path = tmp_path / "x_u.npy"
+  try:
+    x_u = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n_u, d))
+    for start in range(0, n_u, 1 << 16):
+      x_u[start:start + (1 << 16)] = np.random.default_rng(start).random((1 << 16, d))
+    x_u.flush()
+    del x_u
+    file_bytes = os.path.getsize(path)
+    out = tmp_path / "memory"
+    workers = run_workers("memory", tmp_path, {out: (2, 2)})[out]
+  finally:
+    os.remove(path)
+  for i, worker in enumerate(workers):
+    assert worker["finite"] and worker["global_rows"] == n_u
+    assert worker["local_rows"] == n_u // 2, f"process {i} holds {worker['local_rows']} rows"
+    growth = worker["after"] - worker["before"]
+    print(f"process {i}: RSS {worker['before'] / 2**20:.0f} MiB before loading, peak "
+          f"+{(worker['loaded'] - worker['before']) / 2**20:.0f} MiB after loading, "
+          f"+{growth / 2**20:.0f} MiB after training; file {file_bytes / 2**20:.0f} MiB")
+    # Its own half must be resident; the other half must never have been (the read buffer
+    # is a few MiB: 64Ki rows of the file at a time).
+    assert 0.45 * file_bytes < growth < 0.6 * file_bytes, (growth, file_bytes)
