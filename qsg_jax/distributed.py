@@ -133,10 +133,12 @@ def _npy_reader(path):
 
   Plain reads (not a memory map) keep the file's pages out of this process's resident memory.
   """
-  mapped = np.load(path, mmap_mode="r")   # reads the header only; no rows are touched
-  shape, dtype, header = mapped.shape, mapped.dtype, mapped.offset
-  fortran = len(shape) == 2 and shape[1] > 1 and mapped.flags.f_contiguous
-  del mapped
+  with open(path, "rb") as f:
+    version = np.lib.format.read_magic(f)
+    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                   else np.lib.format.read_array_header_2_0)
+    shape, fortran, dtype = read_header(f)
+    header = f.tell()
   if len(shape) != 2 or fortran or dtype.hasobject:
     raise ValueError(f"{path} must hold a C-ordered numeric [n_u, d] array; received shape "
                      f"{shape}, dtype {dtype}, fortran_order={fortran}. Save it with "

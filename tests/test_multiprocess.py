@@ -13,10 +13,12 @@ import socket
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 
 from qsg_jax import distributed
+from qsg_jax import engine
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_multiprocess_worker.py")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -135,3 +137,99 @@ def test_each_process_reads_only_its_own_strata(tmp_path):
     # Its own half must be resident; the other half must never have been (the read buffer
     # is a few MiB: 64Ki rows of the file at a time).
     assert 0.45 * file_bytes < growth < 0.6 * file_bytes, (growth, file_bytes)
+
+
+@pytest.fixture
+def no_launch_env(monkeypatch):
+  """No launcher variables, and a fake jax.distributed.initialize that records its arguments."""
+  for name in (distributed.COORDINATOR_ENV, distributed.NUM_PROCESSES_ENV,
+               distributed.PROCESS_ID_ENV, "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"):
+    monkeypatch.delenv(name, raising=False)
+  calls = []
+  monkeypatch.setattr(jax.distributed, "initialize", lambda **kwargs: calls.append(kwargs))
+  monkeypatch.setattr(jax.distributed, "is_initialized", lambda: False)
+  monkeypatch.setattr(jax.config, "update", lambda *args: calls.append(args))
+  return calls
+
+
+def test_initialize_is_a_no_op_for_one_process(no_launch_env, monkeypatch):
+  assert distributed.initialize() is False
+  assert distributed.initialize("10.0.0.1:1234", 1, 0) is False
+  monkeypatch.setenv("SLURM_NTASKS", "1")
+  assert distributed.initialize() is False
+  assert no_launch_env == []
+
+
+def test_initialize_reads_arguments_then_environment(no_launch_env, monkeypatch):
+  assert distributed.initialize("10.0.0.1:1234", 4, 3) is True
+  monkeypatch.setenv(distributed.COORDINATOR_ENV, "10.0.0.2:99")
+  monkeypatch.setenv(distributed.NUM_PROCESSES_ENV, "8")
+  monkeypatch.setenv(distributed.PROCESS_ID_ENV, "5")
+  assert distributed.initialize() is True
+  assert distributed.initialize(process_id=6) is True
+  expected = [dict(coordinator_address="10.0.0.1:1234", num_processes=4, process_id=3),
+              dict(coordinator_address="10.0.0.2:99", num_processes=8, process_id=5),
+              dict(coordinator_address="10.0.0.2:99", num_processes=8, process_id=6)]
+  assert [c for c in no_launch_env if isinstance(c, dict)] == expected
+  assert ("jax_cpu_collectives_implementation", "gloo") in no_launch_env
+
+
+def test_initialize_leaves_scheduler_detection_to_jax(no_launch_env, monkeypatch):
+  monkeypatch.setenv("SLURM_NTASKS", "16")
+  assert distributed.initialize() is True
+  assert no_launch_env[-1] == dict(coordinator_address=None, num_processes=None,
+                                   process_id=None)
+
+
+def test_initialize_errors(no_launch_env, monkeypatch):
+  with pytest.raises(ValueError, match=r"needs all of .* received coordinator_address="
+                     r"'10.0.0.1:1234', num_processes=2, process_id=None"):
+    distributed.initialize("10.0.0.1:1234", 2)
+  with pytest.raises(ValueError, match="process_id must be in 0..num_processes-1; received "
+                     "process_id=2, num_processes=2"):
+    distributed.initialize("10.0.0.1:1234", 2, 2)
+  monkeypatch.setenv(distributed.NUM_PROCESSES_ENV, "two")
+  with pytest.raises(ValueError, match="JAX_NUM_PROCESSES='two' must be an integer"):
+    distributed.initialize("10.0.0.1:1234", process_id=0)
+  monkeypatch.setattr(jax.distributed, "is_initialized", lambda: True)
+  with pytest.raises(RuntimeError, match="already initialized"):
+    distributed.initialize("10.0.0.1:1234", 2, 0)
+  assert not [c for c in no_launch_env if isinstance(c, dict)]
+
+
+def test_load_unlabeled_equals_shard_unlabeled(tmp_path, monkeypatch):
+  monkeypatch.setattr(distributed, "_READ_ROWS", 4)     # several reads per stratum
+  x = np.random.default_rng(0).random((23, 3)).astype(np.float32)
+  np.save(tmp_path / "x32.npy", x)
+  np.save(tmp_path / "x64.npy", x.astype(np.float64))
+  mesh = distributed.global_mesh()
+  expected = engine.shard_unlabeled(x, mesh.shape["data"])
+  for source in (str(tmp_path / "x32.npy"), tmp_path / "x64.npy", x,
+                 np.load(tmp_path / "x32.npy", mmap_mode="r")):
+    loaded = distributed.load_unlabeled(source, mesh)
+    assert loaded.num_unlabeled == 23 and loaded.x.dtype == np.float32
+    assert loaded.x.sharding == jax.sharding.NamedSharding(mesh, jax.P("data"))
+    np.testing.assert_array_equal(loaded.x, expected)
+
+
+def test_load_unlabeled_errors(tmp_path):
+  mesh = distributed.global_mesh()
+  x = np.ones((10, 2), np.float32)
+  x[7, 1] = np.nan
+  np.save(tmp_path / "nan.npy", x)
+  for source in (str(tmp_path / "nan.npy"), x):
+    with pytest.raises(ValueError, match=r"NaN or infinite values \(first at row 7\)"):
+      distributed.load_unlabeled(source, mesh)
+  np.save(tmp_path / "vector.npy", np.ones(10, np.float32))
+  with pytest.raises(ValueError, match=r"must hold a C-ordered numeric \[n_u, d\] array; "
+                     r"received shape \(10,\)"):
+    distributed.load_unlabeled(str(tmp_path / "vector.npy"), mesh)
+  with pytest.raises(ValueError, match=r"must be \[n_u, d\]; received shape \(10,\)"):
+    distributed.load_unlabeled(np.ones(10), mesh)
+  with open(tmp_path / "short.npy", "wb") as f:
+    np.save(f, np.ones((10, 2), np.float32))
+    f.truncate(f.tell() - 8)
+  with pytest.raises(ValueError, match="is truncated"):
+    distributed.load_unlabeled(str(tmp_path / "short.npy"), mesh)
+  with pytest.raises(ValueError, match="mesh has no axis 'rows'; its axes are"):
+    distributed.load_unlabeled(x, mesh, axis_name="rows")
