@@ -112,7 +112,7 @@ def _free_port():
     return s.getsockname()[1]
 
 
-def _run_layout(num_processes, argv):
+def _run_layout(num_processes):
   """Launches ``num_processes`` workers of ``devices / P`` CPU devices; returns process 0's JSON."""
   devices = _DEVICES.value
   if devices % num_processes:
@@ -123,7 +123,7 @@ def _run_layout(num_processes, argv):
   env = dict(os.environ, JAX_PLATFORMS="cpu",
              XLA_FLAGS=f"--xla_force_host_platform_device_count={devices // num_processes}")
   port = _free_port()
-  flags_ = [a for a in argv[1:] if not a.startswith("--num_processes")]
+  flags_ = [f"--{f.name}={f.value}" for f in (_STEPS, _N_U, _N_L, _DIM, _CLASSES, _ROUNDS)]
   procs = []
   try:
     for i in range(num_processes):
@@ -148,7 +148,8 @@ def main(argv):
   if _WORKER.value is not None:
     worker()
     return
-  rows = [_run_layout(int(p), argv) for p in _PROCESSES.value]
+  del argv
+  rows = [_run_layout(int(p)) for p in _PROCESSES.value]
   print(f"T={_STEPS.value} n_u={_N_U.value} n_l={_N_L.value} d={_DIM.value} k={_CLASSES.value} "
         f"devices={_DEVICES.value} (CPU, gloo over loopback)")
   print("processes  devices/process  ms/step  collectives ms/step  share  floats reduced/step")

@@ -233,3 +233,15 @@ def test_load_unlabeled_errors(tmp_path):
     distributed.load_unlabeled(str(tmp_path / "short.npy"), mesh)
   with pytest.raises(ValueError, match="mesh has no axis 'rows'; its axes are"):
     distributed.load_unlabeled(x, mesh, axis_name="rows")
+
+
+def test_place_train_data_places_once():
+  mesh = distributed.global_mesh()
+  x_u = engine.shard_unlabeled(np.ones((5, 2), np.float32), mesh.shape["data"])
+  data = engine.TrainData(np.ones((3, 2), np.float32), np.array([0, 1, 1]), x_u)
+  placed = engine.sharding.place_train_data(data, mesh)
+  assert placed.x_labeled.sharding == jax.sharding.NamedSharding(mesh, jax.P())
+  assert placed.x_unlabeled.sharding == jax.sharding.NamedSharding(mesh, jax.P("data"))
+  again = engine.sharding.place_train_data(placed, mesh)
+  assert all(a is b for a, b in zip(again, placed))   # placed arrays are not copied again
+  np.testing.assert_array_equal(placed.x_unlabeled, x_u)

@@ -67,6 +67,28 @@ def _check_mesh(mesh, axis_name, config):
                      f"{mesh.shape[axis_name]} of mesh axis {axis_name!r}.")
 
 
+def place_train_data(data: TrainData, mesh: jax.sharding.Mesh,
+                     axis_name: str = "data") -> TrainData:
+  """``data`` on ``mesh``: labeled points replicated, unlabeled strata split over ``axis_name``.
+
+  ``train_sharded`` does this on every call; arrays already placed are kept as they are. Place
+  the data once before calling it repeatedly with host (NumPy) data on several processes: each
+  placement of host data checks it is equal on every process, which gathers it.
+
+  Args:
+    data: ``TrainData`` whose ``x_unlabeled`` is the strata layout ([D * L, d], from
+      ``shard_unlabeled`` or ``qsg_jax.distributed.load_unlabeled``).
+    mesh: ``jax.sharding.Mesh``.
+    axis_name: the mesh axis of the strata.
+
+  Returns:
+    ``TrainData`` of global ``jax.Array``s.
+  """
+  replicated = jax.sharding.NamedSharding(mesh, _P())
+  return TrainData(*_put((data.x_labeled, data.y_labeled), replicated),
+                   _put(data.x_unlabeled, jax.sharding.NamedSharding(mesh, _P(axis_name))))
+
+
 def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
                   num_steps: int, mesh: jax.sharding.Mesh,
                   axis_name: str = "data") -> Tuple[State, Metrics]:
@@ -93,8 +115,7 @@ def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: Eng
   state = _put(state._replace(u_unlabeled=None), replicated)._replace(
       u_unlabeled=_put(state.u_unlabeled, split))
   hyper = _put(hyper, replicated)
-  data = TrainData(*_put((data.x_labeled, data.y_labeled), replicated),
-                   _put(data.x_unlabeled, split))
+  data = place_train_data(data, mesh, axis_name)
   return _train_sharded_jit(state, data, hyper, config, num_steps, mesh)
 
 
