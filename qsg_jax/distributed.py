@@ -196,6 +196,11 @@ def load_unlabeled(source, mesh: jax.sharding.Mesh, axis_name: str = "data") -> 
   Raises:
     ValueError: no such axis, a source that is not [n_u, d], fewer rows than strata, or
       non-finite values (checked on the rows this process reads).
+
+  Example:
+    >>> unlabeled = load_unlabeled(np.ones((5, 2), np.float32), global_mesh())
+    >>> unlabeled.num_unlabeled, unlabeled.x.shape[1], unlabeled.x.sharding.spec
+    (5, 2, P('data',))
   """
   if axis_name not in mesh.shape:
     raise ValueError(f"mesh has no axis {axis_name!r}; its axes are {tuple(mesh.shape)}.")

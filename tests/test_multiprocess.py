@@ -245,3 +245,11 @@ def test_place_train_data_places_once():
   again = engine.sharding.place_train_data(placed, mesh)
   assert all(a is b for a, b in zip(again, placed))   # placed arrays are not copied again
   np.testing.assert_array_equal(placed.x_unlabeled, x_u)
+
+
+def test_docstring_examples_run():
+  import doctest   # pylint: disable=g-import-not-at-top
+  finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+  for test in finder.find(distributed, "distributed"):
+    runner.run(test)
+  assert runner.summarize(verbose=False) == doctest.TestResults(failed=0, attempted=2)
