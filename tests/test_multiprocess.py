@@ -8,6 +8,7 @@ coefficients differ fails the test.
 """
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -258,3 +259,16 @@ def test_docstring_examples_run():
   for test in finder.find(distributed, "distributed"):
     runner.run(test)
   assert runner.summarize(verbose=False) == doctest.TestResults(failed=0, attempted=2)
+
+
+def test_bench_multiprocess_smoke(tmp_path):
+  proc = subprocess.run(
+      [sys.executable, "-m", "experiments.bench_multiprocess", "--num_processes=2",
+       "--num_steps=8", "--num_unlabeled=400", "--num_labeled=20", "--rounds=1",
+       f"--out={tmp_path}", f"--timeout_s={TIMEOUT_S}"],
+      cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT_S + 30, check=False)
+  assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+  [row] = json.loads((tmp_path / "results.json").read_text())
+  assert row["num_processes"] == 2 and row["devices_per_process"] == 2
+  assert row["num_steps"] == 8 and 0 < row["collective_share"]
+  assert row["floats_reduced_per_step"] == 1 + 2 * 2 * 20 + 2 * 32
