@@ -19,7 +19,6 @@ the JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES and JAX_PROCESS_ID environment va
 shards the unlabeled data over every device of every process. Only process 0 writes files.
 """
 
-import os
 import sys
 
 from absl import app
@@ -30,6 +29,7 @@ import jax
 from experiments import common_flags
 from experiments import main_job
 from experiments import run_store
+from qsg_jax import distributed
 
 FLAGS = flags.FLAGS
 DEFAULT_DATASET = "lev"
@@ -70,28 +70,16 @@ def _define_flags():
 
 
 def initialize_distributed(*, coordinator_address, num_processes, process_id, auto):
-  """Starts JAX's multi-process runtime when asked; returns whether it was started."""
-  explicit = (coordinator_address, num_processes, process_id)
-  if any(v is not None for v in explicit):
-    if coordinator_address is None or num_processes is None or process_id is None:
-      raise ValueError(
-          f"a multi-process run needs all of --coordinator_address, --num_processes and "
-          f"--process_id; received {coordinator_address!r}, {num_processes!r}, {process_id!r}. "
-          "Set the missing ones, or pass --distributed on a cluster that supplies them.")
-    if not 0 <= process_id < num_processes:
-      raise ValueError(f"--process_id={process_id} must be in 0..{num_processes - 1} "
-                       f"(--num_processes={num_processes}).")
-    jax.distributed.initialize(coordinator_address=coordinator_address,
-                               num_processes=num_processes, process_id=process_id)
-    return True
-  if auto:
+  """Starts JAX's multi-process runtime when asked; returns whether it was started.
+
+  ``qsg_jax.distributed.initialize`` reads unset values from ``JAX_COORDINATOR_ADDRESS``,
+  ``JAX_NUM_PROCESSES``, ``JAX_PROCESS_ID`` (and lets JAX detect SLURM / Open MPI); ``auto``
+  (--distributed) calls ``jax.distributed.initialize()`` for clusters where JAX finds them itself.
+  """
+  if auto and (coordinator_address, num_processes, process_id) == (None, None, None):
     jax.distributed.initialize()
     return True
-  return False
-
-
-def _from_env(value, name, cast=str):
-  return value if value is not None else (cast(os.environ[name]) if name in os.environ else None)
+  return distributed.initialize(coordinator_address, num_processes, process_id)
 
 
 def main(argv):
@@ -99,11 +87,10 @@ def main(argv):
     raise app.UsageError(f"unexpected arguments {argv[1:]}; every setting is a --flag.")
   if FLAGS.verbosity < 1:   # the full log (JAX's backend messages included) only with -v 1
     logging.set_verbosity(logging.WARNING)
-  initialize_distributed(
-      coordinator_address=_from_env(FLAGS.coordinator_address, "JAX_COORDINATOR_ADDRESS"),
-      num_processes=_from_env(FLAGS.num_processes, "JAX_NUM_PROCESSES", int),
-      process_id=_from_env(FLAGS.process_id, "JAX_PROCESS_ID", int), auto=FLAGS.distributed)
-  mesh = jax.make_mesh((jax.device_count(),), ("data",)) if FLAGS.mesh else None
+  initialize_distributed(coordinator_address=FLAGS.coordinator_address,
+                         num_processes=FLAGS.num_processes, process_id=FLAGS.process_id,
+                         auto=FLAGS.distributed)
+  mesh = distributed.global_mesh() if FLAGS.mesh else None
   writer = jax.process_index() == 0
   try:
     main_job.run_job(

@@ -14,6 +14,7 @@ from qsg_jax import baselines
 from qsg_jax import cv
 from qsg_jax import data
 from qsg_jax import defaults
+from qsg_jax import distributed
 from qsg_jax import engine
 from qsg_jax import errors
 from qsg_jax import features
@@ -105,6 +106,7 @@ __all__ = (
     "data",
     "decision_function",
     "defaults",
+    "distributed",
     "dsg_update",
     "engine",
     "errors",

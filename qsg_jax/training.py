@@ -188,6 +188,8 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
   data = engine.TrainData(jnp.asarray(x_l), jnp.asarray(y_l), jnp.asarray(x_u))
   if mesh is not None:
     data = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled, config.num_shards))
+    # Once, not per segment: placing host data on several processes gathers it to check it.
+    data = engine.sharding.place_train_data(data, mesh, axis_name)
 
   chunks = config.num_steps // config.chunk_size
   segments = counts["num_segments"]

@@ -75,11 +75,12 @@ def test_main_job_cli_rejects_bad_flags_before_loading_data():
 
 
 def test_multi_process_flags_need_all_three_or_none():
-  with pytest.raises(ValueError, match="needs all of --coordinator_address.*received "
-                                       "'host:1234', None, None"):
+  with pytest.raises(ValueError, match="needs all of coordinator_address.*received "
+                                       "coordinator_address='host:1234', num_processes=None"):
     run.initialize_distributed(coordinator_address="host:1234", num_processes=None,
                                process_id=None, auto=False)
-  with pytest.raises(ValueError, match=r"--process_id=2 must be in 0..1"):
+  with pytest.raises(ValueError, match=r"process_id must be in 0..num_processes-1; received "
+                                       r"process_id=2, num_processes=2"):
     run.initialize_distributed(coordinator_address="host:1234", num_processes=2, process_id=2,
                                auto=False)
   assert not run.initialize_distributed(coordinator_address=None, num_processes=None,

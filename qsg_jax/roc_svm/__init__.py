@@ -33,7 +33,6 @@ from qsg_jax.roc_svm.pairs import padded_length
 from qsg_jax.roc_svm.pairs import sample_pairs
 from qsg_jax.roc_svm.selection import CrossValidation
 from qsg_jax.roc_svm.selection import cross_validate
-from qsg_jax.roc_svm.selection import stratified_folds
 from qsg_jax.roc_svm.train import MinimizeResult
 from qsg_jax.roc_svm.train import default_optimizer
 from qsg_jax.roc_svm.train import lbfgs_optimizer
@@ -75,6 +74,5 @@ __all__ = (
     "pinv_sqrt",
     "sample_pairs",
     "select_landmarks",
-    "stratified_folds",
     "synthetic",
 )

@@ -198,7 +198,7 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   n_neg = n - n_pos
   if risk == "full":
     objective_lib.check_pair_block(n_pos, n_neg, objective.pairs_per_block)
-  key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
+  key = validation.check_key(key)
   key_design, key_pairs = jax.random.split(key)
   optimizer = train_lib.resolve_optimizer(
       optimizer, learning_rate,
@@ -238,7 +238,7 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
     # stalled (e.g. every line-search trial overflowed); never return beta = 0 as a fit.
     slope = float(jnp.linalg.norm(jax.grad(objective)(params, data, lam)))
     if slope > 0:
-      raise training.DivergenceError(
+      raise errors.DivergenceError(
           f"the ROC-SVM optimizer made no progress: the objective stayed at {value} after "
           f"{steps} steps from beta = 0 (gradient norm {slope:.3g} there). Scale the features "
           "(e.g. min-max to [0, 1]), or try optimizer='adamax' with a smaller learning_rate.")
