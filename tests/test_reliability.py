@@ -333,3 +333,14 @@ def test_data_checks():
 def test_cross_validate_checks_arguments_first(changes, error, pattern):
   with pytest.raises(error, match=pattern):
     model_selection.cross_validate(X_L, Y_L, X_U, quick=True, **changes)
+
+
+def test_roc_svm_refuses_labels_it_would_otherwise_binarize():
+  from qsg_jax import roc_svm  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(0)
+  x = rng.random((30, 2)).astype(np.float32)
+  with pytest.raises(ValueError, match=r"the ROC-SVM is binary.*received the values \[0.0, 1.0, "
+                                       r"2.0\]"):
+    roc_svm.fit(x, np.arange(30) % 3)
+  with pytest.raises(TypeError, match=r"y must hold numbers in \{0, 1\}"):
+    roc_svm.fit(x, np.array(["a", "b"] * 15))
