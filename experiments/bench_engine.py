@@ -24,7 +24,6 @@ from absl import app
 from absl import flags
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from qsg_jax import data as data_lib
 from qsg_jax import defaults
@@ -49,7 +48,7 @@ _SKIP_REFERENCE = flags.DEFINE_bool("skip_reference", False, "Skip the slow lite
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", "results/bench_engine", "Output directory.")
 
 HYPER = dict(sigma=defaults.SIGMA, lam=defaults.LAM, gamma=defaults.GAMMA,
-             step_size=defaults.STEP_SIZE)
+             step_size=defaults.STEP_SIZE_MAX)
 
 
 def _timed(fn, *args):
@@ -216,6 +215,7 @@ def scaling(name, k, data, steps):
 
 def main(argv):
   del argv
+  reporting.check_writable(_OUTPUT_DIR.value)
   device = jax.devices()[0]
   print(f"device: {device.device_kind} ({jax.default_backend()}), {jax.device_count()} device(s)")
   ceiling, own_ceiling = ceilings()
@@ -235,14 +235,13 @@ def main(argv):
   print(reporting.markdown_table(scale), flush=True)
   payload = {"device": str(device.device_kind), "backend": jax.default_backend(),
              "comparison": comparison, "throughput": rate, "scaling": scale}
-  text = ("## Engine vs literal Algorithm 1 (identical samples)\n\n"
-          + reporting.markdown_table(comparison)
-          + "\n## Throughput (default protocol configuration)\n\n" + reporting.markdown_table(rate)
-          + "\n## Time per iteration vs unlabeled set size\n\n" + reporting.markdown_table(scale))
-  paths = reporting.write_results(_OUTPUT_DIR.value, "bench_engine", payload)
-  md = paths["json"].with_suffix(".md")
-  md.write_text(f"# Engine benchmark on {device.device_kind} ({jax.default_backend()})\n\n" + text)
-  print(f"wrote {paths['json']} and {md}")
+  sections = [("Engine vs literal Algorithm 1 (identical samples)", comparison, None),
+              ("Throughput (default protocol configuration)", rate, None),
+              ("Time per iteration vs unlabeled set size", scale, None)]
+  paths = reporting.write_report(
+      _OUTPUT_DIR.value, "bench_engine", payload, sections,
+      title=f"Engine benchmark on {device.device_kind} ({jax.default_backend()})")
+  print(f"wrote {paths['json']} and {paths['md']}")
 
 
 if __name__ == "__main__":

@@ -89,6 +89,7 @@ def benchmark(*, dim=20, at_step=10**4, measure_steps=1000, stream_steps=10**6,
 
 def run_all(*, output_dir, **kwargs):
   """Runs the benchmark, prints it, writes it into ``output_dir``; returns the record."""
+  reporting.check_writable(output_dir)
   res = benchmark(**kwargs)
   print(f"device: {res['device']} ({res['cpu_count']} CPU cores visible), d = {res['dim']}")
   print(f"time per step at t = {res['at_step']} (best of jitted scans over "

@@ -18,7 +18,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import qsg_jax
 from qsg_jax import baselines
 from qsg_jax import data as data_lib
 from qsg_jax import engine
@@ -63,6 +62,7 @@ def main(argv):
   k = _NUM_CLASSES.value
   if not 1.0 < _THETA.value * _LAM.value < 2.0:
     raise ValueError(f"theta * lam = {_THETA.value * _LAM.value:g}; Theorem 1 needs it in (1, 2).")
+  reporting.check_writable(_OUTPUT_DIR.value)
   n = _NUM_LABELED.value + _NUM_UNLABELED.value
   if k > 2:
     ds = data_lib.make_synthetic_ordinal(0, num_points=n, num_test=0, num_features=4,
@@ -106,9 +106,7 @@ def main(argv):
              "check_in_range": bool(ok)}
   reporting.write_results(_OUTPUT_DIR.value, "convergence", payload, rows=rows,
                           title=f"|f_t - f*|^2, k={k}, slope {slope:.3f} (Theorem 1: -1)")
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = reporting.pyplot()
   fig, ax = plt.subplots(figsize=(5, 4))
   ax.loglog(marks, mean_err, "o-", label="mean over seeds and points")
   ax.loglog(marks, np.exp(intercept) * np.asarray(marks, float) ** slope, "--",
@@ -119,7 +117,7 @@ def main(argv):
   ax.set_title(f"QS3ORAO convergence (k={k}, theta lam={theta * _LAM.value:g})")
   ax.legend()
   fig.tight_layout()
-  fig.savefig(f"{_OUTPUT_DIR.value}/convergence.png", dpi=120)
+  reporting.save_figure(fig, f"{_OUTPUT_DIR.value}/convergence.png")
   print(f"wrote {_OUTPUT_DIR.value}/convergence.{{json,md,csv,png}}")
 
 

@@ -243,14 +243,14 @@ def plot(rate, bipartite, path):
   ax_auc.set_title("bipartite ranking, labels in {0, 1}")
   ax_auc.legend()
   fig.tight_layout()
-  fig.savefig(path, dpi=120)
-  plt.close(fig)
+  reporting.save_figure(fig, path)
 
 
 def run_all(*, output_dir, thetas=(0.6, 0.75, 0.9), num_steps=10**6, num_repeats=30, dim=10,
             rank=3, noise=1.0, chunk_size=10000, fit_from=10**4, seed=0, float64=True,
             bipartite_steps=10**6, bipartite_dim=10, test_size=20000):
   """The whole experiment; writes the results into ``output_dir`` and returns them."""
+  reporting.check_writable(output_dir)
   with jax.enable_x64(float64):
     rate = rate_experiment(thetas=thetas, num_steps=num_steps, num_repeats=num_repeats, dim=dim,
                            rank=rank, noise=noise, chunk_size=chunk_size, fit_from=fit_from,

@@ -10,6 +10,7 @@ Features are min-max scaled with statistics of the training points (labeled + un
 import dataclasses
 from typing import Optional
 
+import jax
 import numpy as np
 
 from qsg_jax import data as data_lib
@@ -63,25 +64,54 @@ def ordinal_labels(dataset, num_classes):
   return np.asarray(dataset.y, np.int64)
 
 
+def trial_key(seed: int, trial: int) -> jax.Array:
+  """The key of trial ``trial`` of a run seeded ``seed``: ``fold_in(key(seed), trial)``.
+
+  Unlike ``seed + trial``, runs of different seeds share no trial. ``make_trial`` splits with
+  ``fold_in(key, 0)`` and subsamples the evaluation points with ``fold_in(key, 1)``; training
+  uses ``training_key(key)``.
+  """
+  return jax.random.fold_in(jax.random.key(seed), trial)
+
+
+def trial_rng(key: jax.Array, stream: int) -> np.random.Generator:
+  """A NumPy generator for stream ``stream`` of trial ``key`` (its bits after ``fold_in``).
+
+  Streams in use: 0 the split, 1 the evaluation subsample, 2 training (``training_key``).
+  """
+  return np.random.default_rng(np.asarray(jax.random.key_data(jax.random.fold_in(key, stream))))
+
+
+def training_key(key: jax.Array) -> jax.Array:
+  """The training key of a trial whose key is ``key`` (independent of its split)."""
+  return jax.random.fold_in(key, 2)
+
+
 def make_trial(dataset, proto: Protocol, seed, eval_size: Optional[int] = None):
   """Splits, scales and subsamples the evaluation set of one trial.
 
   Args:
     dataset: ``qsg_jax.data.Dataset``.
     proto: ``Protocol``.
-    seed: trial seed (the split and the evaluation subsample depend only on it).
+    seed: trial key (``trial_key``), or an int trial seed (the split and the evaluation subsample
+      depend only on it).
     eval_size: score on a uniform random subset of this many evaluation points (None or 0: all).
 
   Returns:
     ``Trial``.
   """
+  if isinstance(seed, (int, np.integer)):
+    split_seed, eval_rng = seed, lambda: np.random.default_rng([seed, 1])
+  else:
+    split_seed = jax.random.fold_in(seed, 0)
+    eval_rng = lambda: trial_rng(seed, 1)
   y = ordinal_labels(dataset, proto.num_classes)
   x, x_test, y_test = dataset.x, dataset.x_test, dataset.y_test
   if proto.eval_on == "test" and x_test is None:
     num_test = int(round(proto.test_fraction * x.shape[0]))
   else:
     num_test = 0
-  split = data_lib.split_semisupervised(seed, y, proto.num_labeled, num_test=num_test)
+  split = data_lib.split_semisupervised(split_seed, y, proto.num_labeled, num_test=num_test)
   train_idx = np.concatenate([split.labeled, split.unlabeled])
   lo, scale = data_lib.minmax_fit(x[train_idx])
   scaled = lambda a: data_lib.minmax_apply(a, lo, scale).astype(np.float32)
@@ -93,7 +123,7 @@ def make_trial(dataset, proto: Protocol, seed, eval_size: Optional[int] = None):
     x_eval, y_eval = x[split.test], y[split.test]
     what = f"a held-out {proto.test_fraction:.0%} test split"
   if eval_size and eval_size < x_eval.shape[0]:
-    pick = np.random.default_rng([seed, 1]).choice(x_eval.shape[0], eval_size, replace=False)
+    pick = eval_rng().choice(x_eval.shape[0], eval_size, replace=False)
     x_eval, y_eval = x_eval[pick], y_eval[pick]
     what = f"a random subset of {eval_size} of {what}"
   return Trial(scaled(x[split.labeled]), y[split.labeled], scaled(x[split.unlabeled]),

@@ -175,9 +175,7 @@ def speed_ratios(rows, at=RATIO_AT):
 
 def plot(rows, path):
   """One log-log panel per dataset; exact lines end with a cap marker and/or an OOM marker."""
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = reporting.pyplot()
   names = list(dict.fromkeys(r["dataset"] for r in rows))
   fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
   for ax, name in zip(axes[0], names):
@@ -210,8 +208,7 @@ def plot(rows, path):
     ax.set_ylabel("training time (s)")
     ax.legend(fontsize=8)
   fig.tight_layout()
-  fig.savefig(path, dpi=120)
-  plt.close(fig)
+  reporting.save_figure(fig, path)
 
 
 def ratio_checks(ratios, at=RATIO_AT, factor=SPEEDUP_REQUIRED):
@@ -258,6 +255,7 @@ def run_timing(datasets, *, output_dir, data_dir=None, sizes=DEFAULT_SIZES, incl
     The JSON payload (dict with "rows", "ratios", "checks", ...).
   """
   params = dict(protocols.DEFAULT_HYPERPARAMS, **(params or {}))
+  reporting.check_writable(output_dir)
   log(f"QSG hyper-parameters {params}; exact methods lam={params['lam']}, "
       f"sigma={params['sigma']}, gamma=0.5; devices {jax.devices()}; "
       f"{memory.available_bytes() / 2**30:.1f} GiB free")
@@ -284,15 +282,14 @@ def run_timing(datasets, *, output_dir, data_dir=None, sizes=DEFAULT_SIZES, incl
   payload = {"qsg_hyperparams": params, "rows": rows, "ratios": ratios, "checks": checks,
              "rerun_below_s": rerun_below_s, "exact_cap": exact_cap,
              "exact_cap_ordinal": exact_cap_ordinal, "seed": seed}
-  paths = reporting.write_results(output_dir, "timing_vs_unlabeled", payload, rows=rows,
-                                  columns=columns,
-                                  title="Training time against unlabeled points")
-  with open(paths["md"], "a") as f:
-    f.write("\n## Speed ratio (exact / QSG)\n\n" + reporting.markdown_table(
-        ratios, ["dataset", "method", "num_unlabeled", "exact_time_s", "qsg_time_s", "ratio",
-                 "qsg_faster_from"]))
-    f.write(f"\n## Check (b): (M-)SAMULT / QSG >= {SPEEDUP_REQUIRED} at n_u = {RATIO_AT}\n\n"
-            + reporting.markdown_table(checks))
+  sections = [(None, rows, columns),
+              ("Speed ratio (exact / QSG)", ratios,
+               ["dataset", "method", "num_unlabeled", "exact_time_s", "qsg_time_s", "ratio",
+                "qsg_faster_from"]),
+              (f"Check (b): (M-)SAMULT / QSG >= {SPEEDUP_REQUIRED} at n_u = {RATIO_AT}", checks,
+               None)]
+  paths = reporting.write_report(output_dir, "timing_vs_unlabeled", payload, sections,
+                                 title="Training time against unlabeled points")
   png = f"{output_dir}/timing_vs_unlabeled.png"
   plot(rows, png)
   log(f"wrote {paths['json']}, {paths['md']}, {paths['csv']} and {png}")

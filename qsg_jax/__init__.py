@@ -14,9 +14,11 @@ from qsg_jax import baselines
 from qsg_jax import cv
 from qsg_jax import data
 from qsg_jax import defaults
+from qsg_jax import distributed
 from qsg_jax import engine
 from qsg_jax import errors
 from qsg_jax import features
+from qsg_jax import io
 from qsg_jax import losses
 from qsg_jax import metrics
 from qsg_jax import model_selection
@@ -25,6 +27,7 @@ from qsg_jax import reference
 from qsg_jax import risk
 from qsg_jax import roc_svm
 from qsg_jax import sampling
+from qsg_jax import scorers
 from qsg_jax import update
 from qsg_jax.engine import EngineConfig
 from qsg_jax.engine import Hyperparams
@@ -44,8 +47,12 @@ from qsg_jax.engine import train_chunk
 from qsg_jax.engine import train_sharded
 from qsg_jax.errors import DivergenceError
 from qsg_jax.errors import InsufficientMemoryError
+from qsg_jax.errors import SlowConfigWarning
+from qsg_jax.errors import UnscaledFeaturesWarning
 from qsg_jax.estimators import QS3ORAO
 from qsg_jax.estimators import QSGS2AUC
+from qsg_jax.estimators_cv import QS3ORAOCV
+from qsg_jax.estimators_cv import QSGS2AUCCV
 from qsg_jax.features import block_features
 from qsg_jax.features import cos_sin
 from qsg_jax.features import fourier_features
@@ -62,6 +69,8 @@ from qsg_jax.metrics import mean_absolute_error
 from qsg_jax.metrics import ordinal_auc
 from qsg_jax.metrics import ordinal_auc_per_split
 from qsg_jax.reference import reference_fit
+from qsg_jax.scorers import auc_scorer
+from qsg_jax.scorers import ordinal_auc_scorer
 from qsg_jax.risk import minibatch_risk
 from qsg_jax.risk import score_grads
 from qsg_jax.risk import subproblem_weights
@@ -84,10 +93,15 @@ __all__ = (
     "Model",
     "PairwiseLoss",
     "QS3ORAO",
+    "QS3ORAOCV",
     "QSGS2AUC",
+    "QSGS2AUCCV",
     "ScalarOrSchedule",
+    "SlowConfigWarning",
     "State",
     "TrainData",
+    "UnscaledFeaturesWarning",
+    "auc_scorer",
     "baselines",
     "binary_auc",
     "block_features",
@@ -96,6 +110,7 @@ __all__ = (
     "data",
     "decision_function",
     "defaults",
+    "distributed",
     "dsg_update",
     "engine",
     "errors",
@@ -107,6 +122,7 @@ __all__ = (
     "gaussian_kernel",
     "get_loss",
     "init",
+    "io",
     "inverse_time_schedule",
     "losses",
     "make_config",
@@ -120,6 +136,7 @@ __all__ = (
     "model_selection",
     "online_pairwise",
     "ordinal_auc",
+    "ordinal_auc_scorer",
     "ordinal_auc_per_split",
     "pairwise_loss_grads",
     "predict",
@@ -131,6 +148,7 @@ __all__ = (
     "sample_frequencies",
     "sampling",
     "score_grads",
+    "scorers",
     "shard_unlabeled",
     "subproblem_derivatives",
     "subproblem_weights",

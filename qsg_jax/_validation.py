@@ -1,28 +1,75 @@
 """Checks of user data at the API boundary, before anything is jitted."""
 
+import warnings
+from typing import Optional, Tuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
+from qsg_jax import errors
 from qsg_jax import features
 
 
-def check_points(name, x, dim=None, allow_empty=False):
-  """Returns ``x`` as a float32 [n, d] array after checking rank, size and finiteness.
+# Longest excerpt of user values quoted in a message (messages stay a few hundred characters).
+_MAX_QUOTED = 8
+# Features of min-max scaled data lie in [0, 1] (test points a little outside); beyond this the
+# kernel width sigma the defaults assume no longer fits the data.
+UNSCALED_LIMIT = 10.0
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def summarize(values, limit=_MAX_QUOTED):
+  """A short text of ``values``: at most ``limit`` of them, then how many more (for messages)."""
+  values = list(values)
+  text = ", ".join(str(v) for v in values[:limit])
+  return text + (f", ... ({len(values) - limit} more)" if len(values) > limit else "")
+
+
+def is_traced(x: ArrayLike):
+  """Whether ``x`` is a JAX tracer (inside jit/vmap/grad): its values cannot be checked."""
+  return isinstance(x, jax.core.Tracer)
+
+
+def _refuse_sparse(name, x):
+  """Raises TypeError for a scipy sparse matrix / array, saying how to densify it."""
+  if type(x).__module__.startswith("scipy.sparse"):
+    shape = getattr(x, "shape", None)
+    raise TypeError(
+        f"{name} is a scipy sparse matrix of shape {shape}; qsg_jax needs dense arrays (random "
+        f"Fourier features of sparse data are dense anyway). Pass {name}.toarray() (needs "
+        f"4 n d bytes as float32).")
+
+
+def _row_col(bad):
+  """(row, column) of the first True of a 2-D bool array."""
+  flat = int(np.argmax(bad.reshape(-1)))
+  return divmod(flat, bad.shape[1])
+
+
+def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
+                 allow_empty: bool = False) -> np.ndarray:
+  """Returns ``x`` as a float32 [n, d] array after checking type, rank, size and finiteness.
 
   Args:
     name: how the caller calls this array (used in messages).
-    x: array-like.
+    x: array-like (NumPy, JAX, pandas; not scipy sparse).
     dim: expected number of features d, or None.
     allow_empty: whether n = 0 is acceptable.
 
   Raises:
-    ValueError: wrong rank, wrong d, empty, or non-finite entries (with their count and first row).
+    TypeError: scipy sparse input, or non-numeric entries.
+    ValueError: wrong rank, wrong d, empty, non-finite entries (count, first row and column, in
+      the caller's row numbering), or values that overflow float32.
   """
+  _refuse_sparse(name, x)
   arr = np.asarray(x)
   if arr.ndim != 2:
     raise ValueError(f"{name} must have shape [n, d]; received shape {arr.shape}. "
                      "Reshape a single point to [1, d] and a single feature to [n, 1].")
+  if arr.dtype == bool:
+    arr = arr.astype(np.float32)
   if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
     raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}. Encode "
                     "categorical columns numerically (e.g. one-hot) first.")
@@ -34,14 +81,48 @@ def check_points(name, x, dim=None, allow_empty=False):
   bad = ~np.isfinite(arr)
   if bad.any():
     rows = np.nonzero(bad.any(axis=1))[0]
+    row, col = _row_col(bad)
     raise ValueError(
-        f"{name} contains {int(bad.sum())} NaN or infinite values in {rows.size} rows "
-        f"(first at row {int(rows[0])}). Impute or drop those rows before fitting.")
+        f"{name} contains {int(bad.sum())} NaN or infinite values in {rows.size} rows (first at "
+        f"row {row}), e.g. column {col} = {arr[row, col]}. Impute or drop those rows before "
+        "fitting.")
+  if arr.size and arr.dtype.itemsize > 4:
+    big = np.abs(arr) > _FLOAT32_MAX
+    if big.any():
+      row, col = _row_col(big)
+      raise ValueError(
+          f"{name} has {int(big.sum())} values beyond the float32 range +-3.4e38 (first at row "
+          f"{row}, column {col}: {arr[row, col]:.3g}); qsg_jax computes in float32, where they "
+          "would become inf. Rescale the features first (qsg_jax.data.minmax_fit / "
+          "minmax_apply).")
   return arr.astype(np.float32)
 
 
-def check_labels(y, num_points, num_classes=None):
+def warn_if_unscaled(name: str, x: ArrayLike, limit=UNSCALED_LIMIT):
+  """Warns (``UnscaledFeaturesWarning``) when features of ``x`` lie far outside [0, 1].
+
+  The kernel parameter sigma, its defaults and the papers' grids assume min-max scaled features;
+  unscaled features (e.g. in the thousands) train without error but rank poorly.
+  """
+  arr = np.asarray(x)
+  if arr.size == 0:
+    return
+  top = float(np.max(np.abs(arr)))
+  if top > limit:
+    col = int(np.argmax(np.max(np.abs(arr), axis=0)))
+    warnings.warn(
+        f"{name} has values up to |x| = {top:.3g} (column {col}), far outside the [0, 1] range "
+        "of min-max scaled features the method and its default sigma assume; the result may "
+        "rank poorly. Scale with lo, scale = qsg_jax.data.minmax_fit(x_train) and "
+        "qsg_jax.data.minmax_apply(x, lo, scale), or choose sigma by cross-validation.",
+        errors.UnscaledFeaturesWarning, stacklevel=3)
+
+
+def check_labels(y: ArrayLike, num_points: int,
+                 num_classes: Optional[int] = None) -> Tuple[np.ndarray, int]:
   """Returns (labels as int32 [n] in 0..k-1, k) after checking values and class coverage.
+
+  Binary problems use the same convention: 0 = negative, 1 = positive.
 
   Args:
     y: array-like of integer class labels 0..k-1.
@@ -49,33 +130,189 @@ def check_labels(y, num_points, num_classes=None):
     num_classes: k, or None to infer it as max(y) + 1.
 
   Raises:
-    ValueError: wrong shape, non-integer or out-of-range labels, or a class with no labeled point.
+    TypeError: non-numeric labels (strings, objects) or scipy sparse.
+    ValueError: wrong shape, NaN, non-integer or out-of-range labels (1..k, -1/+1 and the
+      unlabeled marker -1 are named), or a class with no labeled point.
   """
+  _refuse_sparse("labels", y)
   arr = np.asarray(y)
   if arr.ndim != 1 or arr.shape[0] != num_points:
     raise ValueError(f"labels must have shape [{num_points}] (one per labeled point); received "
                      f"shape {arr.shape}.")
-  if arr.size and not np.all(np.equal(np.mod(arr, 1), 0)):
-    raise ValueError("labels must be integers 0..k-1; received non-integer values. Map ordered "
-                     "classes to 0..k-1 (e.g. with np.unique(y, return_inverse=True)).")
+  if arr.dtype == bool:
+    arr = arr.astype(np.int64)
+  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+    raise TypeError(f"labels must be integers 0..k-1; received dtype {arr.dtype}. Map ordered "
+                    "classes to 0..k-1 first (e.g. np.unique(y, return_inverse=True)[1] when "
+                    "their sorted order is the class order).")
+  k = None if num_classes is None else check_count("num_classes", num_classes, minimum=2)
+  if arr.size == 0:
+    raise ValueError("labels are empty; pass at least one labeled point per class.")
+  bad = ~np.isfinite(arr)
+  if bad.any():
+    raise ValueError(f"labels contain {int(bad.sum())} NaN or infinite values (first at row "
+                     f"{int(np.argmax(bad))}). Every labeled point needs a class 0..k-1: drop "
+                     "unlabeled rows from the labeled data (pass them as x_unlabeled).")
+  fractional = np.mod(arr, 1) != 0
+  if fractional.any():
+    row = int(np.argmax(fractional))
+    raise ValueError(f"labels must be integers 0..k-1; received {arr[row].item()!r} at row "
+                     f"{row}. Map ordered classes to 0..k-1 (e.g. with "
+                     "np.unique(y, return_inverse=True)).")
+  lo, hi = float(arr.min()), float(arr.max())
+  k_shown = "k" if k is None else k
+  if lo < 0:
+    row = int(np.argmin(arr))
+    if lo == -1 and hi <= 1 and set(np.unique(arr).tolist()) == {-1, 1}:
+      hint = ("binary labels are 0 = negative, 1 = positive: map -1/+1 with "
+              "(y > 0).astype(int).")
+    elif lo == -1:
+      hint = ("-1 marks unlabeled points only in the scikit-learn style estimators: pass "
+              "unlabeled points as x_unlabeled, not among the labeled ones.")
+    else:
+      hint = "map classes to 0..k-1."
+    raise ValueError(f"labels must be 0..{k_shown}-1 (0..k-1 with k classes); received "
+                     f"{arr[row]:g} at row {row} (values {lo:g}..{hi:g}): {hint}")
+  if lo >= 1 and (k is None or hi == k):
+    raise ValueError(f"labels must be 0..k-1; got {lo:g}..{hi:g} (no class 0) -- subtract 1 "
+                     "(y - 1) if your classes are numbered 1..k.")
+  if k is None:
+    if hi + 1 > max(num_points, 2):
+      raise ValueError(f"labels go up to {hi:g}, so k = {hi + 1:g} classes would be inferred, but "
+                       f"there are only {num_points} labeled points and every class 0..k-1 needs "
+                       "one. Map classes to 0..k-1 (np.unique(y, return_inverse=True)).")
+    k = int(hi) + 1
+    if k < 2:
+      raise ValueError("need at least 2 classes; every label is 0. Binary labels are 0 = "
+                       "negative, 1 = positive, and both must be among the labeled points.")
+  if hi >= k:
+    row = int(np.argmax(arr))
+    raise ValueError(f"labels must lie in 0..{k - 1} (num_classes={k}); received {arr[row]:g} at "
+                     f"row {row} (values {lo:g}..{hi:g}).")
   arr = arr.astype(np.int64)
-  k = int(arr.max()) + 1 if num_classes is None else int(num_classes)
-  if k < 2:
-    raise ValueError(f"need at least 2 classes; received num_classes={k}.")
-  if arr.min() < 0 or arr.max() >= k:
-    raise ValueError(f"labels must lie in 0..{k - 1}; received values in "
-                     f"{int(arr.min())}..{int(arr.max())}.")
   counts = np.bincount(arr, minlength=k)
   missing = np.nonzero(counts == 0)[0]
   if missing.size:
     raise ValueError(
-        f"class(es) {missing.tolist()} have no labeled point (labeled counts per class: "
-        f"{counts.tolist()}). Every class needs labeled examples: label more points or use "
-        "qsg_jax.data.split_semisupervised, which keeps every class among the labeled.")
+        f"class(es) [{summarize(missing.tolist())}] have no labeled point (labeled counts per "
+        f"class: [{summarize(counts.tolist())}]). Every class needs labeled examples: label more "
+        "points or use qsg_jax.data.split_semisupervised, which keeps every class among the "
+        "labeled.")
   return arr.astype(np.int32), k
 
 
-def check_gamma(gamma, num_classes):
+def check_num_classes(num_classes: int):
+  """k as a Python int >= 2 (a static argument of the metrics and thresholds)."""
+  return check_count("num_classes", num_classes, minimum=2)
+
+
+def check_scores(name: str, scores: ArrayLike, ndim=1):
+  """Raises for non-finite or non-numeric scores; a no-op on tracers (values unknown under jit).
+
+  Args:
+    name: how the caller calls the array.
+    scores: array-like of rank ``ndim``.
+    ndim: expected rank.
+  """
+  if is_traced(scores):
+    return
+  _refuse_sparse(name, scores)
+  arr = np.asarray(scores)
+  if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
+                            or np.issubdtype(arr.dtype, np.complexfloating)):
+    raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}.")
+  if arr.ndim != ndim:
+    return   # the caller's shape check says what is expected
+  bad = ~np.isfinite(arr)
+  if bad.any():
+    first = np.unravel_index(int(np.argmax(bad.reshape(-1))), arr.shape)
+    where = f"row {first[0]}" if arr.ndim == 1 else f"index {tuple(int(i) for i in first)}"
+    raise ValueError(
+        f"{name} contain {int(bad.sum())} NaN or infinite values (first at {where}: "
+        f"{arr[first]}); an AUC of such scores has no meaning. A model whose scores are not "
+        "finite has diverged: lower the step size or increase lam, then score again.")
+
+
+def check_class_labels(labels: ArrayLike, num_classes: int, name: str = "labels"):
+  """Raises unless concrete ``labels`` are integers in 0..k-1 (classes may be absent).
+
+  A no-op on tracers. The message names 1..k labels ("subtract 1") and NaN rows.
+  """
+  if is_traced(labels):
+    return
+  _refuse_sparse(name, labels)
+  arr = np.asarray(labels)
+  if arr.dtype == bool:
+    arr = arr.astype(np.int64)
+  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+    raise TypeError(f"{name} must be integers 0..k-1; received dtype {arr.dtype}.")
+  if arr.size == 0:
+    return
+  bad = ~np.isfinite(arr)
+  if bad.any():
+    raise ValueError(f"{name} contain {int(bad.sum())} NaN or infinite values (first at row "
+                     f"{int(np.argmax(bad.reshape(-1)))}); every point needs a class 0..k-1.")
+  fractional = np.mod(arr, 1) != 0
+  if fractional.any():
+    row = int(np.argmax(fractional.reshape(-1)))
+    value = arr.reshape(-1)[row].item()
+    raise ValueError(f"{name} must be integers 0..k-1; received {value!r} at row {row}.")
+  lo, hi = float(arr.min()), float(arr.max())
+  if lo >= 1 and hi == num_classes:
+    raise ValueError(f"{name} must be 0..k-1; got 1..k ({lo:g}..{hi:g} with k={num_classes}) -- "
+                     "subtract 1 (labels - 1).")
+  if lo < 0 or hi >= num_classes:
+    raise ValueError(f"{name} must lie in 0..{num_classes - 1} (num_classes={num_classes}); "
+                     f"received values {lo:g}..{hi:g}. Pass num_classes = the number of classes "
+                     "and labels mapped to 0..k-1.")
+
+
+def check_binary_labels(labels: ArrayLike, name: str = "labels"):
+  """Raises unless concrete binary ``labels`` take values in {0, 1}, {-1, +1} or bool.
+
+  A no-op on tracers (there positive means ``labels > 0``).
+  """
+  if is_traced(labels):
+    return
+  _refuse_sparse(name, labels)
+  arr = np.asarray(labels)
+  if arr.dtype == bool:
+    return
+  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+    raise TypeError(f"{name} must be binary numbers (0/1, -1/+1 or bool); received dtype "
+                    f"{arr.dtype}.")
+  bad = ~np.isfinite(arr)
+  if bad.any():
+    raise ValueError(f"{name} contain {int(bad.sum())} NaN or infinite values (first at row "
+                     f"{int(np.argmax(bad.reshape(-1)))}); every point needs a class.")
+  values = np.unique(arr)
+  if not (set(values.tolist()) <= {0, 1} or set(values.tolist()) <= {-1, 1}):
+    raise ValueError(f"binary {name} must be 0/1 (or -1/+1, or bool; positive = 1); received "
+                     f"values [{summarize(values.tolist())}]. For k ordered classes use "
+                     "qsg_jax.ordinal_auc(scores, labels, k).")
+
+
+def check_callable(name: str, value: object, allow_none: bool = True):
+  """Raises TypeError unless ``value`` is callable (or None when allowed)."""
+  if value is None and allow_none:
+    return None
+  if not callable(value):
+    raise TypeError(f"{name} must be a callable{' or None' if allow_none else ''}; received "
+                    f"{type(value).__name__} {value!r:.60}.")
+  return value
+
+
+def check_bool(name: str, value: object, allow_none: bool = True):
+  """``value`` as a bool (None passes when allowed), else a TypeError."""
+  if value is None and allow_none:
+    return None
+  if not isinstance(value, (bool, np.bool_)):
+    raise TypeError(f"{name} must be True or False{' (or None)' if allow_none else ''}; "
+                    f"received {value!r:.60}.")
+  return bool(value)
+
+
+def check_gamma(gamma: ArrayLike, num_classes: int) -> np.ndarray:
   """Broadcasts gamma to [k-1] and checks it lies in [0, 1]."""
   arr = np.broadcast_to(np.asarray(gamma, np.float32), (num_classes - 1,)).copy() \
       if np.ndim(gamma) == 0 else np.asarray(gamma, np.float32)
@@ -87,16 +324,22 @@ def check_gamma(gamma, num_classes):
   return arr
 
 
-def check_positive(name, value, allow_zero=False):
+def check_positive(name: str, value: float, allow_zero: bool = False) -> float:
   """Returns float(value) after checking it is finite and positive (or >= 0)."""
-  v = float(value)
+  if isinstance(value, (bool, np.bool_)) or np.ndim(value) != 0:
+    raise TypeError(f"{name} must be a number; received {value!r:.60}.")
+  try:
+    v = float(value)
+  except (TypeError, ValueError):
+    raise TypeError(f"{name} must be a number; received {type(value).__name__} "
+                    f"{value!r:.60}.") from None
   if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
     bound = ">= 0" if allow_zero else "> 0"
-    raise ValueError(f"{name} must be finite and {bound}; received {value!r}.")
+    raise ValueError(f"{name} must be finite and {bound}; received {value!r:.60}.")
   return v
 
 
-def check_phase_range(name, x, sigma):
+def check_phase_range(name: str, x: ArrayLike, sigma: float | jax.Array) -> None:
   """Checks that random Fourier phases omega . x of ``x`` stay within ``features.MAX_PHASE``.
 
   omega ~ N(0, 2 sigma I_d), so |omega . x| <= ||x|| sqrt(2 sigma) (sqrt(d) + 8) except with
@@ -119,7 +362,7 @@ def check_phase_range(name, x, sigma):
         "or lower sigma.")
 
 
-def check_key(key, name="key"):
+def check_key(key: "int | jax.Array", name: str = "key") -> jax.Array:
   """A typed PRNG key from an int seed or a key (new-style or raw uint32 [2]), else a clear error.
 
   Integer seeds are accepted only here, at the API boundary (STYLE.md, habit 4).
@@ -143,7 +386,8 @@ def check_key(key, name="key"):
                   f" {arr.shape if arr.ndim else key!r}. Pass e.g. {name}=0.")
 
 
-def check_count(name, value, minimum=1, allow_none=False):
+def check_count(name: str, value: object, minimum: int = 1,
+                allow_none: bool = False) -> Optional[int]:
   """``value`` as a Python int >= ``minimum`` (None passes when ``allow_none``), else an error."""
   if value is None and allow_none:
     return None
@@ -151,7 +395,8 @@ def check_count(name, value, minimum=1, allow_none=False):
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
       value = int(value)
     else:
-      raise TypeError(f"{name} must be an integer >= {minimum}; received {value!r}.")
+      raise TypeError(f"{name} must be an integer >= {minimum}"
+                      f"{' or None' if allow_none else ''}; received {value!r:.60}.")
   if int(value) < minimum:
     raise ValueError(f"{name} must be >= {minimum}; received {value}.")
   return int(value)

@@ -5,9 +5,10 @@ baselines) both split with ``stratified_folds`` (the same seed gives the same fo
 can be compared fold by fold) and return a ``CVResult``.
 """
 
-from typing import NamedTuple
+from typing import NamedTuple, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 class CVResult(NamedTuple):
@@ -20,7 +21,7 @@ class CVResult(NamedTuple):
   grid: dict               # name -> 1-D array, in the axis order of ``scores``.
 
 
-def nanmean(a, axis: int = -1) -> np.ndarray:
+def nanmean(a: ArrayLike, axis: int = -1) -> np.ndarray:
   """Mean over ``axis`` ignoring NaN (NaN where every entry is NaN), without warnings.
 
   Example:
@@ -33,7 +34,7 @@ def nanmean(a, axis: int = -1) -> np.ndarray:
   return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
-def stratified_folds(labels, num_folds: int, seed: int = 0) -> np.ndarray:
+def stratified_folds(labels: ArrayLike, num_folds: int, seed: int = 0) -> np.ndarray:
   """Fold index 0..F-1 of every labeled point; each class is shuffled and dealt in turn.
 
   Args:
@@ -46,7 +47,7 @@ def stratified_folds(labels, num_folds: int, seed: int = 0) -> np.ndarray:
 
   Example:
     >>> stratified_folds(np.array([0, 0, 1, 1]), 2, seed=0).tolist()
-    [1, 0, 0, 1]
+    [0, 1, 0, 1]
   """
   labels = np.asarray(labels)
   if labels.ndim != 1 or labels.size == 0:
@@ -66,7 +67,7 @@ def stratified_folds(labels, num_folds: int, seed: int = 0) -> np.ndarray:
   return folds
 
 
-def fold_training_sets(folds, labels):
+def fold_training_sets(folds: ArrayLike, labels: ArrayLike) -> Tuple[np.ndarray, np.ndarray]:
   """Equal-size training index sets of the folds, and their held-out masks.
 
   Fold f trains on the points outside fold f. Fold sizes differ by at most one, so a complement

@@ -26,3 +26,11 @@ class ChecksumError(ValueError):
 
 class DownloadError(OSError):
   """A download failed, was truncated or is not what was expected; nothing was installed."""
+
+
+class UnscaledFeaturesWarning(UserWarning):
+  """Features lie far outside the min-max range [0, 1] the kernel and its defaults assume."""
+
+
+class SlowConfigWarning(UserWarning):
+  """A configuration that trains correctly but much slower (e.g. a prime num_steps)."""

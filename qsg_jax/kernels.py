@@ -1,9 +1,11 @@
 """Exact Gaussian kernel matrices, the kernel that the random Fourier features approximate."""
 
+import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 
-def squared_distances(x, z):
+def squared_distances(x: ArrayLike, z: ArrayLike) -> jax.Array:
   """Pairwise squared Euclidean distances.
 
   Args:
@@ -19,11 +21,11 @@ def squared_distances(x, z):
         f"{jnp.shape(x)} and {jnp.shape(z)}.")
   xx = jnp.sum(x * x, axis=1)
   zz = jnp.sum(z * z, axis=1)
-  d2 = xx[:, None] + zz[None, :] - 2.0 * (x @ z.T)
+  d2 = xx[:, None] + zz[None, :] - 2.0 * jnp.matmul(x, z.T, precision=jax.lax.Precision.HIGHEST)
   return jnp.maximum(d2, 0.0)
 
 
-def gaussian_kernel(x, z, sigma):
+def gaussian_kernel(x: ArrayLike, z: ArrayLike, sigma: float | jax.Array) -> jax.Array:
   """Gaussian kernel k(x, z) = exp(-sigma ||x - z||^2) (the papers' parametrization).
 
   Its spectral density is N(0, 2 sigma I), which ``qsg_jax.features`` samples.

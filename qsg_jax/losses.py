@@ -12,9 +12,11 @@ the six quantities of the papers are
     l5, l6 = l1'(f_u, f_n), l2'(f_u, f_n)      (unlabeled vs negative)
 """
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Tuple, Union
 
+import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 
 class PairwiseLoss(NamedTuple):
@@ -61,6 +63,9 @@ def _logistic_d2(u, v):
   return jnp.exp(-jnp.logaddexp(0.0, u - v))
 
 
+# A loss argument: a name ("squared", "hinge", "logistic") or a ``PairwiseLoss``.
+LossLike = Union[str, PairwiseLoss]
+
 SQUARED = PairwiseLoss("squared", _squared, _squared_d1, _squared_d2)
 HINGE = PairwiseLoss("hinge", _hinge, _hinge_d1, _hinge_d2)
 LOGISTIC = PairwiseLoss("logistic", _logistic, _logistic_d1, _logistic_d2)
@@ -68,7 +73,7 @@ LOGISTIC = PairwiseLoss("logistic", _logistic, _logistic_d1, _logistic_d2)
 _LOSSES = {loss.name: loss for loss in (SQUARED, HINGE, LOGISTIC)}
 
 
-def get_loss(loss):
+def get_loss(loss: LossLike) -> PairwiseLoss:
   """Returns the ``PairwiseLoss`` named ``loss`` ("squared", "hinge", "logistic") or ``loss``.
 
   Squared, (1 - u + v)^2, is the papers' choice; its derivatives are Lipschitz and bounded on
@@ -83,7 +88,7 @@ def get_loss(loss):
   return _LOSSES[loss]
 
 
-def pairwise_loss_grads(loss, u, v):
+def pairwise_loss_grads(loss: LossLike, u: ArrayLike, v: ArrayLike) -> Tuple[jax.Array, jax.Array]:
   """(l1'(u, v), l2'(u, v)): derivatives of ``loss`` in its first and second argument."""
   loss = get_loss(loss)
   return loss.d1(u, v), loss.d2(u, v)
@@ -102,7 +107,7 @@ class Derivatives(NamedTuple):
   l6: Any  # [B, S] l2'(f_u, f_b): d l(f_u, f_n) / d f_n.
 
 
-def subproblem_derivatives(loss, f_l, f_u) -> Derivatives:
+def subproblem_derivatives(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike) -> Derivatives:
   """l1'..l6' of the ordinal paper's Eq. (10) on every (labeled, labeled) and (labeled,
   unlabeled) pair of a mini-batch: the one definition the engine, the literal reference and the
   tests use. The subproblem (which slots are positive or negative) enters through the weights
@@ -119,7 +124,7 @@ def subproblem_derivatives(loss, f_l, f_u) -> Derivatives:
   Example:
     >>> d = subproblem_derivatives("squared", jnp.array([1.0, 0.0]), jnp.array([0.5]))
     >>> d.l1.tolist(), d.l4.tolist()
-    ([[-2.0, -4.0], [0.0, -2.0]], [[1.0], [3.0]])
+    ([[-2.0, -0.0], [-4.0, -2.0]], [[1.0], [3.0]])
   """
   loss = get_loss(loss)
   f_l, f_u = jnp.asarray(f_l), jnp.asarray(f_u)

@@ -1,13 +1,14 @@
 """Predictable memory use: check an allocation against what the device has before making it."""
 
 import os
+from typing import Optional
 
 import jax
 
 from qsg_jax.errors import InsufficientMemoryError
 
 
-def available_bytes(device=None):
+def available_bytes(device: Optional[jax.Device] = None) -> int:
   """Bytes free on ``device`` (default: the first JAX device).
 
   Accelerators report ``bytes_limit - bytes_in_use`` from ``Device.memory_stats()``; on CPU
@@ -32,7 +33,8 @@ def available_bytes(device=None):
   return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def check_allocation(nbytes, what, fix, fraction=0.8, device=None):
+def check_allocation(nbytes: int, what: str, fix: str, fraction: float = 0.8,
+                     device: Optional[jax.Device] = None) -> None:
   """Raises ``InsufficientMemoryError`` if ``nbytes`` exceeds ``fraction`` of free memory.
 
   Args:

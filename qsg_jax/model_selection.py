@@ -323,8 +323,21 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     the fold-mean AUC among points that diverged on no fold.
 
   Raises:
-    ValueError: bad inputs, or every grid point diverged.
+    ValueError, TypeError: bad inputs, or every grid point diverged.
   """
+  for name, value, minimum in (("num_folds", num_folds, 2), ("seed", seed, 0),
+                               ("num_steps", num_steps, 1),
+                               ("num_frequencies", num_frequencies, 1),
+                               ("unlabeled_batch_size", unlabeled_batch_size, 1),
+                               ("chunk_size", chunk_size, 1), ("block_group", block_group, 1)):
+    validation.check_count(name, value, minimum)
+  validation.check_count("labeled_batch_size", labeled_batch_size, 1, allow_none=True)
+  validation.check_count("tasks_per_batch", tasks_per_batch, 1, allow_none=True)
+  validation.check_count("num_classes", num_classes, 2, allow_none=True)
+  validation.check_callable("progress", progress)
+  validation.check_bool("cache_unlabeled", cache_unlabeled)
+  validation.check_positive("divergence_threshold", divergence_threshold)
+  validation.check_key(key)
   x_l = validation.check_points("x_labeled", x_labeled)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   grid = _checked_grid(quick_grid() if grid is None and quick else

@@ -12,6 +12,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from qsg_jax import engine
 from qsg_jax import features
@@ -20,7 +21,8 @@ from qsg_jax import risk
 from qsg_jax import sampling
 
 
-def predict_literal(feature_key, alphas, num_blocks, x, num_frequencies, sigma):
+def predict_literal(feature_key: jax.Array, alphas: ArrayLike, num_blocks: int | jax.Array,
+                    x: ArrayLike, num_frequencies: int, sigma: float | jax.Array) -> jax.Array:
   """Algorithm 2: f(x) = sum_{j < num_blocks} alpha_j . phi_j(x), one block at a time.
 
   Args:
@@ -36,7 +38,7 @@ def predict_literal(feature_key, alphas, num_blocks, x, num_frequencies, sigma):
   """
   def body(j, f):
     phi = features.block_features(feature_key, j, x, num_frequencies, sigma)
-    return f + phi @ alphas[j]
+    return f + jnp.matmul(phi, alphas[j], precision=features.HIGHEST)
   return jax.lax.fori_loop(0, num_blocks, body, jnp.zeros(x.shape[0], x.dtype))
 
 
@@ -47,19 +49,19 @@ def _new_coefficients(loss, f_l, f_u, phi_l, phi_u, pos_w, neg_w, gamma):
   total = jnp.zeros(phi_l.shape[1], phi_l.dtype)
   for j in range(pos_w.shape[0]):
     p, n = pos_w[j], neg_w[j]
-    pn = (jnp.einsum("ab,a,b,af->f", d.l1, p, n, phi_l)
-          + jnp.einsum("ab,a,b,bf->f", d.l2, p, n, phi_l))
-    pu = (jnp.einsum("au,a,af->f", d.l3, p, phi_l)
-          + jnp.einsum("au,a,uf->f", d.l4, p, phi_u)) / num_u
-    nu = (jnp.einsum("ub,b,uf->f", d.l5, n, phi_u)
-          + jnp.einsum("ub,b,bf->f", d.l6, n, phi_l)) / num_u
+    pn = (jnp.einsum("ab,a,b,af->f", d.l1, p, n, phi_l, precision=features.HIGHEST)
+          + jnp.einsum("ab,a,b,bf->f", d.l2, p, n, phi_l, precision=features.HIGHEST))
+    pu = (jnp.einsum("au,a,af->f", d.l3, p, phi_l, precision=features.HIGHEST)
+          + jnp.einsum("au,a,uf->f", d.l4, p, phi_u, precision=features.HIGHEST)) / num_u
+    nu = (jnp.einsum("ub,b,uf->f", d.l5, n, phi_u, precision=features.HIGHEST)
+          + jnp.einsum("ub,b,bf->f", d.l6, n, phi_l, precision=features.HIGHEST)) / num_u
     total = total + gamma[j] * pn + (1.0 - gamma[j]) * (pu + nu)
   return total
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def reference_fit(key, data: engine.TrainData, hyper: engine.Hyperparams,
-                  config: engine.EngineConfig):
+def reference_fit(key: jax.Array, data: engine.TrainData, hyper: engine.Hyperparams,
+                  config: engine.EngineConfig) -> jax.Array:
   """Literal Algorithm 1.
 
   Args:
@@ -78,7 +80,7 @@ def reference_fit(key, data: engine.TrainData, hyper: engine.Hyperparams,
   slot_classes = sampling.slot_classes(data.y_labeled, k, config.labeled_batch_size)
   pos_w, neg_w = risk.subproblem_weights(slot_classes, jnp.bincount(data.y_labeled, length=k))
 
-  def iteration(i, alphas):
+  def iteration(i, alphas: ArrayLike):
     sample = sampling.sample_step(sample_key, i, index, config.labeled_batch_size,
                                   config.unlabeled_batch_size, data.x_unlabeled.shape[0],
                                   config.num_shards)

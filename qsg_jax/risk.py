@@ -17,13 +17,21 @@ positives collect gamma l1 + (1-gamma) l3, negatives gamma l2 + (1-gamma) l6, un
 (1-gamma)(l4 + l5). Tests compare it with ``jax.grad`` of ``minibatch_risk``.
 """
 
+import functools
+from typing import Optional, Tuple
+
+import chex
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from qsg_jax import losses as losses_lib
+from qsg_jax.features import HIGHEST
+from qsg_jax.losses import LossLike
 
 
-def subproblem_weights(slot_classes, class_counts):
+def subproblem_weights(slot_classes: ArrayLike,
+                       class_counts: ArrayLike) -> Tuple[jax.Array, jax.Array]:
   """Per-slot weights P_j (positives) and N_j (negatives) of every subproblem.
 
   Args:
@@ -48,7 +56,8 @@ def subproblem_weights(slot_classes, class_counts):
   return share_pos[:, slot_classes] * per_slot, share_neg[:, slot_classes] * per_slot
 
 
-def subproblem_risk(loss, f_l, f_u, pos_w, neg_w, gamma):
+def subproblem_risk(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayLike,
+                    neg_w: ArrayLike, gamma: ArrayLike) -> jax.Array:
   """Mini-batch risk R^j of one subproblem (Eq. 7), written with explicit pair sums.
 
   Args:
@@ -63,13 +72,15 @@ def subproblem_risk(loss, f_l, f_u, pos_w, neg_w, gamma):
     Scalar risk.
   """
   loss = losses_lib.get_loss(loss)
-  r_pn = pos_w @ loss.value(f_l[:, None], f_l[None, :]) @ neg_w
-  r_pu = pos_w @ jnp.mean(loss.value(f_l[:, None], f_u[None, :]), axis=1)
-  r_nu = jnp.mean(loss.value(f_u[:, None], f_l[None, :]), axis=0) @ neg_w
+  dot = functools.partial(jnp.matmul, precision=HIGHEST)
+  r_pn = dot(dot(pos_w, loss.value(f_l[:, None], f_l[None, :])), neg_w)
+  r_pu = dot(pos_w, jnp.mean(loss.value(f_l[:, None], f_u[None, :]), axis=1))
+  r_nu = dot(jnp.mean(loss.value(f_u[:, None], f_l[None, :]), axis=0), neg_w)
   return gamma * r_pn + (1.0 - gamma) * (r_pu + r_nu - 0.5)
 
 
-def minibatch_risk(loss, f_l, f_u, pos_w, neg_w, gamma):
+def minibatch_risk(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayLike,
+                   neg_w: ArrayLike, gamma: ArrayLike) -> jax.Array:
   """Mean over the k-1 subproblems of ``subproblem_risk`` (Eq. 8); gamma is [k-1]."""
   risks = jax.vmap(subproblem_risk, in_axes=(None, None, None, 0, 0, 0))(
       loss, f_l, f_u, pos_w, neg_w, gamma)
@@ -81,7 +92,9 @@ def _unlabeled_total(x, axis_name):
   return x if axis_name is None else jax.lax.psum(x, axis_name)
 
 
-def subproblem_score_grads(loss, f_l, f_u, pos_w, neg_w, gamma, axis_name=None):
+def subproblem_score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayLike,
+                           neg_w: ArrayLike, gamma: ArrayLike,
+                           axis_name: Optional[str] = None) -> Tuple[jax.Array, jax.Array]:
   """Gradient of ``subproblem_risk`` in the scores, from the six derivatives l1..l6.
 
   Args:
@@ -98,15 +111,17 @@ def subproblem_score_grads(loss, f_l, f_u, pos_w, neg_w, gamma, axis_name=None):
   """
   num_u = _unlabeled_total(f_u.shape[0], axis_name)
   d = losses_lib.subproblem_derivatives(loss, f_l, f_u)                 # Eq. (10)
-  g_pn = pos_w * (d.l1 @ neg_w) + neg_w * (pos_w @ d.l2)
+  dot = functools.partial(jnp.matmul, precision=HIGHEST)
+  g_pn = pos_w * dot(d.l1, neg_w) + neg_w * dot(pos_w, d.l2)
   mean_l3 = _unlabeled_total(jnp.sum(d.l3, axis=1), axis_name) / num_u
   mean_l6 = _unlabeled_total(jnp.sum(d.l6, axis=0), axis_name) / num_u
   g_l_unl = pos_w * mean_l3 + neg_w * mean_l6
-  g_u = (pos_w @ d.l4 + d.l5 @ neg_w) / num_u
+  g_u = (dot(pos_w, d.l4) + dot(d.l5, neg_w)) / num_u
   return gamma * g_pn + (1.0 - gamma) * g_l_unl, (1.0 - gamma) * g_u
 
 
-def score_grads(loss, f_l, f_u, pos_w, neg_w, gamma, axis_name=None):
+def score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayLike, neg_w: ArrayLike,
+                gamma: ArrayLike, axis_name: Optional[str] = None) -> Tuple[jax.Array, jax.Array]:
   """Gradient of ``minibatch_risk`` in (f_l, f_u): subproblems vmapped, then averaged.
 
   Args:
@@ -121,6 +136,8 @@ def score_grads(loss, f_l, f_u, pos_w, neg_w, gamma, axis_name=None):
   Returns:
     (g_l [S], g_u [B]).
   """
+  chex.assert_rank([f_l, f_u, pos_w, neg_w, gamma], [1, 1, 2, 2, 1])
+  chex.assert_equal_shape([pos_w, neg_w])
   g_l, g_u = jax.vmap(subproblem_score_grads, in_axes=(None, None, None, 0, 0, 0, None))(
       loss, f_l, f_u, pos_w, neg_w, gamma, axis_name)
   return jnp.mean(g_l, axis=0), jnp.mean(g_u, axis=0)

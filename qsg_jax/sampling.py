@@ -11,10 +11,11 @@ whole set, slot s is labeled point s. Slot classes are fixed across steps, so th
 weights (``qsg_jax.risk.subproblem_weights``) are computed once.
 """
 
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 import numpy as np
 
 
@@ -31,7 +32,7 @@ class StepSample(NamedTuple):
   unlabeled: jax.Array  # [B] int32 indices into the unlabeled set.
 
 
-def class_index(y_labeled, num_classes):
+def class_index(y_labeled: ArrayLike, num_classes: int) -> ClassIndex:
   """Groups labeled points by class.
 
   Args:
@@ -48,14 +49,15 @@ def class_index(y_labeled, num_classes):
   return ClassIndex(order, offsets, counts)
 
 
-def slot_classes(y_labeled, num_classes, labeled_batch_size: Optional[int]):
+def slot_classes(y_labeled: ArrayLike, num_classes: int,
+                 labeled_batch_size: Optional[int]) -> jax.Array:
   """Class of every labeled slot: [k * b] for mini-batches, [n_l] (= y) for the whole set."""
   if labeled_batch_size is None:
     return jnp.asarray(y_labeled, jnp.int32)
   return jnp.repeat(jnp.arange(num_classes, dtype=jnp.int32), labeled_batch_size)
 
 
-def strata(num_unlabeled, num_shards):
+def strata(num_unlabeled: int | jax.Array, num_shards: int) -> Tuple[np.ndarray, np.ndarray]:
   """Sizes and offsets of ``num_shards`` contiguous strata of the unlabeled rows (NumPy, static).
 
   Sizes differ by at most one; stratum s holds rows offsets[s] .. offsets[s] + sizes[s] - 1.
@@ -68,7 +70,7 @@ def strata(num_unlabeled, num_shards):
   return sizes, (np.cumsum(sizes) - sizes).astype(np.int32)
 
 
-def strata_sizes(num_unlabeled, num_shards):
+def strata_sizes(num_unlabeled: int | jax.Array, num_shards: int) -> Tuple[jax.Array, jax.Array]:
   """Sizes and offsets of the strata as int32 arrays; ``num_unlabeled`` may be traced.
 
   The same layout as ``strata`` (sizes differ by at most one, the first ``n % D`` are larger).
@@ -79,7 +81,8 @@ def strata_sizes(num_unlabeled, num_shards):
   return base + (s < extra).astype(jnp.int32), s * base + jnp.minimum(s, extra)
 
 
-def sample_unlabeled(key, batch_size, num_unlabeled, num_shards=1, shard=None):
+def sample_unlabeled(key: jax.Array, batch_size: int, num_unlabeled: int | jax.Array,
+                     num_shards: int = 1, shard: Optional[jax.Array] = None) -> jax.Array:
   """Unlabeled indices: batch_size / num_shards uniform draws from each stratum.
 
   With one shard this is uniform sampling with replacement. With several (the multi-device
@@ -106,8 +109,10 @@ def sample_unlabeled(key, batch_size, num_unlabeled, num_shards=1, shard=None):
   return jnp.concatenate(draws)
 
 
-def sample_step(key, step, index: ClassIndex, labeled_batch_size: Optional[int],
-                unlabeled_batch_size, num_unlabeled, num_shards=1, shard=None):
+def sample_step(key: jax.Array, step: int | jax.Array, index: ClassIndex,
+                labeled_batch_size: Optional[int], unlabeled_batch_size: int,
+                num_unlabeled: int | jax.Array, num_shards: int = 1,
+                shard: Optional[jax.Array] = None) -> StepSample:
   """Indices of iteration ``step``: per-class labeled mini-batches and an unlabeled mini-batch.
 
   Sampling is with replacement and uniform within each source; it depends only on

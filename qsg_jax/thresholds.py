@@ -14,9 +14,14 @@ below f(x) (0-based; the paper's 1 + that count).
 """
 
 import functools
+from typing import Optional
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
+import numpy as np
+
+from qsg_jax import _validation as validation
 
 SURROGATES = ("hinge", "squared_hinge")
 
@@ -55,29 +60,51 @@ def _solve_one(scores, positive, margin, surrogate):
   return candidate[jnp.argmax(inside)]
 
 
-@functools.partial(jax.jit, static_argnames=("num_classes", "surrogate"))
-def fit_thresholds(scores, labels, num_classes, surrogate="hinge", margin=0.0):
+def check_surrogate(surrogate: str):
+  """Raises ``ValueError`` unless ``surrogate`` is one of ``SURROGATES``."""
+  if not isinstance(surrogate, str) or surrogate not in SURROGATES:
+    raise ValueError(f"unknown surrogate {surrogate!r:.60}; expected one of {SURROGATES}.")
+  return surrogate
+
+
+def fit_thresholds(scores: ArrayLike, labels: ArrayLike, num_classes: int, surrogate: str = "hinge",
+                   margin: float = 0.0) -> jax.Array:
   """Thresholds minimizing the all-threshold loss, solved exactly per threshold.
 
   Args:
     scores: [n] labeled scores f(x_i).
     labels: [n] int classes 0..k-1 (every class present, so every split has both sides).
-    num_classes: k, static.
+    num_classes: k >= 2, static.
     surrogate: "hinge" or "squared_hinge", static.
     margin: margin of the surrogate (0 by default: the scale of f is set by the AUC
       objective, not by the thresholds).
 
   Returns:
-    [k-1] thresholds, nondecreasing.
+    [k-1] thresholds, nondecreasing. Under jit, NaN scores give NaN thresholds.
+
+  Raises:
+    ValueError: concrete non-finite scores or labels outside 0..k-1 (1..k: "subtract 1"), k < 2,
+      an unknown surrogate.
   """
-  if surrogate not in SURROGATES:
-    raise ValueError(f"unknown surrogate {surrogate!r}; expected one of {SURROGATES}.")
+  num_classes = validation.check_num_classes(num_classes)
+  check_surrogate(surrogate)
+  validation.check_scores("scores", scores)
+  validation.check_class_labels(labels, num_classes)
+  if not validation.is_traced(margin):
+    validation.check_positive("margin", margin, allow_zero=True)
+  return _fit_thresholds(scores, labels, num_classes, surrogate, margin)
+
+
+@functools.partial(jax.jit, static_argnames=("num_classes", "surrogate"))
+def _fit_thresholds(scores, labels, num_classes, surrogate, margin):
   scores = jnp.asarray(scores, jnp.float32)
   splits = jnp.arange(num_classes - 1)
-  return jax.vmap(lambda j: _solve_one(scores, labels > j, margin, surrogate))(splits)
+  b = jax.vmap(lambda j: _solve_one(scores, labels > j, margin, surrogate))(splits)
+  return jnp.where(jnp.all(jnp.isfinite(scores)), b, jnp.nan)
 
 
-def all_threshold_loss(thresholds, scores, labels, surrogate="hinge", margin=0.0):
+def all_threshold_loss(thresholds: ArrayLike, scores: ArrayLike, labels: ArrayLike,
+                       surrogate: str = "hinge", margin: float = 0.0) -> jax.Array:
   """L_AT(b) written directly (for tests and diagnostics)."""
   j = jnp.arange(thresholds.shape[0])[None, :]
   above = labels[:, None] > j                           # point should be above threshold j
@@ -86,6 +113,27 @@ def all_threshold_loss(thresholds, scores, labels, surrogate="hinge", margin=0.0
   return jnp.sum(hinge if surrogate == "hinge" else jnp.square(hinge))
 
 
-def predict_classes(scores, thresholds):
-  """Class 0..k-1 = number of thresholds strictly below the score."""
-  return jnp.sum(scores[:, None] > thresholds[None, :], axis=1).astype(jnp.int32)
+def predict_classes(scores: ArrayLike, thresholds: ArrayLike) -> jax.Array:
+  """Class 0..k-1 = number of thresholds strictly below the score.
+
+  Args:
+    scores: [n] scores f(x).
+    thresholds: [k-1] thresholds.
+
+  Returns:
+    [n] int32 classes; under jit, -1 (no class) where a score is NaN or any threshold is NaN.
+
+  Raises:
+    ValueError: concrete NaN scores or thresholds (infinite ones order as usual).
+  """
+  for name, values in (("scores", scores), ("thresholds", thresholds)):
+    if not validation.is_traced(values) and np.isnan(np.asarray(values, np.float64)).any():
+      validation.check_scores(name, values, ndim=np.ndim(values))
+  scores, thresholds = jnp.asarray(scores), jnp.asarray(thresholds)
+  if scores.ndim != 1 or thresholds.ndim != 1:
+    raise ValueError(f"scores must have shape [n] and thresholds [k-1]; received "
+                     f"{scores.shape} and {thresholds.shape}.")
+  classes = jnp.sum(scores[:, None] > thresholds[None, :], axis=1).astype(jnp.int32)
+  undefined = jnp.isnan(scores) | jnp.any(jnp.isnan(thresholds))
+  return jnp.where(undefined, -1, classes)
+

@@ -6,6 +6,7 @@ divergence, and fits the ordinal thresholds.
 """
 
 import math
+import warnings
 from typing import Callable, NamedTuple, Optional
 
 import jax
@@ -41,7 +42,17 @@ def _num_shards(mesh, axis_name, num_shards):
   return size
 
 
-def step_size_parts(step_size: engine.ScalarOrSchedule, auto: Optional[Callable[[], float]] = None):
+def _check_counts(**counts):
+  """Every count argument of ``fit`` as a Python int in its range (None where allowed)."""
+  optional = {"labeled_batch_size", "num_shards", "num_classes"}
+  minimum = {"num_classes": 2}
+  return {name: validation.check_count(name, value, minimum.get(name, 1),
+                                       allow_none=name in optional)
+          for name, value in counts.items()}
+
+
+def step_size_parts(step_size: engine.ScalarOrSchedule,
+                    auto: Optional[Callable[[], float]] = None):
   """(schedule, eta0) of a ``ScalarOrSchedule`` or "auto": (callable, None) or (None, float > 0).
 
   Args:
@@ -49,19 +60,18 @@ def step_size_parts(step_size: engine.ScalarOrSchedule, auto: Optional[Callable[
       eta0 from the curvature of the squared-loss risk, ``qsg_jax._auto_step``).
     auto: zero-argument callable returning the "auto" eta0 (called only for "auto").
   """
-  if isinstance(step_size, str):
-    if step_size != "auto" or auto is None:
-      raise ValueError(f"step_size must be a number, a schedule callable or 'auto'; received "
-                       f"{step_size!r}.")
+  if isinstance(step_size, str) and step_size == "auto" and auto is not None:
     return None, validation.check_positive("step_size", auto())
   if callable(step_size):
     return step_size, None
   try:
+    if isinstance(step_size, (bool, np.bool_, str)) or np.ndim(step_size) != 0:
+      raise TypeError
     eta0 = float(step_size)
   except (TypeError, ValueError):
     raise TypeError(f"step_size must be a number (eta0 of eta0 / (1 + eta0 lam t)), a schedule "
                     f"callable step -> eta (optax schedules work) or 'auto'; received "
-                    f"{step_size!r}.") from None
+                    f"{step_size!r:.80}.") from None
   return None, validation.check_positive("step_size", eta0)
 
 
@@ -131,11 +141,29 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
     ``FitResult``.
 
   Raises:
-    ValueError, TypeError: bad inputs (the message says which and how to fix it).
+    ValueError, TypeError: bad inputs (the message says which and how to fix it): every count is
+      an int >= 1, x is dense, finite and within float32, labels are 0..k-1 (binary: 0 =
+      negative, 1 = positive).
     DivergenceError: scores became non-finite or exploded.
+
+  Warns:
+    UnscaledFeaturesWarning: features far outside [0, 1] (unscaled).
+    SlowConfigWarning: a num_steps with no divisor near chunk_size (slow).
   """
+  counts = _check_counts(num_steps=num_steps, num_frequencies=num_frequencies,
+                         labeled_batch_size=labeled_batch_size,
+                         unlabeled_batch_size=unlabeled_batch_size, chunk_size=chunk_size,
+                         block_group=block_group, num_segments=num_segments,
+                         num_shards=num_shards, num_classes=num_classes)
+  validation.check_callable("progress", progress)
+  cache_unlabeled = validation.check_bool("cache_unlabeled", cache_unlabeled)
+  thresholds_lib.check_surrogate(threshold_surrogate)
+  if mesh is not None and not isinstance(mesh, jax.sharding.Mesh):
+    raise TypeError(f"mesh must be a jax.sharding.Mesh or None; received {type(mesh).__name__}. "
+                    "Build one with jax.make_mesh((num_devices,), ('data',)).")
+  key = validation.check_key(key)
   x_l = validation.check_points("x_labeled", x_labeled)
-  y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  y_l, k = validation.check_labels(y_labeled, x_l.shape[0], counts["num_classes"])
   gamma = validation.check_gamma(gamma, k)
   if x_unlabeled is None or np.asarray(x_unlabeled).size == 0:
     if np.any(gamma < 1):
@@ -145,34 +173,42 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
     x_u = np.zeros((1, x_l.shape[1]), np.float32)   # never weighted: all (1 - gamma) are 0
   else:
     x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
+  sigma = validation.check_positive("sigma", sigma)
+  lam = validation.check_positive("lam", lam, allow_zero=True)
   schedule, eta0 = step_size_parts(step_size, auto=lambda: _auto_step.auto_step_size(
-      x_l, y_l, x_u, k, validation.check_positive("sigma", sigma),
-      validation.check_positive("lam", lam, allow_zero=True), gamma, validation.check_key(key),
-      unlabeled_batch_size))
+      x_l, y_l, x_u, k, sigma, lam, gamma, key, counts["unlabeled_batch_size"]))
   hyper = engine.Hyperparams(
-      sigma=jnp.float32(validation.check_positive("sigma", sigma)),
-      lam=jnp.float32(validation.check_positive("lam", lam, allow_zero=True)),
+      sigma=jnp.float32(sigma),
+      lam=jnp.float32(lam),
       gamma=jnp.asarray(gamma),
       eta0=None if eta0 is None else jnp.float32(eta0))
   validation.check_phase_range("x_labeled", x_l, float(hyper.sigma))
   validation.check_phase_range("x_unlabeled", x_u, float(hyper.sigma))
-  config = engine.make_config(k, num_steps, chunk_size=chunk_size, block_group=block_group,
-                              num_frequencies=num_frequencies,
-                              labeled_batch_size=labeled_batch_size,
-                              unlabeled_batch_size=unlabeled_batch_size, loss=loss,
-                              schedule=schedule,
-                              num_shards=_num_shards(mesh, axis_name, num_shards))
+  validation.warn_if_unscaled("x_labeled", x_l)
+  validation.warn_if_unscaled("x_unlabeled", x_u)
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    config = engine.make_config(k, counts["num_steps"], chunk_size=counts["chunk_size"],
+                                block_group=counts["block_group"],
+                                num_frequencies=counts["num_frequencies"],
+                                labeled_batch_size=counts["labeled_batch_size"],
+                                unlabeled_batch_size=counts["unlabeled_batch_size"], loss=loss,
+                                schedule=schedule,
+                                num_shards=_num_shards(mesh, axis_name, counts["num_shards"]))
+  for warning in caught:   # e.g. a prime num_steps: reported at the caller's line
+    warnings.warn(warning.message, warning.category, stacklevel=2)
   if cache_unlabeled is None:
     cache_unlabeled = engine.use_unlabeled_cache(x_u.shape[0], config)
   config = config.replace(cache_unlabeled=cache_unlabeled)
   divergence_threshold = validation.check_positive("divergence_threshold", divergence_threshold)
-  key = validation.check_key(key)
   data = engine.TrainData(jnp.asarray(x_l), jnp.asarray(y_l), jnp.asarray(x_u))
   if mesh is not None:
     data = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled, config.num_shards))
+    # Once, not per segment: placing host data on several processes gathers it to check it.
+    data = engine.sharding.place_train_data(data, mesh, axis_name)
 
   chunks = config.num_steps // config.chunk_size
-  segments = validation.check_count("num_segments", num_segments)
+  segments = counts["num_segments"]
   per_segment = config.chunk_size * max(
       c for c in range(1, chunks + 1) if chunks % c == 0 and c <= math.ceil(chunks / segments))
   state = engine.init(key, data, config, num_unlabeled=x_u.shape[0])

@@ -15,8 +15,11 @@ the features and ``dsg_update`` against the literal Algorithm 1 (``qsg_jax.refer
 
 from typing import NamedTuple, Optional
 
+import chex
 import jax
 import jax.numpy as jnp
+
+from qsg_jax.features import HIGHEST
 
 # Below this magnitude the running scale is folded into the stored coefficients.
 RENORMALIZE_BELOW = 1e-20
@@ -36,10 +39,13 @@ def functional_gradient(g_labeled: jax.Array, phi_labeled: jax.Array, g_unlabele
   Returns:
     [2m] gradient.
   """
-  grad_u = g_unlabeled @ phi_unlabeled
+  chex.assert_rank([g_labeled, phi_labeled, g_unlabeled, phi_unlabeled], [1, 2, 1, 2])
+  chex.assert_equal_shape_prefix([g_labeled, phi_labeled], 1)
+  chex.assert_equal_shape_prefix([g_unlabeled, phi_unlabeled], 1)
+  grad_u = jnp.matmul(g_unlabeled, phi_unlabeled, precision=HIGHEST)
   if axis_name is not None:
     grad_u = jax.lax.psum(grad_u, axis_name)
-  return g_labeled @ phi_labeled + grad_u
+  return jnp.matmul(g_labeled, phi_labeled, precision=HIGHEST) + grad_u
 
 
 class Update(NamedTuple):
@@ -73,8 +79,10 @@ def dsg_update(coef: jax.Array, scale: jax.Array, partial: jax.Array, step: jax.
     >>> out = dsg_update(jnp.zeros((2, 2)), jnp.float32(1.0), jnp.zeros(0), 0,
     ...                  jnp.array([1.0, -1.0]), 0.5, 0.2)
     >>> out.alpha.tolist(), float(out.decay), out.coef[0].tolist()
-    ([-0.5, 0.5], 0.8999999761581421, [-0.5555555820465088, 0.5555555820465088])
+    ([-0.5, 0.5], 0.9, [-0.5555555820465088, 0.5555555820465088])
   """
+  chex.assert_rank([coef, gradient], [2, 1])
+  chex.assert_axis_dimension(coef, 1, gradient.shape[0])
   alpha = -eta * gradient                                              # Eq. (13)
   decay = 1.0 - eta * lam                                              # Eq. (14)
   new_scale = scale * decay

@@ -1,5 +1,6 @@
 """The blocked engine against the literal Algorithm 1, plus determinism, vmap and recompilation."""
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -108,6 +109,24 @@ def test_vmap_over_keys_equals_separate_runs():
   for i in range(2):
     single, _ = _run(keys[i], data, hyper, config)
     np.testing.assert_allclose(batched.coef[i], single.coef, rtol=1e-5, atol=1e-7)
+
+
+class DsgUpdateVariantsTest(chex.TestCase):
+  """``dsg_update`` gives the same coefficients with and without jit, and renormalizes exactly."""
+
+  @chex.variants(with_jit=True, without_jit=True)
+  def test_update_and_renormalization(self):
+    from qsg_jax import update  # pylint: disable=g-import-not-at-top
+    fn = self.variant(update.dsg_update)
+    coef = jnp.zeros((3, 2)).at[0].set(jnp.array([1.0, 2.0]))
+    out = fn(coef, jnp.float32(0.5), jnp.array([4.0]), 1, jnp.array([1.0, -1.0]), 0.5, 0.2)
+    np.testing.assert_allclose(out.scale * out.coef[:2], [[0.45, 0.9], [-0.5, 0.5]], rtol=1e-6)
+    np.testing.assert_allclose(out.partial, [4.0])
+    tiny = fn(coef, jnp.float32(1e-20), jnp.array([4.0]), 1, jnp.array([1.0, -1.0]), 0.5, 0.2)
+    assert float(tiny.scale) == 1.0       # folded: alpha_0 = 1e-20 * 0.9 * coef_0, stored as is
+    np.testing.assert_allclose(tiny.coef[0], [0.9e-20, 1.8e-20], rtol=1e-5)
+    np.testing.assert_allclose(tiny.partial, [3.6e-20], rtol=1e-5)
+    np.testing.assert_allclose(tiny.coef[1], [-0.5, 0.5], rtol=1e-6)
 
 
 def test_jit_equals_no_jit(key):

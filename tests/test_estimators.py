@@ -2,8 +2,12 @@
 
 import numpy as np
 import pytest
+import scipy.sparse
 from sklearn import base
 from sklearn import metrics as skm
+from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 from qsg_jax import estimators
 
@@ -29,17 +33,86 @@ def test_ordinal_estimator_fits_predicts_and_scores():
   assert model.score(x[100:], y[100:]) == pytest.approx(expected, abs=1e-5)
   assert expected > 0.85
   clone = base.clone(model)
-  assert clone.get_params() == model.get_params() and not hasattr(clone, "result_")
+  assert clone.get_params() == model.get_params() and not hasattr(clone, "model_")
 
 
 def test_binary_estimator_and_errors():
   x, y, y_semi = _data()
   binary = np.where(y_semi == -1, -1, (y_semi > 10).astype(int))
-  model = estimators.QSGS2AUC(sigma=2.0, step_size=1.0, num_steps=64, num_frequencies=8).fit(x, binary)
+  model = estimators.QSGS2AUC(sigma=2.0, step_size=1.0, num_steps=64, num_frequencies=8)
+  model.fit(x, binary)
   assert model.score(x, (y > 10).astype(int)) > 0.8
   with pytest.raises(ValueError, match="exactly 2 labeled classes"):
     estimators.QSGS2AUC(num_steps=8).fit(x, y_semi)
-  with pytest.raises(ValueError, match="labels outside the fitted classes"):
+  with pytest.raises(ValueError, match=r"labels \[2\] outside the fitted classes"):
     model.score(x[:5], np.array([0, 1, 2, 0, 1]))
   with pytest.raises(ValueError, match="at least 2 classes"):
     estimators.QS3ORAO(num_steps=8).fit(x, np.where(y_semi == -1, -1, 10))
+
+
+_FAST = dict(sigma=2.0, step_size=1.0, num_steps=64, num_frequencies=8, random_state=0)
+
+
+def test_labels_that_would_silently_become_classes_are_refused():
+  x, _, y_semi = _data(n=120)
+  model = estimators.QS3ORAO(**_FAST)
+  with_nan = y_semi.astype(float)
+  with_nan[7] = np.nan
+  with pytest.raises(ValueError, match=r"1 NaN labels \(first at row 7\).*Mark unlabeled rows"):
+    model.fit(x, with_nan)
+  with pytest.raises(ValueError, match=r"y\[100\] = '-1' \(str\) looks like the unlabeled marker"):
+    model.fit(x, y_semi.astype(str))
+  as_objects = y_semi.astype(object)
+  as_objects[100] = "-1"
+  with pytest.raises(ValueError, match="looks like the unlabeled marker"):
+    model.fit(x, as_objects)
+  with pytest.raises(ValueError, match="looks like the unlabeled marker"):
+    estimators.QS3ORAO(unlabeled_label="-1", **_FAST).fit(x, y_semi.astype(float))
+  # The marker given with the labels' own type works.
+  strings = estimators.QS3ORAO(unlabeled_label="-1", **_FAST).fit(x, y_semi.astype(str))
+  np.testing.assert_array_equal(strings.classes_, ["10", "20", "30"])
+
+
+def test_fully_labeled_y_is_a_supervised_fit_and_pipelines_with_defaults_work():
+  x, y, _ = _data(n=200)
+  x = x * 1000.0 - 3.0   # far outside [0, 1]: the estimator min-max scales inside
+  model = estimators.QS3ORAO(num_steps=256, random_state=0)   # default step size
+  model.fit(x, y)
+  assert model.score(x, y) > 0.8
+  pipeline = make_pipeline(StandardScaler(), estimators.QS3ORAO(num_steps=256, random_state=0))
+  assert pipeline.fit(x, y).score(x, y) > 0.8     # once raised DivergenceError
+
+
+def test_input_validation_through_sklearn():
+  pd = pytest.importorskip("pandas")
+  x, _, y_semi = _data(n=120)
+  model = estimators.QS3ORAO(**_FAST)
+  with pytest.raises(NotFittedError, match="not fitted yet"):
+    model.predict(x)
+  with pytest.raises(TypeError, match=r"dense data is required. Use '.toarray\(\)'"):
+    model.fit(scipy.sparse.csr_matrix(x), y_semi)
+  frame = pd.DataFrame(x, columns=["a", "b", "c"])
+  model.fit(frame, y_semi)
+  np.testing.assert_array_equal(model.feature_names_in_, ["a", "b", "c"])
+  plain = estimators.QS3ORAO(**_FAST).fit(x, y_semi)
+  np.testing.assert_array_equal(model.decision_function(frame), plain.decision_function(x))
+  with pytest.raises(ValueError, match="Feature names must be in the same order as they were"):
+    model.predict(frame[["b", "a", "c"]])
+  with pytest.raises(ValueError, match="X has 2 features, but QS3ORAO is expecting 3"):
+    plain.predict(x[:, :2])
+
+
+def test_random_state_conventions_and_binary_decision_sign():
+  x, y, _ = _data(n=120)
+  binary = (y > 10).astype(int)
+  fresh = [estimators.QSGS2AUC(**dict(_FAST, random_state=None)).fit(x, binary).seed_
+           for _ in range(2)]
+  assert fresh[0] != fresh[1]
+  seeded = estimators.QSGS2AUC(**dict(_FAST, random_state=np.random.RandomState(5)))
+  assert seeded.fit(x, binary).seed_ == np.random.RandomState(5).randint(np.iinfo(np.int32).max)
+  model = estimators.QSGS2AUC(**_FAST).fit(x, np.where(binary == 1, "yes", "no"))
+  decision = model.decision_function(x)
+  np.testing.assert_array_equal(model.predict(x), model.classes_[(decision > 0).astype(int)])
+  assert model.classes_[1] == "yes"
+  assert model.score(x, np.where(binary == 1, "yes", "no")) == pytest.approx(
+      skm.roc_auc_score(binary, decision), abs=1e-6)

@@ -55,3 +55,26 @@ def test_engine_benchmark_script(tmp_path):
   payload = json.loads((tmp_path / "bench_engine.json").read_text())
   for row in payload["comparison"]:
     assert row["max_coef_diff"] <= 1e-4 * max(1.0, row["max_coef"])
+
+
+def test_auc_comparison_script_reads_the_shared_flags(tmp_path):
+  out = run_module("experiments.auc_comparison", "--datasets=lev", "--trials=1",
+                   "--cv_grid=fixed", "--num_labeled=60", "--common_size=100", "--nofull",
+                   "--noexact_qsg", "--num_steps=64", "--num_frequencies=8", "--noprogress",
+                   f"--output_dir={tmp_path}")
+  assert "check (a)" in out
+  payload = json.loads((tmp_path / "auc_comparison.json").read_text())
+  assert payload["settings"]["num_steps"] == 64 and payload["settings"]["trials"] == 1
+  assert payload["settings"]["step_size"] == 3.0    # qsg_jax.defaults.STEP_SIZE
+  assert {r["method"] for r in payload["rows"]} == {"QS3ORAO", "M-SAMULT", "M-PNU-AUC", "SVOREX"}
+  assert "## Hyper-parameters chosen by cross-validation" in (
+      tmp_path / "auc_comparison.md").read_text()
+
+
+def test_main_job_shards_over_a_mesh_of_every_device(tmp_path):
+  run_module("experiments.run", "--mesh", "--trials=1", "--num_steps=64", "--num_frequencies=8",
+             "--noprogress", f"--output_dir={tmp_path}",
+             env={"XLA_FLAGS": "--xla_force_host_platform_device_count=2"})
+  summary = json.loads((tmp_path / "run.json").read_text())
+  assert summary["settings"]["mesh_devices"] == 2 == summary["environment"]["device_count"]
+  assert summary["complete"] and 0.6 < summary["auc_mean"] <= 1.0

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from experiments import auc_comparison
+from experiments import comparison_checks
+from experiments import comparison_methods
 from experiments import protocols
 from experiments import timing_vs_unlabeled as timing
 from qsg_jax import baselines
@@ -123,7 +125,7 @@ def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   trial = protocols.make_trial(dataset, proto, 1)
   common = np.random.default_rng([1, 2]).permutation(trial.x_unlabeled.shape[0])[:100]
   model = baselines.fit_svorex(trial.x_labeled, trial.y_labeled,
-                               **auc_comparison.FIXED["svorex"], num_classes=5)
+                               **comparison_methods.FIXED["svorex"], num_classes=5)
   expected = baselines.mean_split_auc(baselines.decision_function(
       model, trial.x_unlabeled[common]), trial.y_eval[common], 5)
   (svorex,) = [r for r in rows if r["method"] == "SVOREX" and r["trial"] == 1]
@@ -131,7 +133,7 @@ def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   assert svorex["num_eval"] == 100 and svorex["num_unlabeled"] == 0
   # QS3ORAO-exact: QS3ORAO's objective solved exactly with QS3ORAO's hyper-parameters.
   own = baselines.fit_exact_qsg(trial.x_labeled, trial.y_labeled, trial.x_unlabeled[common],
-                                num_classes=5, **auc_comparison.FIXED["qsg"])
+                                num_classes=5, **comparison_methods.FIXED["qsg"])
   expected = baselines.mean_split_auc(baselines.decision_function(
       own, trial.x_unlabeled[common]), trial.y_eval[common], 5)
   (exact,) = [r for r in rows if r["method"] == "QS3ORAO-exact" and r["trial"] == 1]
@@ -144,10 +146,10 @@ def test_closeness_check_fails_when_a_qsg_trial_diverged():
                  trials_ok=qsg_ok),
             dict(dataset="skin", method="SAMULT", setting="common", auc_mean=0.99,
                  trials_ok="10/10")]
-  (complete,) = auc_comparison.closeness_checks(summary("10/10"))
+  (complete,) = comparison_checks.closeness_checks(summary("10/10"))
   assert complete["within_0.01"] and complete["qsg_all_trials_ok"]
   # Same mean over the trials that ran, but 4 of 10 diverged: the check must not pass.
-  (partial,) = auc_comparison.closeness_checks(summary("6/10"))
+  (partial,) = comparison_checks.closeness_checks(summary("6/10"))
   assert not partial["within_0.01"] and partial["qsg_trials_ok"] == "6/10"
 
 
@@ -155,10 +157,10 @@ def test_scored_auc_leaves_out_splits_with_an_empty_side():
   # k = 4 but no point of class 3: split 2 ({y > 2}) has no positives. Split 0: positives
   # (0.4, 0.3, 0.9) vs negative 0.5 -> 1/3; split 1: 0.9 vs (0.5, 0.4, 0.3) -> 1.
   scores, labels = np.array([0.5, 0.4, 0.3, 0.9]), np.array([0, 1, 1, 2])
-  auc, scored = auc_comparison.scored_auc(scores, labels, 4)
+  auc, scored = comparison_methods.scored_auc(scores, labels, 4)
   assert scored == 2 and auc == pytest.approx((1 / 3 + 1) / 2)
-  assert auc_comparison.scored_auc(scores, labels, 3) == (pytest.approx(2 / 3), 2)
-  assert np.isnan(auc_comparison.scored_auc(scores, np.zeros(4, int), 3)[0])
+  assert comparison_methods.scored_auc(scores, labels, 3) == (pytest.approx(2 / 3), 2)
+  assert np.isnan(comparison_methods.scored_auc(scores, np.zeros(4, int), 3)[0])
 
 
 def test_auc_comparison_refuses_bad_settings(tmp_path):
@@ -174,19 +176,22 @@ def test_auc_comparison_refuses_bad_settings(tmp_path):
 def test_rare_classes_merge_into_the_smaller_neighbour_and_pnu_grid_mirrors_gamma():
   # Class 0 (1 point) joins class 1; then class 3 (2 points) joins class 2 (its only neighbour).
   labels = np.array([0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3])
-  np.testing.assert_array_equal(auc_comparison.merge_rare_classes(labels, 3),
+  np.testing.assert_array_equal(comparison_methods.merge_rare_classes(labels, 3),
                                 [0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1])
-  np.testing.assert_array_equal(auc_comparison.merge_rare_classes(labels, 1), labels)
+  np.testing.assert_array_equal(comparison_methods.merge_rare_classes(labels, 1), labels)
   args = dict(auc_comparison.DEFAULT_SETTINGS)
-  grid = auc_comparison.grid_for("M-PNU-AUC", args)
+  grid = comparison_methods.grid_for("M-PNU-AUC", args)
   np.testing.assert_allclose(grid["gamma"], [-1.0, -0.5, 0.0, 0.5, 1.0])
-  assert set(auc_comparison.grid_for("SVOREX", args)) == {"c", "sigma"}
-  assert set(auc_comparison.grid_for("QS3ORAO", args)) == {"lam", "sigma", "gamma", "step_size"}
-  # step_size is fixed at --step_size unless --cv_step_size lists values (strings, as absl's list flags give).
-  np.testing.assert_allclose(auc_comparison.grid_for("QSG-S2AUC", args)["step_size"], [3.0])
+  assert set(comparison_methods.grid_for("SVOREX", args)) == {"c", "sigma"}
+  assert set(comparison_methods.grid_for("QS3ORAO", args)) == {"lam", "sigma", "gamma",
+                                                               "step_size"}
+  # step_size is fixed at --step_size unless --cv_step_size lists values (strings, as absl's
+  # list flags give).
+  np.testing.assert_allclose(comparison_methods.grid_for("QSG-S2AUC", args)["step_size"], [3.0])
   searched = dict(args, cv_step_size=["1", "3"])
-  np.testing.assert_allclose(auc_comparison.grid_for("QSG-S2AUC", searched)["step_size"], [1.0, 3.0])
-  paper = auc_comparison.grid_for("QS3ORAO", dict(searched, cv_grid="paper"))
+  np.testing.assert_allclose(comparison_methods.grid_for("QSG-S2AUC", searched)["step_size"],
+                             [1.0, 3.0])
+  paper = comparison_methods.grid_for("QS3ORAO", dict(searched, cv_grid="paper"))
   np.testing.assert_allclose(paper["step_size"], [1.0, 3.0])
   assert paper["lam"].size == 7 and paper["gamma"].size == 11
 
@@ -200,8 +205,8 @@ def test_auc_comparison_with_cross_validation_binary_and_ordinal(tmp_path):
       cv_lam=[0.125], cv_sigma=[0.5, 1.0], cv_gamma=[0.5], cv_c=[1.0], **_QSG_TINY)
   assert {r["cv"] for r in payload["cv"]} == {"quick"}
   assert {(r["dataset"], r["method"]) for r in payload["cv"]} == {
-      ("breast_cancer", m) for m in auc_comparison.BINARY_METHODS} | {
-          ("esl", m) for m in auc_comparison.ORDINAL_METHODS}
+      ("breast_cancer", m) for m in comparison_methods.BINARY_METHODS} | {
+          ("esl", m) for m in comparison_methods.ORDINAL_METHODS}
   esl_cv = [r for r in payload["cv"] if r["dataset"] == "esl"]
   assert all(r["merged_classes"] for r in esl_cv)   # ESL has classes with under 3 labels
   settings = {(s["dataset"], s["method"], s["setting"]) for s in payload["summary"]}

@@ -14,6 +14,7 @@ from experiments import bench_roc_svm
 from experiments import roc_svm_real_data
 from experiments import roc_svm_report
 from experiments import roc_svm_tables
+from experiments import roc_svm_theorem4
 from qsg_jax.roc_svm import synthetic
 
 
@@ -92,3 +93,51 @@ def test_benchmark_times_every_method_and_projects_the_streamed_one():
   np.testing.assert_allclose(payload["ratios"][250]["sorted_over_incomplete"],
                              by["full_sorted"]["seconds"] / by["incomplete"]["seconds"])
   assert payload["materialize_all_pairs"].startswith("allowed")
+
+
+def test_kernel_benchmark_reports_stages_paper_time_and_refusals(monkeypatch):
+  def data():
+    x, y = synthetic.generate(jax.random.key(0), 250, "radial")
+    return np.asarray(x), np.asarray(y), np.asarray(x), np.asarray(y), 0.5
+  cases = [("Table 3 toy linear", 1.0, data, dict(kernel="linear", lam=1e-3)),
+           ("Table 3 toy radial", 1.0, data,
+            dict(kernel="nystrom", lam=1e-3, num_landmarks=20, landmarks="kmeans")),
+           ("(extra) exact kernel n=250", float("nan"), data, dict(kernel="gaussian"))]
+  real_check = bench_roc_svm.memory.check_allocation
+  def refuse_kernels(num_bytes, what, fix):
+    if "Gaussian kernel matrix" in what:
+      raise bench_roc_svm.memory.InsufficientMemoryError(f"{what}: refused by the test. {fix}")
+    return real_check(num_bytes, what, fix)
+  monkeypatch.setattr(bench_roc_svm.memory, "check_allocation", refuse_kernels)
+  rows, payload = bench_roc_svm.run_kernel_benchmark(cases=cases, repeats=1, adamax=True,
+                                                     log=_quiet)
+  assert [(r["row"], r["optimizer"]) for r in rows] == [
+      ("Table 3 toy linear", "lbfgs"), ("Table 3 toy linear", "adamax"),
+      ("Table 3 toy radial", "lbfgs"), ("Table 3 toy radial", "adamax"),
+      ("(extra) exact kernel n=250", "lbfgs")]
+  radial = rows[2]
+  assert radial["total"] == pytest.approx(radial["landmarks"] + radial["design"]
+                                          + radial["train"], rel=1e-6)
+  assert radial["landmarks"] > 0 and radial["steps"] < rows[3]["steps"]   # L-BFGS vs Adamax
+  assert rows[-1]["refused"].startswith("the exact 250 x 250 Gaussian kernel matrix")
+  assert set(payload["radial_over_linear"]) == {"Table 3 toy radial"}
+
+
+def test_theorem4_measures_the_gap_and_plots(tmp_path):
+  assert roc_svm_theorem4.landmark_counts(1000) == {"100": 100, "300": 300, "n/log n": 145}
+  rows, _ = roc_svm_theorem4.run(sizes=(250,), repetitions=1, ds=(20,), log=_quiet)
+  assert [r["d_value"] for r in rows] == [20]
+  for r in rows:
+    assert r["gap"] == pytest.approx(abs(r["U_n(f_hat)"] - r["U_B(f_tilde_B)"]))
+    assert 0 < r["U_n(f_hat)"] < 1 and r["N_max"] >= 1 and r["E2"] > 0
+  roc_svm_theorem4.plot(rows, tmp_path / "t4.png")
+  assert (tmp_path / "t4.png").stat().st_size > 1000
+
+
+def test_paper_auc_generator_uses_the_matching_share_of_negatives():
+  assert roc_svm_tables.negative_fraction("linear", "as_written") == 0.8
+  assert roc_svm_tables.negative_fraction("radial", "paper_auc") == 0.5635
+  _, y, _, _ = roc_svm_tables._synthetic_split(0, "radial", 8192, 64, 0, "paper_auc")
+  assert abs(np.mean(y == 0) - 0.5635) < 0.02
+  with pytest.raises(ValueError, match="generator must be one of"):
+    roc_svm_tables.negative_fraction("linear", "paper")

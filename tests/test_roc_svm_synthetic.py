@@ -68,3 +68,19 @@ def test_true_score_and_errors(key):
     synthetic.offset_for_negative_fraction("linear", 1.0)
   with pytest.raises(ValueError, match="num_chunks >= 2"):
     synthetic.population_auc(key, "linear", num_samples=100, num_chunks=1)
+
+
+@pytest.mark.parametrize("model", synthetic.MODELS)
+def test_paper_auc_settings_reproduce_the_paper_population_auc(model):
+  """Item 3 of issue 19: the negative shares that give the paper's 0.90377 / 0.90985."""
+  for fraction in (0.6, 0.8):
+    np.testing.assert_allclose(synthetic.population_auc_quadrature(model, fraction),
+                               _quadrature_population_auc(model, fraction), atol=1e-5)
+  fraction = synthetic.PAPER_AUC_NEGATIVE_FRACTION[model]
+  np.testing.assert_allclose(
+      synthetic.negative_fraction_for_auc(model, synthetic.PAPER_POPULATION_AUC[model]),
+      fraction, atol=1e-4)
+  np.testing.assert_allclose(synthetic.population_auc_quadrature(model, fraction),
+                             synthetic.PAPER_POPULATION_AUC[model], atol=2e-5)
+  with pytest.raises(ValueError, match="no negative fraction in .* gives population AUC 0.5"):
+    synthetic.negative_fraction_for_auc(model, 0.5)

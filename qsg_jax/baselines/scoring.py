@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import metrics
+from qsg_jax import _validation as validation
 from qsg_jax.baselines import kernel_expansion
 from qsg_jax.baselines import svorex
 
@@ -47,13 +48,21 @@ def split_aucs(scores, labels, num_classes):
   Returns:
     [k-1] NumPy AUCs (NaN for a split with an empty side).
 
+  Raises:
+    ValueError: non-finite scores, labels outside 0..k-1 (1..k: "subtract 1"), wrong shapes.
+
   Example:
     >>> split_aucs(np.array([[0., 0.], [1., 0.], [1., 1.]]), np.array([0, 1, 2]), 3)
     array([1., 1.], dtype=float32)
   """
+  num_classes = validation.check_num_classes(num_classes)
+  validation.check_scores("scores", scores, ndim=np.ndim(scores))
+  validation.check_class_labels(labels, num_classes)
   scores = np.asarray(scores, np.float32)
   labels = np.asarray(labels)
-  k1 = int(num_classes) - 1
+  if not np.all(np.isfinite(scores)):
+    raise ValueError("scores overflow float32 (values beyond +-3.4e38); rescale them.")
+  k1 = num_classes - 1
   if scores.ndim == 1:
     return np.asarray(metrics.ordinal_auc_per_split(jnp.asarray(scores), jnp.asarray(labels),
                                                     int(num_classes)))

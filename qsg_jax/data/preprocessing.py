@@ -10,6 +10,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+from qsg_jax import _validation as validation
 from qsg_jax.data.dataset import check_finite
 
 
@@ -79,6 +80,10 @@ def minmax_apply(x, lo, scale):
     raise ValueError(f"minmax_apply expects x [n, d] with lo and scale [d]; received x "
                      f"{x.shape}, lo {lo.shape}, scale {scale.shape}. Fit on data with the same "
                      "columns.")
+  check_finite("minmax_apply x", x)
+  if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(scale))):
+    raise ValueError("lo and scale must be finite; use the (lo, scale) returned by minmax_fit on "
+                     "finite training features.")
   if np.any(scale <= 0):
     raise ValueError("scale must be positive; use the scale returned by minmax_fit.")
   return (x - lo) / scale
@@ -179,9 +184,10 @@ def split_semisupervised(seed, y, num_labeled, num_test=0, stratify=False, num_c
   classes = np.unique(y) if num_classes is None else np.arange(int(num_classes))
   missing = np.setdiff1d(classes, y)
   if missing.size:
-    raise ValueError(f"classes {missing.tolist()} do not occur in y at all; every class needs "
-                     "points. Check num_classes or the labels.")
-  num_labeled, num_test = int(num_labeled), int(num_test)
+    raise ValueError(f"classes [{validation.summarize(missing.tolist())}] do not occur in y at "
+                     "all; every class needs points. Check num_classes or the labels.")
+  num_labeled = validation.check_count("num_labeled", num_labeled, minimum=1)
+  num_test = validation.check_count("num_test", num_test, minimum=0)
   if num_labeled < classes.size:
     raise ValueError(f"num_labeled={num_labeled} is smaller than the number of classes "
                      f"({classes.size}); every class needs a labeled point.")

@@ -17,6 +17,7 @@ import statistics
 
 import numpy as np
 
+from qsg_jax import _validation as validation
 from qsg_jax.data.dataset import make_dataset
 from qsg_jax.data.preprocessing import numpy_rng
 
@@ -89,7 +90,8 @@ def make_ordinal(key=0, num_points=20_000, num_test=10_000, num_features=8, num_
   cuts = latent_thresholds(k, noise) if thresholds is None else np.asarray(thresholds, np.float64)
   if cuts.shape != (k - 1,) or np.any(np.diff(cuts) <= 0):
     raise ValueError(f"thresholds must be {k - 1} increasing values; received {cuts.tolist()}.")
-  n, n_test = int(num_points), int(num_test)
+  n = validation.check_count("num_points", num_points, minimum=1)
+  n_test = validation.check_count("num_test", num_test, minimum=0)
   x, f, z = sample_latent(key, n + n_test, num_features, noise)
   y = np.searchsorted(cuts, z, side="left").astype(np.int64)
   test = dict(x_test=x[n:], y_test=y[n:], bayes_score_test=f[n:]) if n_test else {}

@@ -26,6 +26,7 @@ from qsg_jax.engine.scoring import model_of
 from qsg_jax.engine.scoring import model_scores
 from qsg_jax.engine.scoring import scores_through_blocks
 from qsg_jax.engine.sharding import model_scores_sharded
+from qsg_jax.engine.sharding import place_train_data
 from qsg_jax.engine.sharding import shard_unlabeled
 from qsg_jax.engine.sharding import train_sharded
 
@@ -42,6 +43,7 @@ __all__ = (
     "model_of",
     "model_scores",
     "model_scores_sharded",
+    "place_train_data",
     "scores_through_blocks",
     "shard_unlabeled",
     "step_size",

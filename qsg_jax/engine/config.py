@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from qsg_jax import defaults
+from qsg_jax import errors
 from qsg_jax import losses as losses_lib
 
 # A step size: a number (the initial step eta0 of ``inverse_time_schedule``) or a schedule
@@ -109,7 +110,8 @@ def make_config(num_classes: int, num_steps: int, *, chunk_size: int = defaults.
     suggestion = (num_steps // chunk_size + 1) * chunk_size
     warnings.warn(f"num_steps={num_steps} has no divisor near chunk_size={chunk_size}, so "
                   f"chunks of {chunk} steps are used, which trains several times slower. "
-                  f"Use a num_steps with many divisors, e.g. {suggestion}.", stacklevel=2)
+                  f"Use a num_steps with many divisors, e.g. {suggestion}.",
+                  errors.SlowConfigWarning, stacklevel=2)
   group = _largest_divisor_at_most(chunk, _count("block_group", block_group))
   return EngineConfig(num_classes=num_classes, num_steps=num_steps, chunk_size=chunk,
                       block_group=group, **kwargs)
@@ -136,7 +138,7 @@ class State(NamedTuple):
   coef: jax.Array            # [T, 2m] float32, alpha_j / scale (rows >= step are zero).
   scale: jax.Array           # float32 scalar, running product of decays since renormalization.
   f_labeled: jax.Array       # [n_l] float32, current f on every labeled point.
-  u_unlabeled: jax.Array     # [n_u] float32, f / scale on every unlabeled point if cached, else [0].
+  u_unlabeled: jax.Array     # [n_u] float32, f / scale of every unlabeled point if cached, or [0].
   feature_key: jax.Array     # PRNG key of the feature blocks.
   sample_key: jax.Array      # PRNG key of the mini-batches.
   class_order: jax.Array     # [n_l] int32, labeled indices sorted by class.

@@ -32,6 +32,7 @@ from qsg_jax.engine.config import State
 from qsg_jax.engine.config import TrainData
 from qsg_jax.engine.config import step_size
 from qsg_jax.engine.scoring import scores_through_blocks
+from qsg_jax.features import HIGHEST
 
 Metrics = Dict[str, jax.Array]
 
@@ -136,8 +137,8 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams,
     grad = update_lib.functional_gradient(g_labeled, phi_labeled, g_u, phi_pool[rows], axis)
     eta = step_size(config, hyper, i)
     new = update_lib.dsg_update(coef, scale, u_pool, i, grad, eta, hyper.lam)
-    f_labeled = new.decay * f_labeled + phi_labeled @ new.alpha
-    u_pool = new.partial + phi_pool @ new.coef[i]
+    f_labeled = new.decay * f_labeled + jnp.matmul(phi_labeled, new.alpha, precision=HIGHEST)
+    u_pool = new.partial + jnp.matmul(phi_pool, new.coef[i], precision=HIGHEST)
     metrics = {"eta": eta, "max_abs_score": jnp.max(jnp.abs(f_labeled))}
     return (new.coef, new.scale, f_labeled, u_pool), metrics
 

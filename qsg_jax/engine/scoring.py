@@ -1,6 +1,7 @@
 """Scores f(x) of a trained model through every feature block (Algorithm 2), chunked and grouped."""
 
 import functools
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -17,43 +18,63 @@ def model_of(state: State, hyper: Hyperparams) -> Model:
   return Model(state.feature_key, state.coef, state.scale, jnp.asarray(hyper.sigma, jnp.float32))
 
 
-def scores_through_blocks(feature_key: jax.Array, coef: jax.Array, num_blocks: jax.Array,
-                          x: jax.Array, sigma: jax.Array, block_group: int) -> jax.Array:
-  """Unscaled sum_{j < num_blocks} coef_j . phi_j(x), block_group blocks per matrix product.
+# Rows are padded to a multiple of this before scoring: XLA's CPU matrix-vector kernels round the
+# rows of a ragged last tile differently, so without it a point's score would depend (in the last
+# bit) on its position in the batch. With it, scores do not depend on row order or batch.
+ROW_TILE = 8
+
+
+def block_sums(frequencies_of: Callable[[jax.Array], jax.Array], coef: jax.Array,
+               num_blocks: jax.Array, x: jax.Array, block_group: int) -> jax.Array:
+  """Unscaled sum_{j < num_blocks} coef_j . phi_j(x), ``block_group`` blocks per matrix product.
 
   Args:
-    feature_key: PRNG key of the feature blocks.
+    frequencies_of: blocks [g] -> their frequencies [g * m, d] (regenerated from the key, or
+      read from storage as ``qsg_jax.io`` does).
     coef: [T, 2m] stored coefficients.
     num_blocks: int32 scalar (may be traced), a multiple of ``block_group``.
     x: [n, d] points.
-    sigma: kernel parameter.
     block_group: static group size g (must divide T).
 
   Returns:
     [n] unscaled scores.
   """
-  m = coef.shape[1] // 2
-
   def body(group, acc):
     blocks = group * block_group + jnp.arange(block_group)
-    omega = features.sample_frequency_blocks(feature_key, blocks, m, x.shape[1], sigma)
-    return acc + features.grouped_scores(x, omega, coef[blocks])
+    return acc + features.grouped_scores(x, frequencies_of(blocks), coef[blocks])
 
   return jax.lax.fori_loop(0, num_blocks // block_group, body, jnp.zeros(x.shape[0], x.dtype))
 
 
+def scores_through_blocks(feature_key: jax.Array, coef: jax.Array, num_blocks: jax.Array,
+                          x: jax.Array, sigma: jax.Array, block_group: int) -> jax.Array:
+  """``block_sums`` with every block's frequencies regenerated from (feature_key, block)."""
+  m = coef.shape[1] // 2
+  return block_sums(
+      lambda blocks: features.sample_frequency_blocks(feature_key, blocks, m, x.shape[1], sigma),
+      coef, num_blocks, x, block_group)
+
+
+def chunked_block_sums(frequencies_of: Callable[[jax.Array], jax.Array], coef: jax.Array,
+                       x: jax.Array, block_group: int, predict_chunk: int) -> jax.Array:
+  """[n] ``block_sums`` through all T blocks, ``predict_chunk`` points per matrix product."""
+  n = x.shape[0]
+  rows = n + (-n) % ROW_TILE
+  chunk = min(predict_chunk, rows)
+  xs = jnp.pad(x, ((0, (-rows) % chunk + rows - n), (0, 0))).reshape(-1, chunk, x.shape[1])
+  out = jax.lax.map(
+      lambda xc: block_sums(frequencies_of, coef, coef.shape[0], xc, block_group), xs)
+  return out.reshape(-1)[:n]
+
+
 def unscaled_scores(model: Model, x: jax.Array, block_group: int,
                     predict_chunk: int) -> jax.Array:
-  """[n] f(x) / scale through all T blocks, ``predict_chunk`` points per matrix product."""
-  num_blocks = model.coef.shape[0]
-  n = x.shape[0]
-  chunk = min(predict_chunk, n)
-  pad = (-n) % chunk
-  xs = jnp.pad(x, ((0, pad), (0, 0))).reshape(-1, chunk, x.shape[1])
-  out = jax.lax.map(
-      lambda xc: scores_through_blocks(model.feature_key, model.coef, num_blocks, xc,
-                                       model.sigma, block_group), xs)
-  return out.reshape(-1)[:n]
+  """[n] f(x) / scale through all T blocks, frequencies regenerated from the model's key."""
+  m = model.coef.shape[1] // 2
+  return chunked_block_sums(
+      lambda blocks: features.sample_frequency_blocks(model.feature_key, blocks, m, x.shape[1],
+                                                      model.sigma),
+      model.coef, x, block_group, predict_chunk)
 
 
 @functools.partial(jax.jit, static_argnames=("block_group", "predict_chunk"))

@@ -44,12 +44,49 @@ def shard_unlabeled(x_unlabeled, num_shards: int) -> jax.Array:
   return jnp.concatenate(parts)
 
 
+def _put(tree, sharding: jax.sharding.Sharding):
+  """``jax.device_put`` of every leaf, PRNG keys included.
+
+  On a mesh spanning several processes ``device_put`` accepts host values and uncommitted
+  arrays (checking they are equal on every process) but not typed PRNG keys: their raw data is
+  placed instead and wrapped again.
+  """
+  def put(x):
+    if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+      data = jax.device_put(jax.random.key_data(x), sharding)
+      return jax.random.wrap_key_data(data, impl=jax.random.key_impl(x))
+    return jax.device_put(x, sharding)
+  return jax.tree.map(put, tree)
+
+
 def _check_mesh(mesh, axis_name, config):
   if axis_name not in mesh.shape:
     raise ValueError(f"mesh has no axis {axis_name!r}; its axes are {tuple(mesh.shape)}.")
   if mesh.shape[axis_name] != config.num_shards:
     raise ValueError(f"config.num_shards={config.num_shards} must equal the size "
                      f"{mesh.shape[axis_name]} of mesh axis {axis_name!r}.")
+
+
+def place_train_data(data: TrainData, mesh: jax.sharding.Mesh,
+                     axis_name: str = "data") -> TrainData:
+  """``data`` on ``mesh``: labeled points replicated, unlabeled strata split over ``axis_name``.
+
+  ``train_sharded`` does this on every call; arrays already placed are kept as they are. Place
+  the data once before calling it repeatedly with host (NumPy) data on several processes: each
+  placement of host data checks it is equal on every process, which gathers it.
+
+  Args:
+    data: ``TrainData`` whose ``x_unlabeled`` is the strata layout ([D * L, d], from
+      ``shard_unlabeled`` or ``qsg_jax.distributed.load_unlabeled``).
+    mesh: ``jax.sharding.Mesh``.
+    axis_name: the mesh axis of the strata.
+
+  Returns:
+    ``TrainData`` of global ``jax.Array``s.
+  """
+  replicated = jax.sharding.NamedSharding(mesh, _P())
+  return TrainData(*_put((data.x_labeled, data.y_labeled), replicated),
+                   _put(data.x_unlabeled, jax.sharding.NamedSharding(mesh, _P(axis_name))))
 
 
 def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
@@ -75,10 +112,10 @@ def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: Eng
   config = config.replace(axis_name=axis_name)
   replicated = jax.sharding.NamedSharding(mesh, _P())
   split = jax.sharding.NamedSharding(mesh, _P(axis_name))
-  state, hyper = jax.device_put((state, hyper), replicated)
-  state = state._replace(u_unlabeled=jax.device_put(state.u_unlabeled, split))
-  data = TrainData(*jax.device_put((data.x_labeled, data.y_labeled), replicated),
-                   jax.device_put(data.x_unlabeled, split))
+  state = _put(state._replace(u_unlabeled=None), replicated)._replace(
+      u_unlabeled=_put(state.u_unlabeled, split))
+  hyper = _put(hyper, replicated)
+  data = place_train_data(data, mesh, axis_name)
   return _train_sharded_jit(state, data, hyper, config, num_steps, mesh)
 
 
@@ -117,7 +154,7 @@ def model_scores_sharded(model: Model, x, mesh: jax.sharding.Mesh, axis_name: st
   x = jnp.pad(jnp.asarray(x), ((0, per_device * devices - n), (0, 0)))
   x = jax.device_put(x, jax.sharding.NamedSharding(mesh, _P(axis_name)))
   replicated = jax.sharding.NamedSharding(mesh, _P())
-  model = jax.device_put(model, replicated)
+  model = _put(model, replicated)
   scores = _scores_sharded_jit(model, x, mesh, axis_name, block_group, predict_chunk)
   return jax.reshard(scores, replicated)[:n]
 

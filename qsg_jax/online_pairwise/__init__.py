@@ -6,6 +6,7 @@ Both are pure single-example steps for ``lax.scan``; ``run`` scans a chunk, ``fi
 consumes a stream chunk by chunk. ``synthetic`` has streams with known minimizers.
 """
 
+from qsg_jax.online_pairwise.estimator import OnlinePairwiseRanker
 from qsg_jax.online_pairwise.streaming import StreamResult
 from qsg_jax.online_pairwise.streaming import fit_stream
 from qsg_jax.online_pairwise.streaming import run
@@ -32,6 +33,7 @@ __all__ = (
     "IncrementalState",
     "LinearProblem",
     "LiteralState",
+    "OnlinePairwiseRanker",
     "PolynomialStepSize",
     "StreamResult",
     "estimate_mu",

@@ -52,6 +52,7 @@ def run(state, xs, ys, step_size: Callable, valid=None, metrics_fn: Optional[Cal
     (state after the chunk, metrics stacked to [c, ...] or None).
 
   Example:
+    >>> from qsg_jax.online_pairwise import init, polynomial_step_size
     >>> state, _ = run(init(2), jnp.eye(2), jnp.array([1.0, 0.0]), polynomial_step_size(0.75, 3.0))
     >>> int(state.step)
     2
@@ -85,6 +86,10 @@ _run_chunk = jax.jit(run, static_argnames=("step_size", "metrics_fn"))
 
 def _check_chunk(index, x, y, dim, dtype):
   """Chunk ``index`` as NumPy arrays of ``dtype`` after checking shapes and finiteness."""
+  for name, arr in (("x", x), ("y", y)):
+    if type(arr).__module__.startswith("scipy.sparse"):
+      raise TypeError(f"chunk {index}: {name} is a scipy sparse matrix; the O(d^2) update needs "
+                      f"dense rows: yield {name}.toarray() chunk by chunk.")
   x, y = np.asarray(x), np.asarray(y)
   if x.ndim != 2:
     raise ValueError(f"chunk {index}: x must have shape [c, d]; received shape {x.shape}. "
@@ -102,7 +107,29 @@ def _check_chunk(index, x, y, dim, dtype):
   if bad.any():
     raise ValueError(f"chunk {index} has {int(bad.sum())} examples with NaN or infinite values "
                      f"(first at row {int(np.argmax(bad))}). Drop or impute them before streaming.")
+  limit = float(np.finfo(dtype).max)
+  for name, arr in (("x", x), ("y", y)):
+    if arr.dtype.itemsize <= np.dtype(dtype).itemsize:
+      continue   # casting to an equal or wider type cannot overflow
+    big = np.abs(arr.astype(np.float64)) > limit
+    if big.any():
+      row = int(np.argmax(big.any(axis=1) if big.ndim == 2 else big))
+      raise ValueError(f"chunk {index}: {name} has values beyond the {np.dtype(dtype).name} range "
+                       f"+-{limit:.3g} (first at row {row}), which would become inf. Rescale the "
+                       "data (e.g. qsg_jax.data.minmax_apply) or use dtype=float64.")
   return x.astype(dtype), y.astype(dtype)
+
+
+def _check_count(name, value, minimum):
+  """``value`` as an int >= ``minimum`` (None passes), else a TypeError / ValueError."""
+  if value is None:
+    return None
+  if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+    raise TypeError(f"{name} must be an integer >= {minimum} or None; received {value!r:.60}.")
+  if value < minimum:
+    what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    raise ValueError(f"{name} must be {what}; received {value}.")
+  return int(value)
 
 
 def _iterate(chunks, num_chunks):
@@ -170,8 +197,8 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
   if step_size is not None and not callable(step_size):
     raise TypeError(f"step_size must be a callable t -> gamma_t; received "
                     f"{type(step_size).__name__}. Use polynomial_step_size(theta, mu).")
-  if chunk_size is not None and int(chunk_size) < 1:
-    raise ValueError(f"chunk_size must be a positive integer; received {chunk_size}.")
+  chunk_size = _check_count("chunk_size", chunk_size, minimum=1)
+  num_chunks = _check_count("num_chunks", num_chunks, minimum=0)
   if step_size is None and mu is not None:
     step_size = updates.polynomial_step_size(theta, mu)
   dim = seen = None

@@ -81,6 +81,10 @@ def estimate_mu(x, rtol=1e-8):
   if x.ndim != 2 or x.shape[0] < 2:
     raise ValueError(f"estimate_mu needs a sample of shape [n, d] with n >= 2; received shape "
                      f"{x.shape}.")
+  bad = ~np.isfinite(x).all(axis=1)
+  if bad.any():
+    raise ValueError(f"estimate_mu: the sample has {int(bad.sum())} rows with NaN or infinite "
+                     f"values (first at row {int(np.argmax(bad))}); drop or impute them first.")
   eig = np.linalg.eigvalsh(2.0 * np.cov(x, rowvar=False).reshape(x.shape[1], x.shape[1]))
   positive = eig[eig > rtol * max(eig.max(), 0.0)]
   if positive.size == 0:

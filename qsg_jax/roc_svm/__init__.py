@@ -5,6 +5,7 @@ B randomly drawn (positive, negative) pairs instead of all n+ n- of them, a Nyst
 for the Gaussian kernel, and full-batch Adamax. See ``qsg_jax.roc_svm.objective`` for the risks.
 """
 
+from qsg_jax.roc_svm.estimator import ROCSVM
 from qsg_jax.roc_svm.clustering import KMeansResult
 from qsg_jax.roc_svm.clustering import kmeans
 from qsg_jax.roc_svm.clustering import kmeans_plus_plus
@@ -32,9 +33,9 @@ from qsg_jax.roc_svm.pairs import padded_length
 from qsg_jax.roc_svm.pairs import sample_pairs
 from qsg_jax.roc_svm.selection import CrossValidation
 from qsg_jax.roc_svm.selection import cross_validate
-from qsg_jax.roc_svm.selection import stratified_folds
 from qsg_jax.roc_svm.train import MinimizeResult
 from qsg_jax.roc_svm.train import default_optimizer
+from qsg_jax.roc_svm.train import lbfgs_optimizer
 from qsg_jax.roc_svm.train import intercept_for_rate
 from qsg_jax.roc_svm.train import minimize
 from qsg_jax.roc_svm import synthetic
@@ -48,6 +49,7 @@ __all__ = (
     "Objective",
     "PairData",
     "PairIndices",
+    "ROCSVM",
     "RocSvmFit",
     "RocSvmModel",
     "cross_validate",
@@ -61,6 +63,7 @@ __all__ = (
     "intercept_for_rate",
     "kmeans",
     "kmeans_plus_plus",
+    "lbfgs_optimizer",
     "lloyd_step",
     "make_pair_data",
     "minimize",
@@ -71,6 +74,5 @@ __all__ = (
     "pinv_sqrt",
     "sample_pairs",
     "select_landmarks",
-    "stratified_folds",
     "synthetic",
 )

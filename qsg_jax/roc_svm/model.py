@@ -52,17 +52,27 @@ class RocSvmFit(NamedTuple):
   converged: bool       # the relative-change rule stopped training (not max_steps).
   values: np.ndarray    # [num_steps] objective before each step.
   num_pairs: int        # B (incomplete) or n+ n- (full).
-  seconds: dict         # wall time of "design" (features, pairs), "compile" and "train".
+  seconds: dict         # wall time of "landmarks" (k-means or sampling; Nystrom only),
+                        # "design" (features or kernel matrix, pairs), "compile" and "train".
 
 
 def check_binary_labels(y, num_points):
-  """Returns labels as int32 {0, 1} (1 where y > 0) after checking shape and both classes."""
+  """Labels coded {0, 1} or {-1, +1} as int32 {0, 1}, after checking shape and both classes."""
   arr = np.asarray(y)
   if arr.ndim != 1 or arr.shape[0] != num_points:
     raise ValueError(f"y must have shape [{num_points}] (one label per point); received shape "
                      f"{arr.shape}.")
+  if arr.dtype.kind not in "biuf":
+    raise TypeError(f"y must hold numbers in {{0, 1}} or {{-1, +1}}; received dtype {arr.dtype}. "
+                    "Encode the classes first, e.g. y = (labels == positive_class), or use "
+                    "qsg_jax.roc_svm.ROCSVM, which accepts any two class labels.")
   if not np.all(np.isfinite(arr.astype(np.float64))):
     raise ValueError("y contains NaN or infinite labels; pass labels in {0, 1} or {-1, +1}.")
+  values = np.unique(arr.astype(np.float64))
+  if not (set(values) <= {0.0, 1.0} or set(values) <= {-1.0, 1.0}):
+    raise ValueError(f"the ROC-SVM is binary: y must be coded {{0, 1}} or {{-1, +1}}; received "
+                     f"the values {values[:10].tolist()}. Binarize explicitly, e.g. "
+                     "y = (labels == positive_class).")
   positive = arr > 0
   if positive.all() or not positive.any():
     raise ValueError(f"y needs both classes (positive where y > 0); received {int(positive.sum())} "
@@ -70,8 +80,13 @@ def check_binary_labels(y, num_points):
   return positive.astype(np.int32)
 
 
-def _design(kernel, key, x, y, pairs, *, sigma, num_landmarks, landmarks, kmeans_iters):
-  """(``PairData`` of the linear problem to solve, Nystrom map, support of the exact kernel)."""
+def _design(kernel, key, x, y, pairs, *, sigma, num_landmarks, landmarks, kmeans_iters,
+            kmeans_sample_size, seconds):
+  """(``PairData`` of the linear problem to solve, Nystrom map, support of the exact kernel).
+
+  Adds the wall time of each stage to ``seconds``: "landmarks" (k-means or sampling), "design"
+  (Nystrom features or the kernel matrix, and the padded rows and pairs).
+  """
   positive = y > 0
   if kernel == "linear":
     return pairs_lib.make_pair_data(x[positive], x[~positive], pairs), None, None
@@ -79,7 +94,11 @@ def _design(kernel, key, x, y, pairs, *, sigma, num_landmarks, landmarks, kmeans
     if num_landmarks > x.shape[0]:
       raise ValueError(f"num_landmarks={num_landmarks} exceeds the {x.shape[0]} training points; "
                        "use fewer landmarks.")
-    z = nystrom_lib.select_landmarks(key, x, y, num_landmarks, landmarks, kmeans_iters)
+    start = time.perf_counter()
+    z = jax.block_until_ready(nystrom_lib.select_landmarks(
+        key, x, y, num_landmarks, landmarks, kmeans_iters, kmeans_sample_size))
+    seconds["landmarks"] = time.perf_counter() - start
+    seconds["design"] -= seconds["landmarks"]
     feature_map = nystrom_lib.nystrom_map(z, sigma)
     v = np.asarray(nystrom_lib.nystrom_features(feature_map, x))
     return pairs_lib.make_pair_data(v[positive], v[~positive], pairs), feature_map, None
@@ -116,10 +135,15 @@ def _kernel_scores(x, support, coef, sigma):
 
 def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num_pairs=None,
         sigma=1.0, num_landmarks=300, landmarks="stratified", kmeans_iters=100,
-        optimizer=None, learning_rate=None, max_steps=2000, tol=1e-6, patience=10,
+        kmeans_sample_size=nystrom_lib.DEFAULT_KMEANS_SAMPLE_SIZE, optimizer="lbfgs",
+        learning_rate=None, max_steps=2000, tol=1e-6, patience=10,
         pairs_per_block=objective_lib.DEFAULT_PAIRS_PER_BLOCK, target_sensitivity=None,
         target_specificity=None, key=0):
   """Trains a ROC-SVM by full-batch Optax steps on the full or incomplete U-statistic.
+
+  The default optimizer is L-BFGS (``optax.lbfgs``, zoom line search), which reaches the
+  objective of the paper's 2000 Adamax steps in tens of steps; ``optimizer="adamax"`` runs the
+  paper's choice, and any ``optax.GradientTransformation`` can be passed.
 
   Args:
     x: [n, p] training points (preprocessed, e.g. min-max scaled).
@@ -134,8 +158,11 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
     num_landmarks: d for "nystrom" (paper: 300).
     landmarks: "uniform", "stratified" (paper's simulations) or "kmeans" (its real data).
     kmeans_iters: most Lloyd iterations for k-means landmarks.
-    optimizer: any ``optax.GradientTransformation``; default ``optax.adamax(learning_rate)``.
-    learning_rate: Adamax rate of the default optimizer; default 0.05 (linear, Nystrom) or
+    kmeans_sample_size: k-means runs on a uniform subsample of this many training points
+      (None: all of them); the centers summarize the data as well at a fraction of the cost.
+    optimizer: "lbfgs" (default), "adamax" (the paper's) or any
+      ``optax.GradientTransformation``.
+    learning_rate: Adamax rate, optimizer="adamax" only; default 0.05 (linear, Nystrom) or
       5 / n (exact kernel).
     max_steps: most full-batch gradient steps.
     tol: stop when the objective's relative change stays below ``tol`` ...
@@ -171,9 +198,13 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   n_neg = n - n_pos
   if risk == "full":
     objective_lib.check_pair_block(n_pos, n_neg, objective.pairs_per_block)
-  key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
+  key = validation.check_key(key)
   key_design, key_pairs = jax.random.split(key)
+  optimizer = train_lib.resolve_optimizer(
+      optimizer, learning_rate,
+      DEFAULT_KERNEL_LEARNING_RATE_TIMES_N / n if kernel == "gaussian" else DEFAULT_LEARNING_RATE)
   started = time.perf_counter()
+  seconds = {"landmarks": 0.0, "design": 0.0}
 
   if risk == "incomplete":
     b = n if num_pairs is None else int(num_pairs)
@@ -183,13 +214,8 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
     pairs = pairs_lib.PairIndices(jnp.zeros((1,), jnp.int32), jnp.zeros((1,), jnp.int32))
   data, feature_map, support = _design(
       kernel, key_design, x, y, pairs, sigma=sigma, num_landmarks=int(num_landmarks),
-      landmarks=landmarks, kmeans_iters=int(kmeans_iters))
-  if optimizer is None:
-    if learning_rate is None:
-      learning_rate = (DEFAULT_KERNEL_LEARNING_RATE_TIMES_N / n if kernel == "gaussian"
-                       else DEFAULT_LEARNING_RATE)
-    optimizer = train_lib.default_optimizer(
-        validation.check_positive("learning_rate", learning_rate))
+      landmarks=landmarks, kmeans_iters=int(kmeans_iters),
+      kmeans_sample_size=kmeans_sample_size, seconds=seconds)
 
   params = jnp.zeros((data.x_pos.shape[1],), data.x_pos.dtype)
   lam, tol = jnp.float32(lam), jnp.float32(tol)
@@ -200,13 +226,22 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
                                       patience=int(patience)).compile()   # cached per shape
   compiled_at = time.perf_counter()
   result = jax.block_until_ready(compiled(params, data, lam, tol=tol))
-  seconds = {"design": start - started,
-             "compile": compiled_at - start, "train": time.perf_counter() - compiled_at}
+  seconds["design"] += start - started
+  seconds.update(compile=compiled_at - start, train=time.perf_counter() - compiled_at)
   value, steps = float(result.value), int(result.num_steps)
   if not np.isfinite(value):
     raise errors.DivergenceError(
         f"the ROC-SVM objective became {value} after {steps} steps. Lower the learning rate "
         "(or your optimizer's), scale the features (e.g. min-max to [0, 1]) or raise lam.")
+  if steps > 1 and value >= float(result.values[0]):
+    # No decrease from beta = 0 although the objective is not flat there: the optimizer
+    # stalled (e.g. every line-search trial overflowed); never return beta = 0 as a fit.
+    slope = float(jnp.linalg.norm(jax.grad(objective)(params, data, lam)))
+    if slope > 0:
+      raise errors.DivergenceError(
+          f"the ROC-SVM optimizer made no progress: the objective stayed at {value} after "
+          f"{steps} steps from beta = 0 (gradient norm {slope:.3g} there). Scale the features "
+          "(e.g. min-max to [0, 1]), or try optimizer='adamax' with a smaller learning_rate.")
 
   intercept = 0.0
   if target_sensitivity is not None or target_specificity is not None:

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from qsg_jax import cv as cv_lib
 from qsg_jax.roc_svm import model as model_lib
 
 
@@ -17,30 +18,6 @@ class CrossValidation(NamedTuple):
   mean_auc: np.ndarray      # [len(grid)] mean validation AUC per entry.
   fold_auc: np.ndarray      # [len(grid), num_folds] validation AUC per entry and fold.
   grid: tuple               # the grid entries (dicts), in order.
-
-
-def stratified_folds(seed, y, num_folds):
-  """Splits indices into ``num_folds`` folds, each class spread evenly over the folds.
-
-  Args:
-    seed: int seed of the shuffle.
-    y: [n] labels, positive where > 0.
-    num_folds: k >= 2; each class needs at least k points.
-
-  Returns:
-    List of k (train indices, validation indices) pairs of sorted int arrays.
-  """
-  y = np.asarray(y) > 0
-  counts = [int(y.sum()), int((~y).sum())]
-  if num_folds < 2 or min(counts) < num_folds:
-    raise ValueError(f"{num_folds}-fold cross-validation needs num_folds >= 2 and at least "
-                     f"num_folds points per class; class sizes are {counts}. Use fewer folds.")
-  rng = np.random.default_rng(seed)
-  fold_of = np.empty(y.size, np.int64)
-  for cls in (True, False):
-    idx = rng.permutation(np.nonzero(y == cls)[0])
-    fold_of[idx] = np.arange(idx.size) % num_folds
-  return [(np.nonzero(fold_of != f)[0], np.nonzero(fold_of == f)[0]) for f in range(num_folds)]
 
 
 def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs):
@@ -63,7 +40,9 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs):
     raise ValueError("grid is empty; pass at least one dict of fit arguments.")
   x = np.asarray(x)
   y = np.asarray(y)
-  folds = stratified_folds(seed, y, num_folds)
+  fold_of = cv_lib.stratified_folds(y > 0, num_folds, seed)
+  folds = [(np.nonzero(fold_of != f)[0], np.nonzero(fold_of == f)[0])
+           for f in range(num_folds)]
   fold_auc = np.zeros((len(grid), num_folds))
   for g, params in enumerate(grid):
     for f, (train, valid) in enumerate(folds):

@@ -1,0 +1,118 @@
+"""Flags shared by the experiment scripts, with the library's real defaults and range checks.
+
+One convention (jaxline's): only a script's ``main()`` reads flags; it passes plain keyword
+arguments to everything below it. Each ``define_*`` function defines one group of flags on
+``flag_values`` (absl's global ``FLAGS`` by default; tests pass a fresh ``flags.FlagValues()``)
+and registers validators, so a bad value such as ``--trials=0`` stops the script at parsing with a
+message naming the flag, the value received and the range expected, before any data is loaded.
+The engine flags' defaults are ``qsg_jax.defaults`` (shown by ``--help``).
+"""
+
+from typing import Sequence
+
+from absl import flags
+
+from qsg_jax import defaults
+
+FLAGS = flags.FLAGS
+
+# The engine's hyper-parameters, by their keyword name in ``qsg_jax.fit``.
+ENGINE_FLAGS = ("sigma", "lam", "gamma", "step_size", "num_steps", "num_frequencies",
+                "unlabeled_batch_size", "labeled_batch_size", "loss")
+LOSSES = ("squared", "hinge", "logistic")
+
+
+def _at_least(name, minimum, flag_values, allow_none=False, note=""):
+  note = note or (" (or unset)" if allow_none else "")
+  flags.register_validator(
+      name, lambda v: (allow_none and v is None) or (v is not None and v >= minimum),
+      message=f"--{name} must be an integer >= {minimum}{note}; pass e.g. --{name}="
+      f"{max(minimum, 1) if minimum else 0}.", flag_values=flag_values)
+
+
+def _positive(name, flag_values, allow_zero=False):
+  bound = ">= 0" if allow_zero else "> 0"
+  flags.register_validator(
+      name, lambda v: v is not None and (v >= 0 if allow_zero else v > 0),
+      message=f"--{name} must be a number {bound}; pass e.g. --{name}="
+      f"{getattr(defaults, name.upper(), 1.0)}.", flag_values=flag_values)
+
+
+def define_data_flags(*, dataset: str = None, datasets: Sequence[str] = None,
+                      flag_values=FLAGS):
+  """--dataset (one name) or --datasets (a list), and --data_dir."""
+  if dataset is not None:
+    flags.DEFINE_string("dataset", dataset, "Dataset name; see qsg_jax.data.available().",
+                        flag_values=flag_values)
+  if datasets is not None:
+    flags.DEFINE_list("datasets", list(datasets), "Datasets (comma-separated); see "
+                      "qsg_jax.data.available(). Missing real data files are skipped.",
+                      flag_values=flag_values)
+  flags.DEFINE_string("data_dir", None, "Directory of data files (unset: $QSG_JAX_DATA, then "
+                      "the user cache).", flag_values=flag_values)
+
+
+_SEED_HELP = ("Seed of the run; trial t's split and key are fold_in(key(seed), t), so runs of "
+              "different seeds share no split.")
+
+
+def define_run_flags(*, output_dir: str, trials: int = 10, seed_help: str = _SEED_HELP,
+                     flag_values=FLAGS):
+  """--seed, --trials, --output_dir and --progress."""
+  flags.DEFINE_integer("seed", 0, seed_help, flag_values=flag_values)
+  flags.DEFINE_integer("trials", trials, "Trials (random splits).", flag_values=flag_values)
+  _at_least("trials", 1, flag_values)
+  flags.DEFINE_string("output_dir", output_dir, "Directory of the results; created, and "
+                      "checked writable before training.", flag_values=flag_values)
+  flags.DEFINE_bool("progress", True, "Progress bar with ETA on stderr.",
+                    flag_values=flag_values)
+
+
+def define_eval_size_flag(default: int = 20000, flag_values=FLAGS):
+  """--eval_size: score on a random subset of at most this many points (0 = all)."""
+  flags.DEFINE_integer("eval_size", default, "Score AUC on a random subset of this many "
+                       "evaluation points; 0 = all of them (predicting all 241,100 unlabeled "
+                       "SGEMM points costs ~1.5 min per trial).", flag_values=flag_values)
+  _at_least("eval_size", 0, flag_values, note=" (0 = every point)")
+
+
+_ENGINE_HELP = {
+    "sigma": "Gaussian kernel parameter, k(x, x') = exp(-sigma ||x - x'||^2).",
+    "lam": "Regularization lambda.",
+    "gamma": "Trade-off in [0, 1]: 1 = labeled pairs only, 0 = PU + NU risks only.",
+    "step_size": "Initial step eta0 of eta_t = eta0 / (1 + eta0 lam t).",
+    "num_steps": "Iterations T (= random feature blocks).",
+    "num_frequencies": "Frequencies m per feature block (2m features).",
+    "unlabeled_batch_size": "Unlabeled points per step.",
+    "labeled_batch_size": "Labeled points per class and step (unset: every labeled point "
+                          "every step).",
+    "loss": "Pairwise loss.",
+}
+
+
+def define_engine_flags(names: Sequence[str] = ENGINE_FLAGS, flag_values=FLAGS):
+  """The engine's hyper-parameter flags ``names``, defaulting to ``qsg_jax.defaults``."""
+  unknown = sorted(set(names) - set(ENGINE_FLAGS))
+  if unknown:
+    raise ValueError(f"unknown engine flags {unknown}; expected some of {list(ENGINE_FLAGS)}.")
+  for name in names:
+    default = defaults.HYPERPARAMS[name]
+    if name == "loss":
+      flags.DEFINE_enum(name, default, LOSSES, _ENGINE_HELP[name], flag_values=flag_values)
+    elif name in ("sigma", "lam", "gamma", "step_size"):
+      flags.DEFINE_float(name, default, _ENGINE_HELP[name], flag_values=flag_values)
+      if name == "gamma":
+        flags.register_validator(
+            name, lambda v: v is not None and 0.0 <= v <= 1.0,
+            message="--gamma must be in [0, 1] (1 = labeled pairs only); pass e.g. "
+            f"--gamma={defaults.GAMMA}.", flag_values=flag_values)
+      else:
+        _positive(name, flag_values, allow_zero=name == "lam")
+    else:
+      flags.DEFINE_integer(name, default, _ENGINE_HELP[name], flag_values=flag_values)
+      _at_least(name, 1, flag_values, allow_none=name == "labeled_batch_size")
+
+
+def engine_kwargs(names: Sequence[str] = ENGINE_FLAGS, flag_values=FLAGS) -> dict:
+  """The engine flags' values by keyword name of ``qsg_jax.fit`` (call from ``main`` only)."""
+  return {name: flag_values[name].value for name in names}

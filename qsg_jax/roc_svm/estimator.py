@@ -1,0 +1,207 @@
+"""``ROCSVM``: the incomplete-U ROC-SVM as a scikit-learn classifier (linear or Nystrom kernel).
+
+    >>> import numpy as np
+    >>> from qsg_jax.roc_svm.estimator import ROCSVM
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(200, 2)); y = np.where(x[:, 0] + x[:, 1] > 0, "yes", "no")
+    >>> clf = ROCSVM(random_state=0).fit(x, y)
+    >>> bool(clf.score(x, y) > 0.95)   # score is the AUC of decision_function
+    True
+
+It wraps ``qsg_jax.roc_svm.fit``: the pairwise hinge risk over B = n random (positive, negative)
+pairs (Bae and Shin, Eq. 7; Eq. 12 on Nystrom features), solved by L-BFGS by default.
+
+What the methods mean:
+  * ``decision_function(X)``: the learned score f(x) - t, higher for ``classes_[1]``; the
+    pairwise objective does not identify an intercept, so t is fitted afterwards (below).
+  * ``predict(X)``: ``classes_[1]`` where ``decision_function(X) > 0``. The threshold t is
+    chosen on the training scores: by default (``threshold="accuracy"``) the one with the
+    highest training accuracy; ``threshold="sensitivity"`` / ``"specificity"`` meets the target
+    rate ``target_rate`` on the training points (paper Sec. 2.2).
+  * ``score(X, y)``: the AUC of ``decision_function`` (ties count 1/2), the quantity the
+    ROC-SVM maximizes; not the accuracy of ``predict``.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn import base
+from sklearn import metrics as skmetrics
+from sklearn.utils import check_random_state
+from sklearn.utils import multiclass
+from sklearn.utils import validation as skvalidation
+
+from qsg_jax.roc_svm import model as model_lib
+from qsg_jax.roc_svm import train as train_lib
+
+ESTIMATOR_KERNELS = ("linear", "nystrom")
+THRESHOLDS = ("accuracy", "sensitivity", "specificity")
+
+
+def median_heuristic_sigma(rng, x, num=2000):
+  """sigma = 1 / median squared distance between ``num`` random pairs of distinct rows."""
+  a = x[rng.integers(0, x.shape[0], num)]
+  b = x[rng.integers(0, x.shape[0], num)]
+  d2 = np.sum(np.square(a - b), axis=1)
+  d2 = d2[d2 > 0]
+  return 1.0 / max(float(np.median(d2)), 1e-12) if d2.size else 1.0
+
+
+def accuracy_threshold(scores, positive):
+  """The threshold t maximizing the accuracy of ``scores > t`` (midway between scores).
+
+  Args:
+    scores: [n] training scores.
+    positive: [n] bool, the positive class.
+
+  Returns:
+    t as a float; ties between thresholds go to the smallest.
+  """
+  order = np.argsort(scores, kind="stable")
+  s, pos = scores[order], positive[order]
+  # Cut after the first k sorted points (k = 0..n): they are predicted negative.
+  correct = np.concatenate([[0], np.cumsum(~pos)]) + np.concatenate(
+      [[pos.sum()], pos.sum() - np.cumsum(pos)])
+  distinct = np.concatenate([s[1:] > s[:-1], [True]])   # a cut only between distinct scores
+  valid = np.concatenate([[True], distinct])
+  k = int(np.argmax(np.where(valid, correct, -1)))
+  if k == 0:
+    return float(s[0] - 1.0)
+  if k == s.size:
+    return float(s[-1])
+  return float(0.5 * (s[k - 1] + s[k]))
+
+
+class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
+  """Incomplete-U ROC-SVM (AUC-maximizing SVM) for two classes, linear or Nystrom-kernel.
+
+  Args:
+    kernel: "linear" or "nystrom" (Gaussian kernel through ``num_landmarks`` landmarks).
+    lam: ridge lambda > 0 (Eq. 7).
+    sigma: Gaussian kernel parameter (k(x, z) = exp(-sigma ||x - z||^2)) or "median": 1 /
+      median squared distance of the training points.
+    num_landmarks: d for "nystrom" (paper: 300); capped at the number of training points.
+    landmarks: "kmeans" (paper's real data), "stratified" or "uniform".
+    loss: "hinge" (paper), "squared_hinge" or "logistic".
+    num_pairs: B; default n.
+    optimizer: "lbfgs" (default), "adamax" (paper) or an ``optax.GradientTransformation``.
+    learning_rate: Adamax rate (optimizer="adamax" only).
+    max_steps, tol: stopping rule of ``qsg_jax.roc_svm.fit``.
+    threshold: how ``predict``'s threshold is fitted: "accuracy", "sensitivity" or
+      "specificity" (the last two meet ``target_rate`` on the training points).
+    target_rate: the target sensitivity or specificity, in (0, 1].
+    random_state: None, int or ``np.random.RandomState``: pairs, landmarks, sigma's sample.
+
+  Attributes (after ``fit``): ``classes_`` [2], ``n_features_in_``, ``model_``
+  (``RocSvmModel``), ``coef_`` [p] (linear only), ``threshold_``, ``sigma_``, ``n_iter_``,
+  ``converged_``, ``objective_``.
+  """
+
+  def __init__(self, kernel="linear", *, lam=1e-3, sigma="median", num_landmarks=300,
+               landmarks="kmeans", loss="hinge", num_pairs=None, optimizer="lbfgs",
+               learning_rate=None, max_steps=2000, tol=1e-6, threshold="accuracy",
+               target_rate=0.9, random_state=None):
+    self.kernel = kernel
+    self.lam = lam
+    self.sigma = sigma
+    self.num_landmarks = num_landmarks
+    self.landmarks = landmarks
+    self.loss = loss
+    self.num_pairs = num_pairs
+    self.optimizer = optimizer
+    self.learning_rate = learning_rate
+    self.max_steps = max_steps
+    self.tol = tol
+    self.threshold = threshold
+    self.target_rate = target_rate
+    self.random_state = random_state
+
+  def __sklearn_tags__(self):
+    tags = super().__sklearn_tags__()
+    tags.classifier_tags.multi_class = False    # binary only: 3 classes are refused
+    tags.classifier_tags.poor_score = True      # 'score' is the AUC, not the accuracy
+    return tags
+
+  def _check_params(self):
+    if self.kernel not in ESTIMATOR_KERNELS:
+      raise ValueError(f"ROCSVM kernel must be one of {ESTIMATOR_KERNELS}; received "
+                       f"{self.kernel!r}. (The exact Gaussian kernel is qsg_jax.roc_svm.fit("
+                       "kernel='gaussian').)")
+    if self.threshold not in THRESHOLDS:
+      raise ValueError(f"threshold must be one of {THRESHOLDS}; received {self.threshold!r}.")
+    if not (isinstance(self.sigma, numbers.Real) or self.sigma == "median"):
+      raise ValueError(f"sigma must be a number > 0 or 'median'; received {self.sigma!r}.")
+    if not 0.0 < float(self.target_rate) <= 1.0:
+      raise ValueError(f"target_rate must lie in (0, 1]; received {self.target_rate!r}.")
+
+  def fit(self, X, y):
+    """Fits the ROC-SVM on ``X`` [n, p] and two-class labels ``y`` [n]; returns self."""
+    self._check_params()
+    X, y = skvalidation.validate_data(self, X, y, dtype=np.float64)
+    multiclass.check_classification_targets(y)
+    y_type = multiclass.type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type != "binary":
+      raise ValueError(f"Only binary classification is supported. The type of the target is "
+                       f"{y_type}. ROCSVM ranks two classes; for more, fit one per class "
+                       "(sklearn.multiclass.OneVsRestClassifier) or binarize y explicitly.")
+    self.classes_ = np.unique(y)
+    if self.classes_.size != 2:
+      raise ValueError(f"ROCSVM needs both classes in y; received {self.classes_.size} class "
+                       f"({self.classes_.tolist()}). Pass points of two classes.")
+    positive = y == self.classes_[1]
+    rng = check_random_state(self.random_state)
+    seed = int(rng.randint(np.iinfo(np.int32).max))
+    self.sigma_ = (median_heuristic_sigma(np.random.default_rng(seed), X)
+                   if isinstance(self.sigma, str) else float(self.sigma))
+    num_landmarks = int(self.num_landmarks)
+    if self.kernel == "nystrom" and num_landmarks > X.shape[0]:
+      warnings.warn(f"num_landmarks={num_landmarks} > n_samples={X.shape[0]}; using "
+                    f"{X.shape[0]} landmarks.", UserWarning)
+      num_landmarks = X.shape[0]
+    result = model_lib.fit(
+        X.astype(np.float32), positive.astype(np.int32), kernel=self.kernel, lam=self.lam,
+        loss=self.loss, num_pairs=self.num_pairs, sigma=self.sigma_,
+        num_landmarks=num_landmarks, landmarks=self.landmarks, optimizer=self.optimizer,
+        learning_rate=self.learning_rate, max_steps=self.max_steps, tol=self.tol, key=seed)
+    self.model_ = result.model
+    self.n_iter_ = result.num_steps
+    self.converged_ = result.converged
+    self.objective_ = result.value
+    if self.kernel == "linear":
+      self.coef_ = np.asarray(result.model.coef, np.float64)
+    if self.kernel == "linear":
+      scores = X @ self.coef_
+    else:
+      scores = model_lib.decision_function(result.model, X.astype(np.float32)).astype(np.float64)
+    if self.threshold == "accuracy":
+      self.threshold_ = accuracy_threshold(scores, positive)
+    else:
+      self.threshold_ = -train_lib.intercept_for_rate(scores, positive, self.target_rate,
+                                                      self.threshold)
+    return self
+
+  def decision_function(self, X):
+    """Scores f(x) - threshold_ [n] (float64); higher means ``classes_[1]``."""
+    skvalidation.check_is_fitted(self)
+    X = skvalidation.validate_data(self, X, reset=False, dtype=np.float64)
+    if self.kernel == "linear":   # float64 on the host: a row's score ignores its batch
+      return X @ self.coef_ - self.threshold_
+    scores = model_lib.decision_function(self.model_, X.astype(np.float32))
+    return scores.astype(np.float64) - self.threshold_
+
+  def predict(self, X):
+    """``classes_[1]`` where ``decision_function(X) > 0``, else ``classes_[0]``."""
+    skvalidation.check_is_fitted(self)
+    return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+  def score(self, X, y, sample_weight=None):
+    """AUC of ``decision_function(X)`` against ``y == classes_[1]`` (ties count 1/2)."""
+    scores = self.decision_function(X)
+    y = np.asarray(y)
+    unknown = np.setdiff1d(np.unique(y), self.classes_)
+    if unknown.size:
+      raise ValueError(f"y holds labels {unknown[:5].tolist()} not seen in fit; the classes "
+                       f"are {self.classes_.tolist()}.")
+    return float(skmetrics.roc_auc_score(y == self.classes_[1], scores,
+                                         sample_weight=sample_weight))

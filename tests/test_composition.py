@@ -1,0 +1,103 @@
+"""The composition examples of the README, as tests: jit, vmap, reuse in other models, schedules,
+and which kind of differentiation through ``train`` works."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+import qsg_jax
+
+_T = 16
+_CONFIG = qsg_jax.EngineConfig(num_classes=3, num_steps=_T, num_frequencies=4,
+                               unlabeled_batch_size=8, chunk_size=8, block_group=4)
+
+
+def _data():
+  rng = np.random.default_rng(0)
+  x_l = rng.random((30, 2)).astype(np.float32)
+  y_l = np.arange(30) % 3
+  x_u = rng.random((40, 2)).astype(np.float32)
+  return qsg_jax.TrainData(jnp.asarray(x_l), jnp.asarray(y_l, jnp.int32), jnp.asarray(x_u))
+
+
+def _hyper(lam=1e-2):
+  return qsg_jax.Hyperparams(sigma=jnp.float32(1.0), lam=jnp.float32(lam),
+                             gamma=jnp.full(2, 0.5, jnp.float32), eta0=jnp.float32(0.5))
+
+
+def _run(key, lam=1e-2):
+  """A whole training run, init + train: [n_l] final scores on the labeled points."""
+  data = _data()
+  state = qsg_jax.init(key, data, _CONFIG)
+  state, _ = qsg_jax.train(state, data, _hyper(lam), _CONFIG, _T)
+  return state.f_labeled
+
+
+def test_jit_a_whole_training_run():
+  key = jax.random.key(0)
+  np.testing.assert_allclose(jax.jit(_run)(key), _run(key), rtol=1e-5, atol=1e-6)
+
+
+def test_vmap_trials_over_keys():
+  keys = jax.random.split(jax.random.key(1), 3)
+  batched = jax.vmap(_run)(keys)
+  looped = jnp.stack([_run(k) for k in keys])
+  np.testing.assert_allclose(batched, looped, rtol=1e-5, atol=1e-6)
+  assert not np.allclose(batched[0], batched[1])   # different keys, different trials
+
+
+def test_features_and_derivatives_inside_another_jax_model():
+  """A linear model on qsg_jax's random features, trained with a pairwise loss through jax.grad;
+  its gradient equals the chain rule written with ``subproblem_derivatives`` (l1', l2')."""
+  key = jax.random.key(2)
+  x = jax.random.uniform(key, (12, 3))
+  y = jnp.arange(12) % 2
+  omega = qsg_jax.sample_frequencies(key, 0, 8, 3, 1.0)                   # [m, d]
+  loss = qsg_jax.get_loss("squared")
+  pos, neg = (y == 1).astype(jnp.float32), (y == 0).astype(jnp.float32)
+
+  def model_loss(w):
+    f = qsg_jax.fourier_features(x, omega) @ w                             # [n]
+    return jnp.sum(pos[:, None] * neg[None, :] * loss.value(f[:, None], f[None, :]))
+
+  w = jax.random.normal(jax.random.key(3), (16,))
+  phi = qsg_jax.fourier_features(x, omega)
+  d = qsg_jax.subproblem_derivatives("squared", phi @ w, jnp.zeros(1))
+  weight = pos[:, None] * neg[None, :]
+  by_hand = (jnp.sum(weight * d.l1, axis=1) @ phi) + (jnp.sum(weight * d.l2, axis=0) @ phi)
+  np.testing.assert_allclose(jax.grad(model_loss)(w), by_hand, rtol=1e-4, atol=1e-4)
+  # And the model trains: a few steps of optax lower the loss.
+  opt = optax.sgd(1e-3)
+  opt_state, start = opt.init(w), model_loss(w)
+  for _ in range(20):
+    updates, opt_state = opt.update(jax.grad(model_loss)(w), opt_state)
+    w = optax.apply_updates(w, updates)
+  assert model_loss(w) < start
+
+
+def test_optax_schedule_as_the_step_size():
+  schedule = optax.cosine_decay_schedule(init_value=0.5, decay_steps=_T)
+  data = _data()
+  result = qsg_jax.fit(np.asarray(data.x_labeled), np.asarray(data.y_labeled),
+                       np.asarray(data.x_unlabeled), key=0, step_size=schedule, num_steps=_T,
+                       num_frequencies=4, unlabeled_batch_size=8, chunk_size=8)
+  np.testing.assert_allclose(result.metrics["eta"], schedule(np.arange(_T)), rtol=1e-6)
+  config = _CONFIG.replace(schedule=schedule)
+  hyper = _hyper()._replace(eta0=None)
+  state = qsg_jax.init(jax.random.key(0), data, config)
+  _, metrics = qsg_jax.train(state, data, hyper, config, _T)
+  np.testing.assert_allclose(metrics["eta"], schedule(np.arange(_T)), rtol=1e-6)
+
+
+def test_forward_mode_through_train_works_and_reverse_mode_does_not():
+  """jax.jvp w.r.t. lam matches central differences; jax.grad fails (dynamic-length loops)."""
+  key = jax.random.key(4)
+  lam, h = 1e-2, 1e-3
+  _, tangent = jax.jvp(lambda l: _run(key, l), (jnp.float32(lam),), (jnp.float32(1.0),))
+  central = (_run(key, lam + h) - _run(key, lam - h)) / (2 * h)
+  np.testing.assert_allclose(tangent, central, rtol=0.05, atol=0.02)
+  assert np.max(np.abs(tangent)) > 0.1      # lam does move the scores
+  with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+    jax.grad(lambda l: jnp.sum(_run(key, l)))(jnp.float32(lam))

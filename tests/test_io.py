@@ -1,0 +1,137 @@
+"""Model files: bit-identical round trips, PRNG-configuration independence, clear refusals."""
+
+import json
+import pickle
+
+import jax
+import numpy as np
+import optax
+import pytest
+
+import qsg_jax
+from qsg_jax import estimators
+from qsg_jax import io
+from qsg_jax.errors import ChecksumError
+
+_SMALL = dict(num_steps=64, num_frequencies=8, unlabeled_batch_size=16)
+
+
+def _data(n=240, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.random((n, 3))
+  y = (x[:, 0] + 0.3 * np.sin(5 * x[:, 1]) > 0.6).astype(int)
+  return x.astype(np.float32), y
+
+
+@pytest.fixture(scope="module")
+def result():
+  x, y = _data()
+  # A schedule callable (not picklable as a lambda) must not stop the model from being saved.
+  schedule = lambda step: 0.5 / (1.0 + 0.01 * step)
+  return qsg_jax.fit(x[:60], y[:60], x[60:], key=3, step_size=schedule, **_SMALL)
+
+
+@pytest.fixture(scope="module")
+def estimator():
+  x, y = _data()
+  y_semi = np.where(np.arange(y.size) < 60, y, -1)
+  schedule = optax.cosine_decay_schedule(1.0, 64)
+  return estimators.QSGS2AUC(step_size=schedule, random_state=1, **_SMALL).fit(x * 100, y_semi)
+
+
+def test_fit_result_round_trip_is_bit_identical(result, tmp_path):
+  x, _ = _data(seed=1)
+  io.save(result, tmp_path / "model.npz")
+  loaded = io.load(tmp_path / "model.npz")
+  assert isinstance(loaded, io.FrozenModel)
+  expected = qsg_jax.decision_function(result, x)
+  np.testing.assert_array_equal(loaded.decision_function(x), expected)
+  np.testing.assert_array_equal(loaded.predict(x), qsg_jax.predict(result, x))
+
+
+def test_estimator_round_trip_pickle_and_file(estimator, tmp_path):
+  x, _ = _data(seed=2)
+  x = x * 100
+  expected = estimator.decision_function(x)
+  io.save(estimator, tmp_path / "est.npz")
+  loaded = io.load(tmp_path / "est.npz")
+  assert type(loaded) is estimators.QSGS2AUC and loaded.step_size is None   # schedule not stored
+  np.testing.assert_array_equal(loaded.decision_function(x), expected)
+  np.testing.assert_array_equal(loaded.predict(x), estimator.predict(x))
+  assert loaded.get_params()["random_state"] == 1
+  unpickled = pickle.loads(pickle.dumps(estimator.set_params(step_size=0.5)))
+  np.testing.assert_array_equal(unpickled.decision_function(x), expected)
+
+
+def test_predictions_do_not_depend_on_the_prng_configuration(result, estimator, tmp_path):
+  """Frequencies are stored, so flipping jax_threefry_partitionable changes nothing after fit."""
+  x, _ = _data(seed=3)
+  io.save(result, tmp_path / "model.npz")
+  pickled = pickle.dumps(estimator)
+  expected, expected_est = qsg_jax.decision_function(result, x), estimator.decision_function(x)
+  before = jax.config.jax_threefry_partitionable
+  try:
+    jax.config.update("jax_threefry_partitionable", not before)
+    regenerated = qsg_jax.decision_function(result, x)   # the key path does change
+    np.testing.assert_array_equal(io.load(tmp_path / "model.npz").decision_function(x), expected)
+    np.testing.assert_array_equal(pickle.loads(pickled).decision_function(x), expected_est)
+  finally:
+    jax.config.update("jax_threefry_partitionable", before)
+  assert not np.array_equal(regenerated, expected)
+
+
+def _rewrite(path, change):
+  with np.load(path) as contents:
+    arrays = {name: contents[name] for name in contents.files}
+  meta = json.loads(str(arrays["metadata"]))
+  change(arrays, meta)
+  arrays["metadata"] = np.asarray(json.dumps(meta))
+  with open(path, "wb") as file:
+    np.savez(file, **arrays)
+
+
+def test_truncated_corrupted_and_future_files_are_refused(result, tmp_path):
+  path = tmp_path / "model.npz"
+  io.save(result, path)
+  data = path.read_bytes()
+  (tmp_path / "truncated.npz").write_bytes(data[:len(data) // 2])
+  with pytest.raises(ChecksumError, match="truncated or corrupted"):
+    io.load(tmp_path / "truncated.npz")
+  (tmp_path / "empty.npz").write_bytes(b"")
+  with pytest.raises(ChecksumError, match="truncated or corrupted"):
+    io.load(tmp_path / "empty.npz")
+
+  def flip(arrays, meta):
+    arrays["coef"] = arrays["coef"].copy()
+    arrays["coef"][0, 0] += 1.0
+  _rewrite(path, flip)
+  with pytest.raises(ChecksumError, match="'coef' is missing or differs from the sha256"):
+    io.load(path)
+
+  io.save(result, path)
+  _rewrite(path, lambda arrays, meta: meta.update(format_version=io.FORMAT_VERSION + 1))
+  with pytest.raises(ValueError, match="newer than the versions 1..1 .* Upgrade qsg_jax"):
+    io.load(path)
+  np.savez(tmp_path / "other.npz", a=np.zeros(3))
+  with pytest.raises(ChecksumError, match="no readable metadata"):
+    io.load(tmp_path / "other.npz")
+  with pytest.raises(FileNotFoundError):
+    io.load(tmp_path / "missing.npz")
+
+
+def test_save_refuses_what_it_cannot_store(tmp_path):
+  with pytest.raises(TypeError, match="save takes a FitResult, a FrozenModel or a fitted"):
+    io.save({"coef": 1}, tmp_path / "x.npz")
+  with pytest.raises(Exception, match="not fitted"):
+    io.save(estimators.QS3ORAO(), tmp_path / "x.npz")
+  assert not list(tmp_path.iterdir())   # nothing half-written left behind
+
+
+def test_sgemm_default_model_file_size(tmp_path):
+  """T = 1024 blocks of m = 32 frequencies in d = 14 (sgemm): about 2 MiB."""
+  t, m, d = 1024, 32, 14
+  model = io.FrozenModel(np.zeros((t, m, d), np.float32), np.zeros((t, 2 * m), np.float32),
+                         np.float32(1.0), np.zeros(3, np.float32), 8, 4096)
+  io.save(model, tmp_path / "sgemm.npz")
+  size = (tmp_path / "sgemm.npz").stat().st_size
+  assert 2.0e6 < size < 2.2e6, size
