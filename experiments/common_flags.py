@@ -80,7 +80,9 @@ _ENGINE_HELP = {
     "sigma": "Gaussian kernel parameter, k(x, x') = exp(-sigma ||x - x'||^2).",
     "lam": "Regularization lambda.",
     "gamma": "Trade-off in [0, 1]: 1 = labeled pairs only, 0 = PU + NU risks only.",
-    "step_size": "Initial step eta0 of eta_t = eta0 / (1 + eta0 lam t).",
+    "step_size": "Initial step eta0 of eta_t = eta0 / (1 + eta0 lam t): a number, or 'auto' "
+                 "(the library's default: eta0 from the curvature of the risk, never diverged "
+                 "on our datasets).",
     "num_steps": "Iterations T (= random feature blocks).",
     "num_frequencies": "Frequencies m per feature block (2m features).",
     "unlabeled_batch_size": "Unlabeled points per step.",
@@ -99,7 +101,12 @@ def define_engine_flags(names: Sequence[str] = ENGINE_FLAGS, flag_values=FLAGS):
     default = defaults.HYPERPARAMS[name]
     if name == "loss":
       flags.DEFINE_enum(name, default, LOSSES, _ENGINE_HELP[name], flag_values=flag_values)
-    elif name in ("sigma", "lam", "gamma", "step_size"):
+    elif name == "step_size":
+      flags.DEFINE_string(name, str(default), _ENGINE_HELP[name], flag_values=flag_values)
+      flags.register_validator(
+          name, _is_step_size, message="--step_size must be 'auto' or a number > 0; pass e.g. "
+          "--step_size=auto or --step_size=1.", flag_values=flag_values)
+    elif name in ("sigma", "lam", "gamma"):
       flags.DEFINE_float(name, default, _ENGINE_HELP[name], flag_values=flag_values)
       if name == "gamma":
         flags.register_validator(
@@ -113,6 +120,18 @@ def define_engine_flags(names: Sequence[str] = ENGINE_FLAGS, flag_values=FLAGS):
       _at_least(name, 1, flag_values, allow_none=name == "labeled_batch_size")
 
 
+def _is_step_size(text) -> bool:
+  if text == "auto":
+    return True
+  try:
+    return float(text) > 0
+  except (TypeError, ValueError):
+    return False
+
+
 def engine_kwargs(names: Sequence[str] = ENGINE_FLAGS, flag_values=FLAGS) -> dict:
   """The engine flags' values by keyword name of ``qsg_jax.fit`` (call from ``main`` only)."""
-  return {name: flag_values[name].value for name in names}
+  values = {name: flag_values[name].value for name in names}
+  if values.get("step_size", "auto") != "auto":
+    values["step_size"] = float(values["step_size"])
+  return values

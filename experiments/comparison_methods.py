@@ -36,7 +36,8 @@ def is_qsg(method):
 def grid_for(method, args):
   """The CV grid of a method; the quick grid shares its lam and sigma values across methods."""
   key = BASELINE_KEYS.get(method)
-  step_size = np.asarray(args.get("cv_step_size") or [args["step_size"]], np.float64)
+  step_size = [v if v == "auto" else float(v)   # numbers, or the library's "auto" rule
+               for v in (args.get("cv_step_size") or [args["step_size"]])]
   if args["cv_grid"] == "paper":
     return (dict(model_selection.paper_grid(), step_size=step_size) if key is None else
             baselines.paper_grid(key))

@@ -48,7 +48,7 @@ def _flag_values():
     ("--gamma=1.5", r"--gamma must be in \[0, 1\]"),
     ("--sigma=0", r"--sigma must be a number > 0; pass e.g. --sigma=0.1"),
     ("--lam=-1", r"--lam must be a number >= 0"),
-    ("--step_size=-3", r"--step_size must be a number > 0"),
+    ("--step_size=-3", r"--step_size must be 'auto' or a number > 0"),
 ])
 def test_flag_validators_reject_out_of_range_values(arg, message):
   fv = _flag_values()

@@ -65,7 +65,7 @@ def test_auc_comparison_script_reads_the_shared_flags(tmp_path):
   assert "check (a)" in out
   payload = json.loads((tmp_path / "auc_comparison.json").read_text())
   assert payload["settings"]["num_steps"] == 64 and payload["settings"]["trials"] == 1
-  assert payload["settings"]["step_size"] == 3.0    # qsg_jax.defaults.STEP_SIZE
+  assert payload["settings"]["step_size"] == "auto"    # qsg_jax.defaults.STEP_SIZE
   assert {r["method"] for r in payload["rows"]} == {"QS3ORAO", "M-SAMULT", "M-PNU-AUC", "SVOREX"}
   assert "## Hyper-parameters chosen by cross-validation" in (
       tmp_path / "auc_comparison.md").read_text()

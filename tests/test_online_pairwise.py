@@ -191,7 +191,7 @@ def test_docstring_example_runs():
   runner = doctest.DocTestRunner()
   for test in doctest.DocTestFinder().find(streaming.run, "run", globs=globs):
     runner.run(test)
-  assert runner.summarize(verbose=False) == doctest.TestResults(failed=0, attempted=2)
+  assert runner.summarize(verbose=False) == doctest.TestResults(failed=0, attempted=3)
 
 
 def test_literal_form_past_capacity_is_nan_not_silent():

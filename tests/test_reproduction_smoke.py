@@ -187,7 +187,9 @@ def test_rare_classes_merge_into_the_smaller_neighbour_and_pnu_grid_mirrors_gamm
                                                                "step_size"}
   # step_size is fixed at --step_size unless --cv_step_size lists values (strings, as absl's
   # list flags give).
-  np.testing.assert_allclose(comparison_methods.grid_for("QSG-S2AUC", args)["step_size"], [3.0])
+  assert comparison_methods.grid_for("QSG-S2AUC", args)["step_size"] == ["auto"]   # the default
+  fixed = dict(args, step_size="3")
+  np.testing.assert_allclose(comparison_methods.grid_for("QSG-S2AUC", fixed)["step_size"], [3.0])
   searched = dict(args, cv_step_size=["1", "3"])
   np.testing.assert_allclose(comparison_methods.grid_for("QSG-S2AUC", searched)["step_size"],
                              [1.0, 3.0])
