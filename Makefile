@@ -4,18 +4,21 @@ QSG_JAX_DATA ?= $(abspath ../shared/data)
 export QSG_JAX_DATA
 OUT ?= results
 
-.PHONY: install run run-sgemm test test-slow test-multidevice bench bench-all \
-	bench-roc-svm bench-online-pairwise convergence reproduce-timing reproduce-auc \
-	reproduce-roc-svm reproduce-online-pairwise reproduce
+.PHONY: install run run-sgemm run-sgemm-cv test test-slow test-multidevice bench bench-all \
+	bench-roc-svm bench-online-pairwise bench-cv bench-multiprocess select-step convergence \
+	reproduce-timing reproduce-auc reproduce-roc-svm reproduce-online-pairwise reproduce
 
 install:
-	$(PYTHON) -m pip install -e .
+	$(PYTHON) -m pip install -e ".[test]"
 
 run:
 	$(PYTHON) -m experiments.run
 
 run-sgemm:
 	$(PYTHON) -m experiments.run --dataset=sgemm --output_dir=$(OUT)/sgemm
+
+run-sgemm-cv:
+	$(PYTHON) -m experiments.run --dataset=sgemm --cv=paper --output_dir=$(OUT)/sgemm_cv
 
 test:
 	$(PYTHON) -m pytest -q
@@ -36,7 +39,16 @@ bench-roc-svm:
 bench-online-pairwise:
 	$(PYTHON) -m experiments.bench_online_pairwise --output_dir=$(OUT)/online_pairwise
 
-bench-all: bench bench-roc-svm bench-online-pairwise
+bench-cv:
+	$(PYTHON) -m experiments.bench_cv
+
+bench-multiprocess:
+	$(PYTHON) -m experiments.bench_multiprocess
+
+select-step:
+	$(PYTHON) -m experiments.select_step
+
+bench-all: bench bench-roc-svm bench-online-pairwise bench-cv bench-multiprocess
 
 # Reproductions (see experiments/reproduction/*.md for run times and our numbers).
 convergence:
