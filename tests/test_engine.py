@@ -108,7 +108,10 @@ def test_vmap_over_keys_equals_separate_runs():
   batched, _ = jax.vmap(lambda s: engine.train(s, data, hyper, config, 16))(states)
   for i in range(2):
     single, _ = _run(keys[i], data, hyper, config)
-    np.testing.assert_allclose(batched.coef[i], single.coef, rtol=1e-5, atol=1e-7)
+    # Equal up to float32 rounding: vmapped reductions may add in another order (an H100 moved
+    # one of 128 coefficients by 1.5e-7 at max |coef| = 0.46).
+    np.testing.assert_allclose(batched.coef[i], single.coef, rtol=1e-5,
+                               atol=1e-6 * float(np.abs(single.coef).max()))
 
 
 class DsgUpdateVariantsTest(chex.TestCase):
