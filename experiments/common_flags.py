@@ -68,6 +68,14 @@ def define_run_flags(*, output_dir: str, trials: int = 10, seed_help: str = _SEE
                     flag_values=flag_values)
 
 
+def define_resume_flag(flag_values=FLAGS):
+  """--resume: continue the interrupted run in --output_dir (same flags required)."""
+  flags.DEFINE_bool("resume", False, "Continue the unfinished run in --output_dir from the "
+                    "results it wrote (the flags must equal the stored run's); without it, an "
+                    "unfinished run there is refused rather than overwritten.",
+                    flag_values=flag_values)
+
+
 def define_eval_size_flag(default: int = 20000, flag_values=FLAGS):
   """--eval_size: score on a random subset of at most this many points (0 = all)."""
   flags.DEFINE_integer("eval_size", default, "Score AUC on a random subset of this many "

@@ -13,7 +13,8 @@ Table 3: Skin (100k subsample), Bank Marketing, Accelerometer; linear vs Nystrom
 Times are wall-clock seconds of building the design (Nystrom features, kernel matrix, pairs) plus
 the optimization, excluding XLA compilation (reported separately in the JSON). AUC in percent,
 mean (standard error) over repetitions. Each table's markdown ends with the population AUC of our
-generator and the checks of issue 4.
+generator and the checks of issue 4. Each repetition (Table 3: each split and kernel) is written
+at once to --output_dir/cells/; ``--resume`` continues an interrupted run from them.
 """
 
 from absl import app
@@ -21,9 +22,11 @@ from absl import flags
 import jax
 import numpy as np
 
+from experiments import common_flags
 from experiments import roc_svm_real_data
 from experiments import roc_svm_report as report
 from experiments import roc_svm_trials as trials
+from experiments import run_store
 from qsg_jax.roc_svm import synthetic
 
 
@@ -53,10 +56,20 @@ def _population(seed, model, num_samples, generator="as_written"):
   return 100.0 * mean, 100.0 * se
 
 
+def _record(rec, out):
+  """Appends one repetition's values to the lists of ``rec``; returns its parameters."""
+  for name, value in out.items():
+    if name == "cv":
+      rec.setdefault("cv", []).append(value)
+    elif name != "params":
+      rec[name].append(value)
+  return out["params"]
+
+
 def run_table1(*, sizes=(5000, 10000, 50000, 100000), repetitions=50, n_test=25000,
                lam_grid=(1e-4, 1e-3, 1e-2, 1e-1), cv_folds=5, cv="first",
                full_stream_max_n=10000, full_sorted=True, population_samples=4_000_000,
-               generator="as_written", seed=0, fit_kwargs=None, log=print):
+               generator="as_written", seed=0, fit_kwargs=None, log=print, store=None):
   """Table 1: linear model, full vs incomplete U-statistic.
 
   Args:
@@ -75,6 +88,8 @@ def run_table1(*, sizes=(5000, 10000, 50000, 100000), repetitions=50, n_test=250
     seed: base seed.
     fit_kwargs: extra ``roc_svm.fit`` arguments shared by all fits (learning_rate, tol, ...).
     log: callable for progress lines.
+    store: a started ``run_store.CellStore``: each repetition is written to it at once and
+      taken from it on a resumed run (None: nothing stored).
 
   Returns:
     (rows for the markdown table, JSON payload).
@@ -88,26 +103,28 @@ def run_table1(*, sizes=(5000, 10000, 50000, 100000), repetitions=50, n_test=250
                            "sorted_auc", "inc_steps", "full_steps", "compile_s")}
     params = None
     for rep in range(repetitions):
-      x, y, x_test, y_test = _synthetic_split(seed, "linear", n, n_test, rep, generator)
-      if params is None or cv == "each":
-        params, cv_auc = trials.select(x, y, grid, cv_folds, seed + rep, kernel="linear",
-                                 **fit_kwargs)
-        rec.setdefault("cv", []).append({"best": params, "mean_auc": cv_auc})
-      common = dict(kernel="linear", key=seed + rep, **fit_kwargs, **params)
-      result, seconds, total = trials.timed_fit(x, y, risk="incomplete", **common)
-      rec["inc_time"].append(seconds)
-      rec["inc_auc"].append(trials.auc_percent(result, x_test, y_test))
-      rec["inc_steps"].append(result.num_steps)
-      rec["compile_s"].append(total - seconds)
-      if n <= full_stream_max_n:
-        result, seconds, _ = trials.timed_fit(x, y, risk="full", **common)
-        rec["full_time"].append(seconds)
-        rec["full_auc"].append(trials.auc_percent(result, x_test, y_test))
-        rec["full_steps"].append(result.num_steps)
-      if full_sorted:
-        result, seconds, _ = trials.timed_fit(x, y, risk="full_sorted", **common)
-        rec["sorted_time"].append(seconds)
-        rec["sorted_auc"].append(trials.auc_percent(result, x_test, y_test))
+      def one_rep(rep=rep, params=params):
+        x, y, x_test, y_test = _synthetic_split(seed, "linear", n, n_test, rep, generator)
+        out = {}
+        if params is None or cv == "each":
+          params, cv_auc = trials.select(x, y, grid, cv_folds, seed + rep, kernel="linear",
+                                         **fit_kwargs)
+          out["cv"] = {"best": params, "mean_auc": cv_auc}
+        out["params"] = params
+        common = dict(kernel="linear", key=seed + rep, **fit_kwargs, **params)
+        result, seconds, total = trials.timed_fit(x, y, risk="incomplete", **common)
+        out.update(inc_time=seconds, inc_auc=trials.auc_percent(result, x_test, y_test),
+                   inc_steps=result.num_steps, compile_s=total - seconds)
+        if n <= full_stream_max_n:
+          result, seconds, _ = trials.timed_fit(x, y, risk="full", **common)
+          out.update(full_time=seconds, full_auc=trials.auc_percent(result, x_test, y_test),
+                     full_steps=result.num_steps)
+        if full_sorted:
+          result, seconds, _ = trials.timed_fit(x, y, risk="full_sorted", **common)
+          out.update(sorted_time=seconds, sorted_auc=trials.auc_percent(result, x_test, y_test))
+        return out
+
+      params = _record(rec, run_store.cached(store, f"table1-n{n}-rep{rep}", one_rep))
       log(f"table1 n={n} rep={rep} lam={params['lam']:g} inc_auc={rec['inc_auc'][-1]:.3f} "
           f"inc_s={rec['inc_time'][-1]:.3f}"
           + (f" full_auc={rec['full_auc'][-1]:.3f} full_s={rec['full_time'][-1]:.2f}"
@@ -151,12 +168,12 @@ def run_table2(*, sizes=(5000, 10000, 50000, 100000), repetitions=50, n_test=250
                lam_grid=(1e-4, 1e-3, 1e-2), sigma_grid=(0.1, 0.5), cv_folds=5, cv="first",
                exact_kernel_max_n=10000, num_landmarks=300, landmarks="stratified",
                population_samples=4_000_000, generator="as_written", seed=0, fit_kwargs=None,
-               log=print):
+               log=print, store=None):
   """Table 2: radial model, incomplete U with the exact Gaussian kernel vs Nystrom features.
 
   Args:
-    sizes, repetitions, n_test, cv_folds, cv, population_samples, generator, seed, log: as in
-      ``run_table1``.
+    sizes, repetitions, n_test, cv_folds, cv, population_samples, generator, seed, log, store:
+      as in ``run_table1``.
     lam_grid, sigma_grid: the (lambda, sigma) grid compared by cross-validation of the Nystrom
       model; the exact kernel model uses the selected values too.
     exact_kernel_max_n: largest n for the exact kernel (n x n kernel matrix); above: "-".
@@ -177,20 +194,25 @@ def run_table2(*, sizes=(5000, 10000, 50000, 100000), repetitions=50, n_test=250
                            "nys_steps")}
     params = None
     for rep in range(repetitions):
-      x, y, x_test, y_test = _synthetic_split(seed, "radial", n, n_test, rep, generator)
-      if params is None or cv == "each":
-        params, cv_auc = trials.select(x, y, grid, cv_folds, seed + rep, **nystrom, **fit_kwargs)
-        rec.setdefault("cv", []).append({"best": params, "mean_auc": cv_auc})
-      common = dict(key=seed + rep, risk="incomplete", **fit_kwargs, **params)
-      result, seconds, _ = trials.timed_fit(x, y, **nystrom, **common)
-      rec["nys_time"].append(seconds)
-      rec["nys_auc"].append(trials.auc_percent(result, x_test, y_test))
-      rec["nys_steps"].append(result.num_steps)
-      if n <= exact_kernel_max_n:
-        result, seconds, _ = trials.timed_fit(x, y, kernel="gaussian", **common)
-        rec["exact_time"].append(seconds)
-        rec["exact_auc"].append(trials.auc_percent(result, x_test, y_test))
-        rec["exact_steps"].append(result.num_steps)
+      def one_rep(rep=rep, params=params):
+        x, y, x_test, y_test = _synthetic_split(seed, "radial", n, n_test, rep, generator)
+        out = {}
+        if params is None or cv == "each":
+          params, cv_auc = trials.select(x, y, grid, cv_folds, seed + rep, **nystrom,
+                                         **fit_kwargs)
+          out["cv"] = {"best": params, "mean_auc": cv_auc}
+        out["params"] = params
+        common = dict(key=seed + rep, risk="incomplete", **fit_kwargs, **params)
+        result, seconds, _ = trials.timed_fit(x, y, **nystrom, **common)
+        out.update(nys_time=seconds, nys_auc=trials.auc_percent(result, x_test, y_test),
+                   nys_steps=result.num_steps)
+        if n <= exact_kernel_max_n:
+          result, seconds, _ = trials.timed_fit(x, y, kernel="gaussian", **common)
+          out.update(exact_time=seconds, exact_auc=trials.auc_percent(result, x_test, y_test),
+                     exact_steps=result.num_steps)
+        return out
+
+      params = _record(rec, run_store.cached(store, f"table2-n{n}-rep{rep}", one_rep))
       log(f"table2 n={n} rep={rep} params={params} nys_auc={rec['nys_auc'][-1]:.3f} "
           f"nys_s={rec['nys_time'][-1]:.2f}"
           + (f" exact_auc={rec['exact_auc'][-1]:.3f} exact_s={rec['exact_time'][-1]:.2f}"
@@ -224,8 +246,12 @@ def run_table2(*, sizes=(5000, 10000, 50000, 100000), repetitions=50, n_test=250
 FLAGS = flags.FLAGS
 
 
+_SCRIPT_FLAGS = []   # names of this script's flags (the settings a resumed run must repeat)
+
+
 def _define_flags():
   """Flags are defined only when run as a script, so tests can import this module freely."""
+  before = set(FLAGS)
   flags.DEFINE_list("table", ["1", "2", "3"], "Which tables to run (1, 2, 3).")
   flags.DEFINE_string("output_dir", "results/roc_svm", "Where to write the tables.")
   flags.DEFINE_integer("repetitions", 50, "Repetitions per size (Tables 1-2; paper: 50).")
@@ -256,6 +282,8 @@ def _define_flags():
   flags.DEFINE_integer("max_steps", 2000, "Most full-batch steps per fit.")
   flags.DEFINE_float("tol", 1e-6, "Relative-change tolerance of the stopping rule.")
   flags.DEFINE_integer("seed", 0, "Base seed.")
+  _SCRIPT_FLAGS[:] = sorted(set(FLAGS) - before)
+  common_flags.define_resume_flag()
 
 
 def main(argv):
@@ -269,6 +297,9 @@ def main(argv):
                 cv=FLAGS.cv, population_samples=FLAGS.population_samples, seed=FLAGS.seed,
                 generator=FLAGS.generator,
                 fit_kwargs=fit_kwargs)
+  store = run_store.CellStore(FLAGS.output_dir)
+  store.start({name: FLAGS[name].value for name in _SCRIPT_FLAGS}, FLAGS.resume)
+  common["store"] = store
   for table in FLAGS.table:
     if table == "1":
       rows, payload = run_table1(sizes=sizes, lam_grid=lam_grid,
@@ -286,11 +317,12 @@ def main(argv):
                                  sigma_factors=[float(v) for v in FLAGS.sigma_factors],
                                  cv_folds=FLAGS.cv_folds, cv=FLAGS.cv,
                                  num_landmarks=FLAGS.num_landmarks, data_dir=FLAGS.data_dir,
-                                 seed=FLAGS.seed, fit_kwargs=fit_kwargs)
+                                 seed=FLAGS.seed, fit_kwargs=fit_kwargs, store=store)
     else:
       raise app.UsageError(f"--table takes 1, 2 or 3; received {table!r}.")
     paths = report.write_table(FLAGS.output_dir, int(table), rows, payload)
     print(open(paths["md"]).read())
+  store.finish_cells()
 
 
 if __name__ == "__main__":

@@ -56,8 +56,7 @@ def _define_flags():
                     "before the trials, as the papers do: paper = their 539-point grid, quick = "
                     "12 points, none = the defaults (qsg_jax.defaults) or the flags given.")
   flags.DEFINE_integer("cv_unlabeled", 1000, "Unlabeled points the CV trains on.", lower_bound=1)
-  flags.DEFINE_bool("resume", False, "Continue the unfinished run in --output_dir from its "
-                    "trial files (the flags must equal the stored run's).")
+  common_flags.define_resume_flag()
   flags.DEFINE_bool("mesh", False, "Shard the unlabeled data over all jax.devices() (mesh "
                     "axis 'data').")
   flags.DEFINE_string("coordinator_address", None, "host:port of process 0 of a multi-process "

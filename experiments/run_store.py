@@ -15,6 +15,8 @@ settings equal the stored ones (a resumed run must give the uninterrupted run's 
 import json
 import pathlib
 
+import numpy as np
+
 from experiments import reporting
 
 
@@ -117,3 +119,74 @@ class RunStore:
       return {}
     payload = dict(summary, complete=True, settings=self.settings)
     return reporting.write_report(self.dir, "run", payload, sections, title)
+
+
+def _plain(value):
+  """``value`` with NumPy/JAX arrays and scalars as Python lists and numbers (NaN kept)."""
+  if isinstance(value, dict):
+    return {str(k): _plain(v) for k, v in value.items()}
+  if isinstance(value, (list, tuple)):
+    return [_plain(v) for v in value]
+  if hasattr(value, "__array__"):
+    return _plain(np.asarray(value).tolist()) if np.ndim(value) else np.asarray(value).item()
+  return value
+
+
+class CellStore(RunStore):
+  """A long experiment's finished units ("cells": one fit, one size, one repetition), for
+  ``--resume`` in scripts whose work is not a list of trials.
+
+  Each cell is written at once, atomically, to ``cells/<name>.json``; ``cached(name, compute)``
+  returns the stored cell on a resumed run and computes (and stores) it otherwise. A resumed run
+  therefore reports exactly the numbers of the interrupted one for the cells it had finished
+  (timings included) and computes the rest as an uninterrupted run would.
+  """
+
+  def __init__(self, output_dir, writer=True):
+    super().__init__(output_dir, writer)
+    self.trials_dir = self.dir / "cells"
+    self.cells = {}
+
+  def cell_path(self, name):
+    safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in str(name))
+    return self.trials_dir / f"{safe}.json"
+
+  def start(self, settings, resume):
+    """Prepares the directory and loads the finished cells of a resumed run.
+
+    Raises:
+      PermissionError, ResumeError: as ``RunStore.start``.
+    """
+    super().start(settings, 0, resume)
+    self.cells = {}
+    if resume:
+      for path in sorted(self.trials_dir.glob("*.json")):
+        self.cells[path.stem] = json.loads(path.read_text())
+    elif self.writer:
+      for old in self.trials_dir.glob("*.json"):
+        old.unlink()
+    return dict(self.cells)
+
+  def cached(self, name, compute):
+    """The stored value of cell ``name``, or ``compute()`` written at once (JSON-able)."""
+    stem = self.cell_path(name).stem
+    if stem in self.cells:
+      return self.cells[stem]
+    # Round-tripped through JSON (NaN kept), so a fresh and a resumed run see the same values.
+    text = json.dumps(_plain(compute()), indent=2) + "\n"
+    self.cells[stem] = json.loads(text)
+    if self.writer:
+      reporting.atomic_write_text(self.cell_path(name), text)
+      self._write_manifest(len(self.cells), None)
+    return self.cells[stem]
+
+  def finish_cells(self):
+    """Marks the run complete (its report is written by the script itself)."""
+    if self.writer:
+      reporting.atomic_write_json(self.manifest, {
+          "complete": True, "cells_done": len(self.cells), "settings": self.settings})
+
+
+def cached(store, name, compute):
+  """``store.cached(name, compute)``, or ``compute()`` when ``store`` is None."""
+  return compute() if store is None else store.cached(name, compute)

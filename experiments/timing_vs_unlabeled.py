@@ -20,8 +20,9 @@ first call takes under ``--rerun_below_s`` seconds the fit is run again and the 
 time is reported, so compilation is excluded there; slower first calls are reported as they are
 (compilation, a few seconds at most, is then a small share). Prints the exact-vs-QSG speed ratio
 at n_u = 20,000 (issue check: (M-)SAMULT >= 5x slower) and writes timing_vs_unlabeled.{json,md,
-csv,png} into --output_dir. ``run_timing`` does the work with plain keyword arguments (flags are
-defined only when this runs as a script).
+csv,png} into --output_dir. Each timed fit is written at once (atomically) to
+--output_dir/cells/, and ``--resume`` continues an interrupted run from them. ``run_timing`` does
+the work with plain keyword arguments (flags are defined only when this runs as a script).
 """
 
 import time
@@ -36,8 +37,10 @@ from qsg_jax import baselines
 from qsg_jax import data as data_lib
 from qsg_jax import memory
 from qsg_jax.baselines import kernel_expansion
+from experiments import common_flags
 from experiments import protocols
 from experiments import reporting
+from experiments import run_store
 
 FLAGS = flags.FLAGS
 
@@ -96,8 +99,12 @@ def exact_status_above_cap(name, num_labeled, num_unlabeled, memory_fraction):
 
 
 def time_dataset(name, *, data_dir, sizes, include_full, caps, rerun_below_s, seed, num_labeled,
-                 params, memory_fraction, log=print):
-  """Rows of (method, n_u, status, time) for one dataset; ``caps`` = (binary, ordinal) caps."""
+                 params, memory_fraction, log=print, store=None):
+  """Rows of (method, n_u, status, time) for one dataset; ``caps`` = (binary, ordinal) caps.
+
+  ``store``: a started ``run_store.CellStore``; each timed fit is written to it at once and
+  taken from it on a resumed run.
+  """
   dataset = data_lib.load(name, data_dir=data_dir)
   proto = protocols.protocol_for(dataset, num_labeled)
   trial = protocols.make_trial(dataset, proto, seed, eval_size=1)
@@ -135,13 +142,19 @@ def time_dataset(name, *, data_dir, sizes, include_full, caps, rerun_below_s, se
         continue
       else:
         fit = exact_fit_fn(fit_function, k, exact_params, memory_fraction)
-      try:
-        row["train_time_s"], row["first_call_s"] = time_fit(fit, x_l, y_l, x_u, rerun_below_s)
-      except memory.InsufficientMemoryError as e:
-        row["status"], row["note"] = OOM, str(e)
+
+      def measure(row=row, fit=fit, x_u=x_u):
+        try:
+          row["train_time_s"], row["first_call_s"] = time_fit(fit, x_l, y_l, x_u, rerun_below_s)
+        except memory.InsufficientMemoryError as e:
+          row["status"], row["note"] = OOM, str(e)
+        except (FloatingPointError, qsg_jax.DivergenceError) as e:
+          row["status"], row["note"] = FAILED, str(e)[:200]
+        return row
+
+      row = measure() if store is None else store.cached(f"{name}-{n}-{method}", measure)
+      if row["status"] == OOM:
         stopped[method] = OOM
-      except (FloatingPointError, qsg_jax.DivergenceError) as e:
-        row["status"], row["note"] = FAILED, str(e)[:200]
       rows.append(row)
       log(f"  n_u={n:>7} {method:>10}: {row['status']}, {row['train_time_s']:.2f} s (first "
           f"call {row['first_call_s']:.2f} s)")
@@ -232,7 +245,7 @@ def ratio_checks(ratios, at=RATIO_AT, factor=SPEEDUP_REQUIRED):
 
 def run_timing(datasets, *, output_dir, data_dir=None, sizes=DEFAULT_SIZES, include_full=True,
                exact_cap=20000, exact_cap_ordinal=10000, rerun_below_s=30.0, seed=0,
-               num_labeled=None, params=None, memory_fraction=0.8, log=print):
+               num_labeled=None, params=None, memory_fraction=0.8, log=print, resume=False):
   """Times every method on every dataset and writes timing_vs_unlabeled.{json,md,csv,png}.
 
   Args:
@@ -250,12 +263,24 @@ def run_timing(datasets, *, output_dir, data_dir=None, sizes=DEFAULT_SIZES, incl
       use its lam and sigma with gamma 0.5.
     memory_fraction: share of free memory the exact methods' n x n matrices may take.
     log: callable(str) for progress lines.
+    resume: continue the interrupted run in ``output_dir`` (same settings): its finished fits
+      are reused, the rest are timed.
 
   Returns:
     The JSON payload (dict with "rows", "ratios", "checks", ...).
+
+  Raises:
+    PermissionError: ``output_dir`` is not writable (checked before any fit).
+    run_store.ResumeError: ``resume`` with nothing to resume or other settings, or an
+      unfinished run in ``output_dir`` without ``resume``.
   """
   params = dict(protocols.DEFAULT_HYPERPARAMS, **(params or {}))
-  reporting.check_writable(output_dir)
+  store = run_store.CellStore(output_dir)
+  store.start({"datasets": list(datasets), "data_dir": data_dir, "sizes": [int(s) for s in sizes],
+               "include_full": include_full, "exact_cap": exact_cap,
+               "exact_cap_ordinal": exact_cap_ordinal, "rerun_below_s": rerun_below_s,
+               "seed": seed, "num_labeled": num_labeled, "params": params,
+               "memory_fraction": memory_fraction}, resume)
   log(f"QSG hyper-parameters {params}; exact methods lam={params['lam']}, "
       f"sigma={params['sigma']}, gamma=0.5; devices {jax.devices()}; "
       f"{memory.available_bytes() / 2**30:.1f} GiB free")
@@ -264,7 +289,7 @@ def run_timing(datasets, *, output_dir, data_dir=None, sizes=DEFAULT_SIZES, incl
     rows += time_dataset(name, data_dir=data_dir, sizes=sizes, include_full=include_full,
                          caps=(exact_cap, exact_cap_ordinal), rerun_below_s=rerun_below_s,
                          seed=seed, num_labeled=num_labeled, params=params,
-                         memory_fraction=memory_fraction, log=log)
+                         memory_fraction=memory_fraction, log=log, store=store)
   ratios = speed_ratios(rows)
   checks = ratio_checks(ratios)
   log("\nspeed ratio (exact time / QSG time), measured side by side:")
@@ -292,6 +317,7 @@ def run_timing(datasets, *, output_dir, data_dir=None, sizes=DEFAULT_SIZES, incl
                                  title="Training time against unlabeled points")
   png = f"{output_dir}/timing_vs_unlabeled.png"
   plot(rows, png)
+  store.finish_cells()
   log(f"wrote {paths['json']}, {paths['md']}, {paths['csv']} and {png}")
   return payload
 
@@ -315,6 +341,7 @@ def _define_flags():
   flags.DEFINE_float("memory_fraction", 0.8, "Share of free memory the exact methods' n x n "
                      "matrices may take before they refuse.")
   flags.DEFINE_string("output_dir", "results/timing_vs_unlabeled", "Output directory.")
+  common_flags.define_resume_flag()
 
 
 def main(argv):
@@ -329,7 +356,7 @@ def main(argv):
              exact_cap=FLAGS.exact_cap, exact_cap_ordinal=FLAGS.exact_cap_ordinal,
              rerun_below_s=FLAGS.rerun_below_s, seed=FLAGS.seed,
              num_labeled=FLAGS.num_labeled, params=params,
-             memory_fraction=FLAGS.memory_fraction,
+             memory_fraction=FLAGS.memory_fraction, resume=FLAGS.resume,
              log=lambda line: print(line, flush=True))
 
 

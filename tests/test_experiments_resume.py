@@ -1,0 +1,148 @@
+"""``--resume`` in the experiment scripts other than the main job (``run_store.CellStore``).
+
+A run is interrupted after its first unit of work, refused when started again without
+``--resume``, then resumed: it reuses the finished unit (same number), computes the others, and
+ends with the uninterrupted run's rows and a complete manifest. The fits themselves are replaced
+by counters so that the test exercises the bookkeeping, not the methods.
+"""
+
+import json
+import types
+
+import numpy as np
+import pytest
+
+from experiments import reporting
+from experiments import roc_svm_real_data
+from experiments import roc_svm_tables
+from experiments import run_store
+from experiments import timing_vs_unlabeled as timing
+
+_TIMING_ARGS = dict(sizes=[100], include_full=False, exact_cap_ordinal=100, rerun_below_s=0.0,
+                    num_labeled=60, params=dict(num_steps=64, num_frequencies=8),
+                    log=lambda line: None)
+
+
+def _fake_time_fit(interrupt_at=None):
+  calls = []
+
+  def time_fit(fit, x_l, y_l, x_u, rerun_below_s):
+    del fit, x_l, y_l, rerun_below_s
+    calls.append(x_u.shape[0])
+    if len(calls) == interrupt_at:
+      raise KeyboardInterrupt("killed")
+    return float(len(calls)), float(len(calls)) + 0.5
+  return time_fit, calls
+
+
+def _timing_rows(path):
+  return [(r["method"], r["train_time_s"], r["status"])
+          for r in json.loads((path / "timing_vs_unlabeled.json").read_text())["rows"]]
+
+
+def test_timing_run_killed_after_one_fit_resumes_to_the_uninterrupted_rows(tmp_path, monkeypatch):
+  fake, _ = _fake_time_fit()
+  monkeypatch.setattr(timing, "time_fit", fake)
+  timing.run_timing(["lev"], output_dir=str(tmp_path / "whole"), **_TIMING_ARGS)
+
+  out = tmp_path / "killed"
+  fake, calls = _fake_time_fit(interrupt_at=2)
+  monkeypatch.setattr(timing, "time_fit", fake)
+  with pytest.raises(KeyboardInterrupt):
+    timing.run_timing(["lev"], output_dir=str(out), **_TIMING_ARGS)
+  assert len(list((out / "cells").glob("*.json"))) == 1
+  manifest = json.loads((out / "run.json").read_text())
+  assert manifest["complete"] is False and manifest["trials_done"] == 1
+  assert not (out / "timing_vs_unlabeled.json").exists()
+  with pytest.raises(run_store.ResumeError, match="pass --resume"):
+    timing.run_timing(["lev"], output_dir=str(out), **_TIMING_ARGS)
+  with pytest.raises(run_store.ResumeError, match="sizes"):
+    timing.run_timing(["lev"], output_dir=str(out), resume=True,
+                      **dict(_TIMING_ARGS, sizes=[50]))
+
+  fake, calls = _fake_time_fit()
+  monkeypatch.setattr(timing, "time_fit", fake)
+  timing.run_timing(["lev"], output_dir=str(out), resume=True, **_TIMING_ARGS)
+  assert len(calls) == 2                                   # the first fit was not run again
+  whole, resumed = _timing_rows(tmp_path / "whole"), _timing_rows(out)
+  assert [(m, s) for m, _, s in resumed] == [(m, s) for m, _, s in whole]
+  # The first fit's time is the interrupted run's; the other two were timed after resuming.
+  assert [t for _, t, _ in resumed] == [1.0, 1.0, 2.0]
+  assert json.loads((out / "run.json").read_text())["complete"] is True
+  assert not [p for p in out.rglob("*") if p.name.startswith(reporting.TEMP_PREFIX)]
+  # A complete run may be replaced by a new one without --resume.
+  timing.run_timing(["lev"], output_dir=str(out), **_TIMING_ARGS)
+
+
+def test_cell_store_returns_the_same_values_fresh_and_resumed(tmp_path):
+  store = run_store.CellStore(tmp_path)
+  store.start({"a": 1}, resume=False)
+  fresh = store.cached("x/1", lambda: {"v": float("nan"), "w": [1, 2.5], "n": None})
+  assert store.cached("x/1", lambda: pytest.fail("computed twice")) is fresh
+  resumed = run_store.CellStore(tmp_path)
+  assert list(resumed.start({"a": 1}, resume=True)) == ["x_1"]
+  again = resumed.cached("x/1", lambda: pytest.fail("computed on resume"))
+  assert json.dumps(again) == json.dumps(fresh)            # NaN kept, not turned into null
+  with pytest.raises(run_store.ResumeError, match="a: the stored run has 1, this one 2"):
+    run_store.CellStore(tmp_path).start({"a": 2}, resume=True)
+
+
+class _FakeTrials:
+  """Stands in for ``roc_svm_trials``: a fit's 'AUC' is a checksum of its test split, so a
+  resumed run equals the uninterrupted one only if it replays the same splits."""
+
+  def __init__(self, interrupt_at=None):
+    self.fits, self.interrupt_at = 0, interrupt_at
+
+  def select(self, x, y, grid, cv_folds, seed, **kwargs):
+    del x, y, cv_folds, seed, kwargs
+    return dict(grid[-1]), [0.5] * len(grid)
+
+  def timed_fit(self, x, y, **kwargs):
+    del kwargs
+    self.fits += 1
+    if self.fits == self.interrupt_at:
+      raise KeyboardInterrupt("killed")
+    return types.SimpleNamespace(num_steps=x.shape[0]), 0.25, 0.5
+
+  def auc_percent(self, result, x, y):
+    del result
+    return float(np.sum(x) + np.sum(y))
+
+
+def _fake_loader(name, data_dir):
+  del data_dir
+  rng = np.random.default_rng(len(name))
+  return types.SimpleNamespace(x=rng.uniform(size=(300, 3)), y=rng.integers(0, 2, 300))
+
+
+@pytest.mark.parametrize("table", [1, 3])
+def test_roc_svm_tables_killed_mid_way_resume_to_the_uninterrupted_numbers(tmp_path, monkeypatch,
+                                                                           table):
+  def run(out, resume=False):
+    store = run_store.CellStore(out)
+    store.start({"table": table}, resume)
+    if table == 1:
+      _, payload = roc_svm_tables.run_table1(
+          sizes=(200,), repetitions=3, n_test=100, lam_grid=(1e-3, 1e-2),
+          population_samples=1000, log=lambda line: None, store=store)
+    else:
+      _, payload = roc_svm_real_data.run_table3(
+          datasets=("a", "bb"), splits=3, loader=_fake_loader, log=lambda line: None,
+          num_landmarks=5, store=store)
+    store.finish_cells()
+    return payload["raw"]
+
+  monkeypatch.setattr(roc_svm_tables, "trials", _FakeTrials())
+  monkeypatch.setattr(roc_svm_real_data, "trials", _FakeTrials())
+  whole = run(tmp_path / "whole")
+  killed = _FakeTrials(interrupt_at=4)
+  monkeypatch.setattr(roc_svm_tables, "trials", killed)
+  monkeypatch.setattr(roc_svm_real_data, "trials", killed)
+  with pytest.raises(KeyboardInterrupt):
+    run(tmp_path / "killed")
+  resumed = _FakeTrials()
+  monkeypatch.setattr(roc_svm_tables, "trials", resumed)
+  monkeypatch.setattr(roc_svm_real_data, "trials", resumed)
+  assert json.dumps(run(tmp_path / "killed", resume=True)) == json.dumps(whole)
+  assert resumed.fits == (3 * 3 - 3 if table == 1 else 2 * 3 * 2 - 3)   # only what was missing
