@@ -141,3 +141,58 @@ def score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayLike
   g_l, g_u = jax.vmap(subproblem_score_grads, in_axes=(None, None, None, 0, 0, 0, None))(
       loss, f_l, f_u, pos_w, neg_w, gamma, axis_name)
   return jnp.mean(g_l, axis=0), jnp.mean(g_u, axis=0)
+
+
+def split_minibatch_risk(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, g_l: ArrayLike,
+                         g_u: ArrayLike, pos_w: ArrayLike, neg_w: ArrayLike,
+                         gamma: ArrayLike) -> jax.Array:
+  """Mean over the splits of ``subproblem_risk`` with split j scored by f + g_j.
+
+  The risk part of the per-split corrections' objective (``qsg_jax.engine.corrections``);
+  with every g_j = 0 it is ``minibatch_risk``.
+
+  Args:
+    loss: name or ``PairwiseLoss``.
+    f_l: [S] shared scores f of the labeled slots.
+    f_u: [B] shared scores f of the unlabeled mini-batch.
+    g_l: [k-1, S] corrections g_j of the labeled slots.
+    g_u: [k-1, B] corrections g_j of the unlabeled mini-batch.
+    pos_w: [k-1, S].
+    neg_w: [k-1, S].
+    gamma: [k-1].
+
+  Returns:
+    Scalar (1/(k-1)) sum_j R^j(f + g_j).
+  """
+  chex.assert_rank([f_l, f_u, g_l, g_u], [1, 1, 2, 2])
+  risks = jax.vmap(subproblem_risk, in_axes=(None, 0, 0, 0, 0, 0))(
+      loss, f_l[None, :] + g_l, f_u[None, :] + g_u, pos_w, neg_w, gamma)
+  return jnp.mean(risks)
+
+
+def split_score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, g_l: ArrayLike,
+                      g_u: ArrayLike, pos_w: ArrayLike, neg_w: ArrayLike, gamma: ArrayLike,
+                      axis_name: Optional[str] = None) -> Tuple[jax.Array, jax.Array]:
+  """Per-split score gradients dR^j/ds at the per-split scores s_j = f + g_j.
+
+  The gradient of ``split_minibatch_risk`` in the scores of g_j is this times 1/(k-1); in the
+  shared scores f it is the mean of this over j.
+
+  Args:
+    loss: name or ``PairwiseLoss``.
+    f_l: [S] shared labeled slot scores.
+    f_u: [B] shared unlabeled scores.
+    g_l: [k-1, S] labeled corrections.
+    g_u: [k-1, B] unlabeled corrections.
+    pos_w: [k-1, S].
+    neg_w: [k-1, S].
+    gamma: [k-1].
+    axis_name: mesh axis the unlabeled mini-batch is split over, or None.
+
+  Returns:
+    (d_l [k-1, S], d_u [k-1, B]).
+  """
+  chex.assert_rank([f_l, f_u, g_l, g_u, pos_w, neg_w, gamma], [1, 1, 2, 2, 2, 2, 1])
+  chex.assert_equal_shape([g_l, pos_w, neg_w])
+  return jax.vmap(subproblem_score_grads, in_axes=(None, 0, 0, 0, 0, 0, None))(
+      loss, f_l[None, :] + g_l, f_u[None, :] + g_u, pos_w, neg_w, gamma, axis_name)
