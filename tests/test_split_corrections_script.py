@@ -16,7 +16,7 @@ from tests.conftest import REPO_ROOT
 
 TINY = dict(trials=1, common_size=200, num_steps=32, num_frequencies=8, cv_folds=2,
             cv_split_lam=[0.01, math.inf], cv_unlabeled=100, timing_sizes=[100],
-            timing_exact_size=150, timing_exact_gamma=0.5)
+            timing_exact_size=150, timing_exact_gamma=0.5, timing_repeats=1)
 
 
 def test_script_on_embedded_lev_matches_auc_comparison_trials(tmp_path):
