@@ -86,6 +86,25 @@ def test_new_blocks_are_jax_grad_of_the_extended_objective(key):
     np.testing.assert_allclose(a, b.mean(0), rtol=1e-6, atol=1e-7)
 
 
+def test_squared_moment_form_equals_the_pair_sums_and_hinge_uses_them():
+  rng = np.random.default_rng(5)
+  f_l, f_u = jnp.asarray(rng.normal(size=12)), jnp.asarray(rng.normal(size=7))
+  y = jnp.asarray(np.arange(12) % 3)
+  pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=3))
+  for j, gamma in ((0, 0.3), (1, 1.0)):
+    fast = risk.squared_subproblem_score_grads(f_l, f_u, pos_w[j], neg_w[j], gamma)
+    slow = risk.subproblem_score_grads("squared", f_l, f_u, pos_w[j], neg_w[j], gamma)
+    for a, b in zip(fast, slow):
+      np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+  g_l, g_u = jnp.asarray(rng.normal(size=(2, 12))), jnp.asarray(rng.normal(size=(2, 7)))
+  gamma = jnp.array([0.3, 0.6])
+  hinge = risk.split_score_grads("hinge", f_l, f_u, g_l, g_u, pos_w, neg_w, gamma)
+  grad = jax.grad(lambda a, b: risk.split_minibatch_risk("hinge", f_l, f_u, g_l + a, g_u + b,
+                                                         pos_w, neg_w, gamma), argnums=(0, 1))
+  for a, b in zip(hinge, grad(jnp.zeros_like(g_l), jnp.zeros_like(g_u))):
+    np.testing.assert_allclose(a, 2 * b, rtol=1e-5, atol=1e-6)
+
+
 def _literal_split_fit(key, data, hyper, config):
   """The extended Algorithm 1 written literally: every sampled point predicted through every
   block, the new blocks from jax.grad, Eq. (14) for f and the proximal shrinkage for g."""
