@@ -220,6 +220,11 @@ def test_cached_and_chunked_pools_give_the_same_model():
   # Step 0.5: the per-split scores move by f's step plus g_j's, up to twice QS3ORAO's.
   a = _fit(x_l, y, x_u, cache_unlabeled=False, split_lam=0.1, step_size=0.5)
   b = _fit(x_l, y, x_u, cache_unlabeled=True, split_lam=0.1, step_size=0.5)
+  # split_lam is traced like lam: another value, inf included, compiles nothing new.
+  compiled = engine.loop._train_jit._cache_size()  # pylint: disable=protected-access
+  for split_lam in (0.3, float("inf")):
+    _fit(x_l, y, x_u, cache_unlabeled=False, split_lam=split_lam, step_size=0.5)
+  assert engine.loop._train_jit._cache_size() == compiled  # pylint: disable=protected-access
   np.testing.assert_allclose(a.state.split_scale * a.state.split_coef,
                              b.state.split_scale * b.state.split_coef, rtol=1e-4, atol=1e-6)
   np.testing.assert_allclose(qsg_jax.split_scores(a, x_u), qsg_jax.split_scores(b, x_u),

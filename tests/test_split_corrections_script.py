@@ -19,6 +19,15 @@ TINY = dict(trials=1, common_size=200, num_steps=32, num_frequencies=8, cv_folds
             timing_exact_size=150, timing_exact_gamma=0.5, timing_repeats=1)
 
 
+def test_script_without_timing_on_embedded_lev(tmp_path):
+  payload = split_corrections.run(output_dir=tmp_path, log=lambda _: None, dataset="lev",
+                                  **dict(TINY, cv_split_lam=[0.01], timing_sizes=[]))
+  assert payload["chosen"]["split_lam"] == 0.01 and not payload["timing"]
+  assert [c["check"] for c in payload["checks"]] == ["extended mean ordinal AUC >= M-SAMULT's"]
+  assert all(0.5 < r["auc"] <= 1.0 for r in payload["rows"])
+
+
+@pytest.mark.slow
 def test_script_on_embedded_lev_matches_auc_comparison_trials(tmp_path):
   payload = split_corrections.run(output_dir=tmp_path, log=lambda _: None, dataset="lev",
                                   **TINY)
@@ -37,7 +46,8 @@ def test_script_on_embedded_lev_matches_auc_comparison_trials(tmp_path):
   x_l, y_l, x_u, y_u = split_corrections.trial_data(dataset, proto, 0, 200)
   best = dict(lam=1e-3, sigma=0.125, gamma=1.0, step_size="auto")
   [(auc, _)], _, status = cm.fit_and_score("QS3ORAO", best, proto.num_classes, (x_l, y_l, x_u),
-                                          [(x_u, y_u)], TINY, 0)
+                                          [(x_u, y_u)],
+                                          dict(split_corrections.DEFAULT_SETTINGS, **TINY), 0)
   mine = next(r["auc"] for r in payload["rows"] if r["method"] == "QS3ORAO")
   assert status == "ok" and mine == pytest.approx(auc, abs=1e-6)
 
