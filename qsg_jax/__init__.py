@@ -80,6 +80,7 @@ from qsg_jax.training import FitResult
 from qsg_jax.training import decision_function
 from qsg_jax.training import fit
 from qsg_jax.training import predict
+from qsg_jax.training import split_scores
 from qsg_jax.update import dsg_update
 from qsg_jax.update import functional_gradient
 
@@ -150,6 +151,7 @@ __all__ = (
     "score_grads",
     "scorers",
     "shard_unlabeled",
+    "split_scores",
     "subproblem_derivatives",
     "subproblem_weights",
     "train",

@@ -98,11 +98,18 @@ def freeze(result: training.FitResult) -> FrozenModel:
 
   Returns:
     ``FrozenModel`` of NumPy arrays; ``frozen_scores`` equals ``qsg_jax.decision_function``.
+
+  Raises:
+    ValueError: a fit with per-split corrections (``split_lam``): they are not stored.
   """
   if not isinstance(result, training.FitResult):
     raise TypeError(f"freeze needs the FitResult of qsg_jax.fit; received "
                     f"{type(result).__name__}.")
   model, config = result.model, result.config
+  if model.split_coef is not None:
+    raise ValueError("model files store the shared ranking function f only, not the per-split "
+                     "corrections g_j of a fit with split_lam: refit with split_lam=None to save "
+                     "it, or keep the FitResult (qsg_jax.split_scores scores its splits).")
   num_blocks, two_m = model.coef.shape
   # Jitted like the scoring that regenerates them: eager ops round sqrt(2 sigma) * normal
   # differently in the last bit, jitted ones give frequencies (and scores) bit-identical to

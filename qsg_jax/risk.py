@@ -141,3 +141,98 @@ def score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayLike
   g_l, g_u = jax.vmap(subproblem_score_grads, in_axes=(None, None, None, 0, 0, 0, None))(
       loss, f_l, f_u, pos_w, neg_w, gamma, axis_name)
   return jnp.mean(g_l, axis=0), jnp.mean(g_u, axis=0)
+
+
+def split_minibatch_risk(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, g_l: ArrayLike,
+                         g_u: ArrayLike, pos_w: ArrayLike, neg_w: ArrayLike,
+                         gamma: ArrayLike) -> jax.Array:
+  """Mean over the splits of ``subproblem_risk`` with split j scored by f + g_j.
+
+  The risk part of the per-split corrections' objective (``qsg_jax.engine.corrections``);
+  with every g_j = 0 it is ``minibatch_risk``.
+
+  Args:
+    loss: name or ``PairwiseLoss``.
+    f_l: [S] shared scores f of the labeled slots.
+    f_u: [B] shared scores f of the unlabeled mini-batch.
+    g_l: [k-1, S] corrections g_j of the labeled slots.
+    g_u: [k-1, B] corrections g_j of the unlabeled mini-batch.
+    pos_w: [k-1, S].
+    neg_w: [k-1, S].
+    gamma: [k-1].
+
+  Returns:
+    Scalar (1/(k-1)) sum_j R^j(f + g_j).
+  """
+  chex.assert_rank([f_l, f_u, g_l, g_u], [1, 1, 2, 2])
+  risks = jax.vmap(subproblem_risk, in_axes=(None, 0, 0, 0, 0, 0))(
+      loss, f_l[None, :] + g_l, f_u[None, :] + g_u, pos_w, neg_w, gamma)
+  return jnp.mean(risks)
+
+
+def split_score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, g_l: ArrayLike,
+                      g_u: ArrayLike, pos_w: ArrayLike, neg_w: ArrayLike, gamma: ArrayLike,
+                      axis_name: Optional[str] = None) -> Tuple[jax.Array, jax.Array]:
+  """Per-split score gradients dR^j/ds at the per-split scores s_j = f + g_j.
+
+  The gradient of ``split_minibatch_risk`` in the scores of g_j is this times 1/(k-1); in the
+  shared scores f it is the mean of this over j. The squared loss uses the O(S + B) moment form
+  (``squared_subproblem_score_grads``), since every split needs its own pair sums here.
+
+  Args:
+    loss: name or ``PairwiseLoss``.
+    f_l: [S] shared labeled slot scores.
+    f_u: [B] shared unlabeled scores.
+    g_l: [k-1, S] labeled corrections.
+    g_u: [k-1, B] unlabeled corrections.
+    pos_w: [k-1, S].
+    neg_w: [k-1, S].
+    gamma: [k-1].
+    axis_name: mesh axis the unlabeled mini-batch is split over, or None.
+
+  Returns:
+    (d_l [k-1, S], d_u [k-1, B]).
+  """
+  chex.assert_rank([f_l, f_u, g_l, g_u, pos_w, neg_w, gamma], [1, 1, 2, 2, 2, 2, 1])
+  chex.assert_equal_shape([g_l, pos_w, neg_w])
+  if losses_lib.get_loss(loss) is losses_lib.SQUARED:   # O(S + B) per split, not O(S (S + B))
+    grads = lambda *args: squared_subproblem_score_grads(*args[1:])
+  else:
+    grads = subproblem_score_grads
+  return jax.vmap(grads, in_axes=(None, 0, 0, 0, 0, 0, None))(
+      loss, f_l[None, :] + g_l, f_u[None, :] + g_u, pos_w, neg_w, gamma, axis_name)
+
+
+def squared_subproblem_score_grads(f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayLike,
+                                   neg_w: ArrayLike, gamma: ArrayLike,
+                                   axis_name: Optional[str] = None
+                                   ) -> Tuple[jax.Array, jax.Array]:
+  """``subproblem_score_grads`` of the squared loss from weighted means, in O(S + B).
+
+  With l = (1 - u + v)^2 every derivative is linear, l1 = -l2 = -2 (1 - u + v), so each pair sum
+  collapses to means: sum_b N(b) l1(f_a, f_b) = -2 (|N| (1 - f_a) + N . f), and likewise for the
+  others. Equal to the pairwise form up to rounding (tests compare them) without its [S, S] and
+  [S, B] derivative matrices, which the per-split corrections would otherwise build once per
+  split (their scores differ by split).
+
+  Args:
+    f_l: [S] labeled slot scores.
+    f_u: [B] unlabeled scores (this device's share when ``axis_name`` is set).
+    pos_w: [S] weights P_j.
+    neg_w: [S] weights N_j.
+    gamma: scalar gamma_j.
+    axis_name: mesh axis the unlabeled mini-batch is split over, or None.
+
+  Returns:
+    (g_l [S], g_u [B]).
+  """
+  num_u = _unlabeled_total(f_u.shape[0], axis_name)
+  mean_u = _unlabeled_total(jnp.sum(f_u), axis_name) / num_u
+  dot = functools.partial(jnp.matmul, precision=HIGHEST)
+  p_tot, n_tot = jnp.sum(pos_w), jnp.sum(neg_w)
+  p_mean, n_mean = dot(pos_w, f_l), dot(neg_w, f_l)
+  g_pn = (pos_w * (-2.0) * (n_tot * (1.0 - f_l) + n_mean)
+          + neg_w * 2.0 * (p_tot * (1.0 + f_l) - p_mean))
+  g_l_unl = pos_w * (-2.0) * (1.0 - f_l + mean_u) + neg_w * 2.0 * (1.0 - mean_u + f_l)
+  g_u = 2.0 * ((p_tot * (1.0 + f_u) - p_mean) - (n_tot * (1.0 - f_u) + n_mean)) / num_u
+  return gamma * g_pn + (1.0 - gamma) * g_l_unl, (1.0 - gamma) * g_u

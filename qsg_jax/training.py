@@ -75,6 +75,24 @@ def step_size_parts(step_size: engine.ScalarOrSchedule,
   return None, validation.check_positive("step_size", eta0)
 
 
+def check_split_lam(split_lam):
+  """``split_lam`` as None or a float in (0, inf] (inf: corrections frozen at 0), else an error."""
+  if split_lam is None:
+    return None
+  if isinstance(split_lam, (bool, np.bool_, str)) or np.ndim(split_lam) != 0:
+    raise TypeError(f"split_lam must be None (plain QS3ORAO) or a positive number (the penalty "
+                    f"lam_g of the per-split corrections); received {split_lam!r:.60}.")
+  try:
+    value = float(split_lam)
+  except (TypeError, ValueError):
+    raise TypeError(f"split_lam must be None or a positive number; received "
+                    f"{type(split_lam).__name__} {split_lam!r:.60}.") from None
+  if not value > 0:   # NaN, 0 and negatives
+    raise ValueError(f"split_lam must be > 0 (float('inf') freezes the corrections at 0, None "
+                     f"turns them off); received {split_lam!r:.60}.")
+  return value
+
+
 def check_divergence(metrics, threshold):
   """Raises ``DivergenceError`` if scores became non-finite or exceeded ``threshold``."""
   score = np.asarray(metrics["max_abs_score"])
@@ -100,7 +118,8 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
         divergence_threshold: float = defaults.DIVERGENCE_THRESHOLD,
         progress: Optional[Callable[[dict], None]] = None, num_segments: int = 8,
         mesh: Optional[jax.sharding.Mesh] = None, axis_name: str = "data",
-        num_shards: Optional[int] = None, cache_unlabeled: Optional[bool] = None) -> FitResult:
+        num_shards: Optional[int] = None, cache_unlabeled: Optional[bool] = None,
+        split_lam: Optional[float] = None) -> FitResult:
   """Trains QS3ORAO (k ordered classes) or QSG-S2AUC (k = 2) and fits the thresholds.
 
   Args:
@@ -136,6 +155,12 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
       one-device run with num_shards=D draws the same samples as a run on a D-device mesh.
     cache_unlabeled: keep f on every unlabeled point (``EngineConfig.cache_unlabeled``); default
       chooses whichever costs less (``engine.use_unlabeled_cache``). Same results either way.
+    split_lam: None (default): plain QS3ORAO, one ranking function f for every split. A number
+      lam_g > 0 adds a per-split correction g_j over the same random features, so split j ranks
+      with f + g_j, each g_j penalized by lam_g/2 ||g_j||^2 (``qsg_jax.engine.corrections``);
+      float('inf') freezes them at 0. Prediction and thresholds still use f; per-split scores
+      come from ``split_scores``. One device only (no mesh); "auto" halves its eta0 (the
+      per-split scores move by f's step plus g_j's).
 
   Returns:
     ``FitResult``.
@@ -161,6 +186,10 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
   if mesh is not None and not isinstance(mesh, jax.sharding.Mesh):
     raise TypeError(f"mesh must be a jax.sharding.Mesh or None; received {type(mesh).__name__}. "
                     "Build one with jax.make_mesh((num_devices,), ('data',)).")
+  split_lam = check_split_lam(split_lam)
+  if split_lam is not None and mesh is not None:
+    raise ValueError("split_lam (per-split corrections) runs on one device only: pass mesh=None, "
+                     "or split_lam=None for sharded training.")
   key = validation.check_key(key)
   x_l = validation.check_points("x_labeled", x_labeled)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], counts["num_classes"])
@@ -175,13 +204,15 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
     x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
   sigma = validation.check_positive("sigma", sigma)
   lam = validation.check_positive("lam", lam, allow_zero=True)
-  schedule, eta0 = step_size_parts(step_size, auto=lambda: _auto_step.auto_step_size(
+  auto_share = 1.0 if split_lam is None else 0.5
+  schedule, eta0 = step_size_parts(step_size, auto=lambda: auto_share * _auto_step.auto_step_size(
       x_l, y_l, x_u, k, sigma, lam, gamma, key, counts["unlabeled_batch_size"]))
   hyper = engine.Hyperparams(
       sigma=jnp.float32(sigma),
       lam=jnp.float32(lam),
       gamma=jnp.asarray(gamma),
-      eta0=None if eta0 is None else jnp.float32(eta0))
+      eta0=None if eta0 is None else jnp.float32(eta0),
+      split_lam=None if split_lam is None else jnp.float32(split_lam))
   validation.check_phase_range("x_labeled", x_l, float(hyper.sigma))
   validation.check_phase_range("x_unlabeled", x_u, float(hyper.sigma))
   validation.warn_if_unscaled("x_labeled", x_l)
@@ -193,7 +224,7 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
                                 num_frequencies=counts["num_frequencies"],
                                 labeled_batch_size=counts["labeled_batch_size"],
                                 unlabeled_batch_size=counts["unlabeled_batch_size"], loss=loss,
-                                schedule=schedule,
+                                schedule=schedule, split_corrections=split_lam is not None,
                                 num_shards=_num_shards(mesh, axis_name, counts["num_shards"]))
   for warning in caught:   # e.g. a prime num_steps: reported at the caller's line
     warnings.warn(warning.message, warning.category, stacklevel=2)
@@ -255,6 +286,33 @@ def decision_function(result: FitResult, x, mesh: Optional[jax.sharding.Mesh] = 
     return np.asarray(engine.model_scores(result.model, x, cfg.block_group, cfg.predict_chunk))
   return np.asarray(engine.model_scores_sharded(result.model, x, mesh, axis_name,
                                                 cfg.block_group, cfg.predict_chunk))
+
+
+def split_scores(result: FitResult, x) -> np.ndarray:
+  """Per-split ranking scores of a fitted model: column j = f(x) + g_j(x), checking x first.
+
+  The ordinal AUC of split j (classes <= j against > j) is computed with column j. For a fit
+  without corrections (split_lam=None) every column is f(x).
+
+  Args:
+    result: ``FitResult`` from ``fit`` (with or without ``split_lam``).
+    x: [n, d] points preprocessed like the training data.
+
+  Returns:
+    [n, k-1] NumPy float32 scores.
+  """
+  if not isinstance(result, FitResult):
+    raise TypeError(f"result must be the FitResult of qsg_jax.fit; received "
+                    f"{type(result).__name__}. For a bare engine.Model use "
+                    "qsg_jax.engine.split_scores(model, x).")
+  splits = result.config.num_classes - 1
+  if result.model.split_coef is None:
+    return np.repeat(decision_function(result, x)[:, None], splits, axis=1)
+  x = validation.check_points("x", x, dim=result.num_features)
+  validation.check_phase_range("x", x, float(result.model.sigma))
+  cfg = result.config
+  return np.asarray(engine.split_scores(result.model, jnp.asarray(x), cfg.block_group,
+                                        cfg.predict_chunk))
 
 
 def predict(result: FitResult, x) -> np.ndarray:

@@ -92,3 +92,67 @@ def dsg_update(coef: jax.Array, scale: jax.Array, partial: jax.Array, step: jax.
       lambda c, p, s: (c, p, s), coef, partial, new_scale)
   coef = coef.at[step].set(alpha / new_scale)
   return Update(coef, new_scale, partial, alpha, decay)
+
+
+def split_functional_gradient(g_labeled: jax.Array, phi_labeled: jax.Array,
+                              g_unlabeled: jax.Array, phi_unlabeled: jax.Array,
+                              axis_name: Optional[str] = None) -> jax.Array:
+  """``functional_gradient`` of every split's own risk: the new g_j blocks' gradients.
+
+  Args:
+    g_labeled: [k-1, n_l] dR^j/ds_j of every labeled point (``risk.split_score_grads``).
+    phi_labeled: [n_l, 2m] features phi_i of the labeled points.
+    g_unlabeled: [k-1, B] dR^j/ds_j of the unlabeled mini-batch.
+    phi_unlabeled: [B, 2m] their features.
+    axis_name: mesh axis of the unlabeled mini-batch, or None.
+
+  Returns:
+    [k-1, 2m]: row j is the gradient of R^j(f + g_j + b . phi_i) in b at b = 0.
+  """
+  chex.assert_rank([g_labeled, g_unlabeled], [2, 2])
+  return jax.vmap(functional_gradient, in_axes=(0, None, 0, None, None))(
+      g_labeled, phi_labeled, g_unlabeled, phi_unlabeled, axis_name)
+
+
+def correction_update(coef: jax.Array, scale: jax.Array, partial: jax.Array, step: jax.Array,
+                      gradient: jax.Array, eta: jax.Array, split_lam: jax.Array) -> Update:
+  """The proximal DSG step of the corrections g_j, stored as g blocks = scale * coef.
+
+      g <- (g - eta grad) / (1 + eta lam_g)   (the new block: -eta grad / (1 + eta lam_g))
+
+  is the step of ``dsg_update`` with Eq. (14)'s decay 1 - eta lam_g replaced by the proximal
+  shrinkage 1 / (1 + eta lam_g) of lam_g/2 ||g||^2: equal to first order, the same fixed point
+  (lam_g g = -grad), and stable for every lam_g, where 1 - eta lam_g < -1 would diverge.
+  ``split_lam = inf`` gives shrinkage 0 and a zero block: g stays exactly 0 (plain QS3ORAO).
+
+  Args:
+    coef: [T, 2m, k-1] stored correction coefficients (rows >= step are zero).
+    scale: scalar running product of the shrinkages.
+    partial: [k-1, p] unscaled partial corrections of points the caller keeps current, or
+      [k-1, 0].
+    step: iteration index i.
+    gradient: [k-1, 2m] ``split_functional_gradient`` (preconditioned: not divided by k-1).
+    eta: step size eta_i.
+    split_lam: lam_g > 0, or inf.
+
+  Returns:
+    ``Update`` with alpha [k-1, 2m] (the new blocks' actual coefficients) and decay the shrinkage.
+
+  Example:
+    >>> out = correction_update(jnp.zeros((2, 2, 1)), jnp.float32(1.0), jnp.zeros((1, 0)), 0,
+    ...                         jnp.array([[1.0, -1.0]]), 0.5, 2.0)
+    >>> out.alpha.tolist(), float(out.decay)
+    ([[-0.25, 0.25]], 0.5)
+  """
+  chex.assert_rank([coef, gradient, partial], [3, 2, 2])
+  chex.assert_axis_dimension(coef, 1, gradient.shape[1])
+  chex.assert_axis_dimension(coef, 2, gradient.shape[0])
+  shrink = 1.0 / (1.0 + eta * split_lam)
+  alpha = -eta * shrink * gradient
+  new_scale = scale * shrink
+  coef, partial, new_scale = jax.lax.cond(
+      jnp.abs(new_scale) < RENORMALIZE_BELOW,
+      lambda c, p, s: (c * s, p * s, jnp.ones_like(s)),
+      lambda c, p, s: (c, p, s), coef, partial, new_scale)
+  coef = coef.at[step].set(alpha.T / new_scale)
+  return Update(coef, new_scale, partial, alpha, shrink)

@@ -2,7 +2,8 @@
 M-SAMULT and M-PNU-AUC (k-1 binary models, one per ordinal split), supervised SVOREX, k-fold
 cross-validation of their hyper-parameters, and the exact kernel minimizer of the QSG-S2AUC /
 QS3ORAO objective itself (``fit_exact_qsg``: one ranking function, what ``qsg_jax.fit``
-approximates).
+approximates) and of its per-split corrections extension (``fit_exact_split``: split j ranks
+with f + g_j, what ``qsg_jax.fit(..., split_lam=...)`` approximates).
 
 Every method has the same interface: ``fit_*(x_labeled, y_labeled, x_unlabeled, **hyper) -> model``
 and ``decision_function(model, x)`` ([m] scores, or [m, k-1] for the multi-class kernel models);
@@ -16,6 +17,8 @@ from qsg_jax.baselines.cross_validation import paper_grid
 from qsg_jax.baselines.cross_validation import quick_grid
 from qsg_jax.cv import stratified_folds
 from qsg_jax.baselines.exact_qsg import fit_exact_qsg
+from qsg_jax.baselines.exact_split import ExactSplitModel
+from qsg_jax.baselines.exact_split import fit_exact_split
 from qsg_jax.baselines.kernel_expansion import KernelAUCModel
 from qsg_jax.baselines.kernel_expansion import check_kernel_memory
 from qsg_jax.baselines.kernel_expansion import required_bytes
@@ -35,6 +38,7 @@ from qsg_jax.baselines.svorex import predict as predict_svorex
 
 __all__ = (
     "CVResult",
+    "ExactSplitModel",
     "FIT_FUNCTIONS",
     "KernelAUCModel",
     "SvorexModel",
@@ -43,6 +47,7 @@ __all__ = (
     "decision_function",
     "estimate_prior",
     "fit_exact_qsg",
+    "fit_exact_split",
     "fit_m_pnu_auc",
     "fit_m_samult",
     "fit_pnu_auc",

@@ -6,9 +6,11 @@
     scores = model_scores(model_of(state, hyper), x)             # f(x), Algorithm 2
 
 Modules: ``config`` (types and the step size), ``loop`` (the training loop), ``scoring``
-(prediction through every block), ``sharding`` (the multi-device layout).
+(prediction through every block), ``sharding`` (the multi-device layout), ``corrections``
+(optional per-split corrections: split j ranks with f + g_j, ``split_lam``).
 """
 
+from qsg_jax.engine import corrections
 from qsg_jax.engine.config import EngineConfig
 from qsg_jax.engine.config import Hyperparams
 from qsg_jax.engine.config import Model
@@ -29,6 +31,7 @@ from qsg_jax.engine.sharding import model_scores_sharded
 from qsg_jax.engine.sharding import place_train_data
 from qsg_jax.engine.sharding import shard_unlabeled
 from qsg_jax.engine.sharding import train_sharded
+from qsg_jax.engine.corrections import split_scores
 
 __all__ = (
     "EngineConfig",
@@ -46,6 +49,7 @@ __all__ = (
     "place_train_data",
     "scores_through_blocks",
     "shard_unlabeled",
+    "split_scores",
     "step_size",
     "train",
     "train_chunk",

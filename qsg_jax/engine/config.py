@@ -56,6 +56,8 @@ class EngineConfig:
   predict_chunk: int = defaults.PREDICT_CHUNK  # points per matrix product when scoring.
   num_shards: int = 1                   # strata of the unlabeled set; = devices when sharded.
   cache_unlabeled: bool = False         # keep f on every unlabeled point (small n_u).
+  split_corrections: bool = False       # rank split j with f + g_j (``engine.corrections``);
+                                        # then Hyperparams.split_lam must be set.
   axis_name: Optional[str] = None       # mesh axis of the unlabeled strata (set by sharding).
 
   def __post_init__(self):
@@ -82,6 +84,7 @@ class EngineConfig:
                        f"a multiple of num_shards={self.num_shards} (each stratum contributes "
                        "the same number of points per step).")
     set_("cache_unlabeled", bool(self.cache_unlabeled))
+    set_("split_corrections", bool(self.split_corrections))
 
   def replace(self, **changes) -> "EngineConfig":
     """A copy with ``changes`` applied (and checked again)."""
@@ -124,6 +127,8 @@ class Hyperparams(NamedTuple):
   gamma: jax.Array                  # [k-1], PN vs PU+NU trade-off per subproblem.
   eta0: Optional[jax.Array] = None  # scalar initial step of the default schedule, or None when
                                     # EngineConfig.schedule is set (exactly one of the two).
+  split_lam: Optional[jax.Array] = None  # scalar lam_g > 0 (inf: g frozen at 0) of the per-split
+                                         # corrections; set iff EngineConfig.split_corrections.
 
 
 class TrainData(NamedTuple):
@@ -147,14 +152,23 @@ class State(NamedTuple):
   pos_w: jax.Array           # [k-1, S] float32, positive weights P_j of the labeled slots.
   neg_w: jax.Array           # [k-1, S] float32, negative weights N_j.
   num_unlabeled: jax.Array   # int32 scalar, n_u (without the padding of a sharded layout).
+  # Per-split corrections g_j (``engine.corrections``), None unless config.split_corrections:
+  split_coef: Optional[jax.Array] = None   # [T, 2m, k-1] float32, g blocks / split_scale.
+  split_scale: Optional[jax.Array] = None  # float32 scalar, running product of the g decays.
+  g_labeled: Optional[jax.Array] = None    # [k-1, n_l] float32, current g_j on every labeled point.
+  v_unlabeled: Optional[jax.Array] = None  # [k-1, n_u] float32, g_j / split_scale if cached, or
+                                           # [k-1, 0].
 
 
 class Model(NamedTuple):
-  """What prediction needs: f(x) = scale * sum_j coef_j . phi_j(x)."""
+  """What prediction needs: f(x) = scale * sum_j coef_j . phi_j(x) (and the corrections g_j)."""
   feature_key: jax.Array  # PRNG key of the feature blocks.
   coef: jax.Array         # [T, 2m] float32.
   scale: jax.Array        # float32 scalar.
   sigma: jax.Array        # float32 scalar.
+  split_coef: Optional[jax.Array] = None   # [T, 2m, k-1] float32 corrections g_j / split_scale,
+                                           # or None (plain QS3ORAO).
+  split_scale: Optional[jax.Array] = None  # float32 scalar, or None.
 
 
 def inverse_time_schedule(eta0, lam) -> Callable[[jax.Array], jax.Array]:

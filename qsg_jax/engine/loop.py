@@ -26,6 +26,7 @@ from qsg_jax import features
 from qsg_jax import risk
 from qsg_jax import sampling
 from qsg_jax import update as update_lib
+from qsg_jax.engine import corrections
 from qsg_jax.engine.config import EngineConfig
 from qsg_jax.engine.config import Hyperparams
 from qsg_jax.engine.config import State
@@ -50,7 +51,8 @@ def init(key: jax.Array, data: TrainData, config: EngineConfig,
 
   Returns:
     ``State`` at step 0: the class index of the labeled points, the subproblem weights of the
-    labeled slots (``risk.subproblem_weights``), zero coefficients and scores.
+    labeled slots (``risk.subproblem_weights``), zero coefficients and scores (and zero
+    per-split corrections with ``config.split_corrections``).
   """
   k = config.num_classes
   x_l, y_l, x_u = data
@@ -64,7 +66,7 @@ def init(key: jax.Array, data: TrainData, config: EngineConfig,
   slot_classes = sampling.slot_classes(y_l, k, config.labeled_batch_size)
   pos_w, neg_w = risk.subproblem_weights(slot_classes, index.counts)
   cached = x_u.shape[0] if config.cache_unlabeled else 0
-  return State(
+  state = State(
       step=jnp.zeros((), jnp.int32),
       coef=jnp.zeros((config.num_steps, 2 * config.num_frequencies), jnp.float32),
       scale=jnp.ones((), jnp.float32),
@@ -78,6 +80,9 @@ def init(key: jax.Array, data: TrainData, config: EngineConfig,
       pos_w=pos_w,
       neg_w=neg_w,
       num_unlabeled=jnp.asarray(n_u, jnp.int32))
+  if config.split_corrections:
+    state = corrections.init_corrections(state, config, x_l.shape[0], cached)
+  return state
 
 
 def _chunk_samples(state: State, config: EngineConfig, shard) -> sampling.StepSample:
@@ -99,6 +104,7 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams,
   every unlabeled point, whose scores the state carries. Either way the pool keeps unscaled
   partial scores u (f = scale * u) and each new block is added to them. With
   ``config.axis_name`` set (inside ``shard_map``), ``data.x_unlabeled`` is this device's stratum.
+  With ``config.split_corrections`` the chunk runs ``corrections.train_chunk`` (f + g_j).
 
   Args:
     state: current ``State`` (its step is a multiple of the chunk size).
@@ -112,6 +118,9 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams,
   c, m, axis = config.chunk_size, config.num_frequencies, config.axis_name
   shard = None if axis is None else jax.lax.axis_index(axis)
   samples = _chunk_samples(state, config, shard)
+  if config.split_corrections:   # f + g_j per split: engine.corrections
+    return corrections.train_chunk(state, data, hyper, config, samples)
+  corrections.check_split_lam(config, hyper)
   if config.cache_unlabeled:
     x_pool, u_pool = data.x_unlabeled, state.u_unlabeled              # [n_u, d], [n_u]
     batch_rows = samples.unlabeled                                     # [C, B'] pool rows

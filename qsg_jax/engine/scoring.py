@@ -14,8 +14,9 @@ from qsg_jax.engine.config import State
 
 
 def model_of(state: State, hyper: Hyperparams) -> Model:
-  """The ``Model`` (what scoring needs) of a training state."""
-  return Model(state.feature_key, state.coef, state.scale, jnp.asarray(hyper.sigma, jnp.float32))
+  """The ``Model`` (what scoring needs) of a training state, corrections g_j included if any."""
+  return Model(state.feature_key, state.coef, state.scale, jnp.asarray(hyper.sigma, jnp.float32),
+               state.split_coef, state.split_scale)
 
 
 # Rows are padded to a multiple of this before scoring: XLA's CPU matrix-vector kernels round the
@@ -31,19 +32,23 @@ def block_sums(frequencies_of: Callable[[jax.Array], jax.Array], coef: jax.Array
   Args:
     frequencies_of: blocks [g] -> their frequencies [g * m, d] (regenerated from the key, or
       read from storage as ``qsg_jax.io`` does).
-    coef: [T, 2m] stored coefficients.
+    coef: [T, 2m] stored coefficients, or [T, 2m, c] for c functions over the same features
+      (f and the corrections g_j, ``engine.corrections``): one matrix product scores them all.
     num_blocks: int32 scalar (may be traced), a multiple of ``block_group``.
     x: [n, d] points.
     block_group: static group size g (must divide T).
 
   Returns:
-    [n] unscaled scores.
+    [n] unscaled scores ([n, c] for [T, 2m, c] coefficients).
   """
+  scores = features.grouped_scores if coef.ndim == 2 else features.grouped_multi_scores
+
   def body(group, acc):
     blocks = group * block_group + jnp.arange(block_group)
-    return acc + features.grouped_scores(x, frequencies_of(blocks), coef[blocks])
+    return acc + scores(x, frequencies_of(blocks), coef[blocks])
 
-  return jax.lax.fori_loop(0, num_blocks // block_group, body, jnp.zeros(x.shape[0], x.dtype))
+  return jax.lax.fori_loop(0, num_blocks // block_group, body,
+                           jnp.zeros((x.shape[0],) + coef.shape[2:], x.dtype))
 
 
 def scores_through_blocks(feature_key: jax.Array, coef: jax.Array, num_blocks: jax.Array,
@@ -57,14 +62,14 @@ def scores_through_blocks(feature_key: jax.Array, coef: jax.Array, num_blocks: j
 
 def chunked_block_sums(frequencies_of: Callable[[jax.Array], jax.Array], coef: jax.Array,
                        x: jax.Array, block_group: int, predict_chunk: int) -> jax.Array:
-  """[n] ``block_sums`` through all T blocks, ``predict_chunk`` points per matrix product."""
+  """[n] (or [n, c]) ``block_sums`` through all T blocks, ``predict_chunk`` points per product."""
   n = x.shape[0]
   rows = n + (-n) % ROW_TILE
   chunk = min(predict_chunk, rows)
   xs = jnp.pad(x, ((0, (-rows) % chunk + rows - n), (0, 0))).reshape(-1, chunk, x.shape[1])
   out = jax.lax.map(
       lambda xc: block_sums(frequencies_of, coef, coef.shape[0], xc, block_group), xs)
-  return out.reshape(-1)[:n]
+  return out.reshape((-1,) + out.shape[2:])[:n]
 
 
 def unscaled_scores(model: Model, x: jax.Array, block_group: int,

@@ -106,7 +106,14 @@ def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: Eng
 
   Returns:
     (new state, metrics), replicated.
+
+  Raises:
+    ValueError: ``config.split_corrections`` (per-split corrections run on one device only).
   """
+  if config.split_corrections:
+    raise ValueError("train_sharded does not support per-split corrections "
+                     "(config.split_corrections=True): train them on one device with "
+                     "engine.train (qsg_jax.fit without a mesh), or use split_lam=None.")
   _check_mesh(mesh, axis_name, config)
   num_steps = check_steps(state, config, num_steps)
   config = config.replace(axis_name=axis_name)
