@@ -155,6 +155,14 @@ def _validation_aucs(kernel, labels, train, valid, lam, gamma, coefficient_fn, n
 _kernel_matrix = jax.jit(kernels.gaussian_kernel)
 
 
+def _host_device():
+  """JAX's CPU device, or None (the default device) when JAX_PLATFORMS leaves the CPU out."""
+  try:
+    return jax.devices("cpu")[0]
+  except RuntimeError:
+    return None
+
+
 def _kernel_fold_scores(method, grid, x_l, y_l, x_u, folds, num_folds, k, dtype, batch_bytes,
                         memory_fraction, mode):
   """[n_lam, n_sigma, n_gamma, F, k-1] validation AUCs of a kernel method."""
@@ -269,7 +277,7 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
       memory.check_allocation(   # float64 kernel, eigenvectors and eigh's workspace
           3 * 8 * n * n, what=f"cross-validating {method} (mode 'spectral') with n = {n} points",
           fix="Cross-validate on a random subset of the unlabeled points.",
-          fraction=memory_fraction, device=jax.devices("cpu")[0])   # NumPy works on the host
+          fraction=memory_fraction, device=_host_device())   # NumPy works on the host
       fold_scores = _spectral_cv.fold_scores(spec.coefficients, grid, x_l, y_l, x_u, folds,
                                              num_folds, k)
     else:
