@@ -241,7 +241,8 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
       one solve; default on CPU, where XLA's batched LU ran 2-10x slower per matrix than its
       unbatched LAPACK call at n = 700), or "spectral" (``_spectral_cv``: one float64
       eigendecomposition of the kernel per sigma, then an (n_l + 3) solve per task; the same
-      scores, 5-20x faster on the papers' grid on CPU; ``dtype`` is then ignored).
+      scores, 10-50x faster per sigma on the papers' grid on 2 CPU cores; ``dtype`` is then
+      ignored).
     batch_bytes: memory budget of one vmapped batch of tasks (mode "vmap").
     memory_fraction: share of free memory the kernel and a batch may take.
 
