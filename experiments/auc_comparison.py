@@ -26,8 +26,10 @@ method, gamma in {0, 0.5, 1} (PNU-AUC: eta in {-1, -0.5, 0, 0.5, 1}, the same we
 of the labeled pairs) and SVOREX's C in {1, 8} (flags --cv_lam, --cv_sigma, ... change them);
 QSG's step size is fixed at ``--step_size`` unless ``--cv_step_size`` lists values to search (a
 run that diverges in a fold scores NaN and is never chosen);
-``--cv_grid=paper`` the papers' grid (lam, sigma in 2^-3..2^3, gamma step 0.1: hours per
-dataset); ``--cv_grid=fixed`` skips CV. For CV only, classes with fewer labeled points than folds
+``--cv_grid=paper`` the papers' grid (lam, sigma in 2^-3..2^3, gamma step 0.1; QS3ORAO then
+also chooses gamma per subproblem, as the ordinal paper does, by one coordinate pass after the
+grid; the baselines' CV takes minutes per dataset with ``--cv_baseline_mode=spectral``, the
+default); ``--cv_grid=fixed`` skips CV. For CV only, classes with fewer labeled points than folds
 are merged into an ordinal neighbour (ESL has classes with one labeled point); the M- methods
 then pick one setting for all splits instead of one per split.
 
@@ -80,6 +82,7 @@ DEFAULT_SETTINGS = {
     "cv_unlabeled": 1000,       # unlabeled points used in CV
     "cv_folds": 5,              # folds of the cross-validation
     "cv_seed": 1000,            # seed of the split used for CV (not a trial)
+    "cv_baseline_mode": "spectral",  # how the exact baselines' CV solves (baselines.cross_validate)
     "num_steps": defaults.NUM_STEPS,              # QSG iterations T
     "num_frequencies": defaults.NUM_FREQUENCIES,  # QSG frequencies per block
     "unlabeled_batch_size": defaults.UNLABELED_BATCH_SIZE,  # QSG unlabeled points per step
@@ -258,6 +261,10 @@ def _define_flags():
   flags.DEFINE_integer("cv_unlabeled", 1000, "Unlabeled points used in CV.")
   flags.DEFINE_integer("cv_folds", 5, "Folds of the cross-validation.")
   flags.DEFINE_integer("cv_seed", 1000, "Seed of the split used for CV (not a trial).")
+  flags.DEFINE_enum("cv_baseline_mode", "spectral", ["spectral", "map", "vmap"], "How the exact "
+                    "baselines' CV solves its systems (qsg_jax.baselines.cross_validate's mode): "
+                    "spectral (one eigendecomposition per sigma, float64, exact ties for "
+                    "duplicate points) or the LU paths map / vmap (float32).")
   flags.DEFINE_list("cv_step_size", None, "Step sizes the CV searches for QSG, for example 1,3 "
                     "(unset: --step_size alone; the papers do not search it).")
   flags.DEFINE_bool("exact_qsg", True, "Also solve QSG's own objective exactly in each trial, "

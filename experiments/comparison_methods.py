@@ -83,14 +83,18 @@ def select_hyperparams(method, cv_data, k, args):
     result = model_selection.cross_validate(
         x_l, y_cv, x_u, grid=grid, num_folds=folds, seed=args["cv_seed"], key=args["cv_seed"],
         num_steps=args["num_steps"], num_frequencies=args["num_frequencies"],
-        unlabeled_batch_size=args["unlabeled_batch_size"])
+        unlabeled_batch_size=args["unlabeled_batch_size"],
+        # The ordinal paper searches gamma per subproblem: after the grid, one coordinate pass.
+        per_split_gamma=args["cv_grid"] == "paper" and not merged)
   else:
     result = baselines.cross_validate(key, x_l, y_cv, x_u, grid=grid, num_folds=folds,
-                                      seed=args["cv_seed"], per_split=not merged)
+                                      seed=args["cv_seed"], per_split=not merged,
+                                      mode=args["cv_baseline_mode"])
   seconds = time.perf_counter() - start
   record = {"method": method, "cv": args["cv_grid"], "best": result.best,
             "best_score": result.best_score, "num_folds": folds, "merged_classes": merged,
             "cv_classes": int(y_cv.max()) + 1, "seconds": seconds,
+            "solver": "qsg grouped" if key is None else args["cv_baseline_mode"],
             "grid": {name: values.tolist() for name, values in result.grid.items()}}
   return dict(result.best), record
 

@@ -59,6 +59,55 @@ def test_batched_cv_equals_a_loop_of_fits_on_each_fold():
   assert baselines.decision_function(model, x_u).shape == (40, 2)
 
 
+@pytest.mark.parametrize("method", ["samult", "pnu_auc", "m_samult", "m_pnu_auc"])
+def test_spectral_cv_equals_the_float64_lu_path(method):
+  """One eigendecomposition per sigma and (n_l + 3) Woodbury solves give the LU path's scores."""
+  x, y = _ordinal(n=120, k=3, d=3, seed=2)
+  y = y if method.startswith("m_") else (y > 0).astype(np.int64)
+  x_l, y_l, x_u = x[:45], y[:45], x[45:]
+  grid = {"lam": [0.125, 2.0], "sigma": [0.5, 4.0],
+          "gamma": [-0.6, 0.0, 0.3] if "pnu" in method else [0.0, 0.4, 1.0]}
+  with jax.enable_x64(True):
+    lu = baselines.cross_validate(method, x_l, y_l, x_u, grid=grid, num_folds=3, seed=1,
+                                  dtype=jnp.float64)
+  spectral = baselines.cross_validate(method, x_l, y_l, x_u, grid=grid, num_folds=3, seed=1,
+                                      mode="spectral")
+  assert np.isfinite(spectral.fold_scores).all()
+  np.testing.assert_allclose(spectral.fold_scores, lu.fold_scores, atol=1e-9)
+  for name in lu.best:
+    np.testing.assert_array_equal(spectral.best[name], lu.best[name])
+  # No unlabeled points (supervised end only) takes the same path.
+  supervised = dict(grid, gamma=[0.0 if "pnu" in method else 1.0])
+  with jax.enable_x64(True):
+    lu = baselines.cross_validate(method, x_l, y_l, None, grid=supervised, num_folds=3, seed=1,
+                                  dtype=jnp.float64)
+  spectral = baselines.cross_validate(method, x_l, y_l, None, grid=supervised, num_folds=3,
+                                      seed=1, mode="spectral")
+  np.testing.assert_allclose(spectral.fold_scores, lu.fold_scores, atol=1e-9)
+
+
+def test_spectral_cv_scores_duplicate_points_as_ties():
+  """Identical labeled points score alike (their mean score), whatever rounding does: a loop
+  of float64 fits per fold, scores averaged over each group of duplicates, gives its AUCs."""
+  x, y = _ordinal(n=40, k=3, d=2, seed=3)
+  x_l = np.concatenate([x[:30], x[:30]])          # every labeled point twice
+  y_l = np.concatenate([y[:30], y[:30]])
+  x_u = x[30:]
+  grid = {"lam": [0.5], "sigma": [2.0], "gamma": [0.5]}
+  result = baselines.cross_validate("m_samult", x_l, y_l, x_u, grid=grid, num_folds=3, seed=0,
+                                    mode="spectral")
+  folds = baselines.stratified_folds(y_l, 3, seed=0)
+  with jax.enable_x64(True):
+    for f in range(3):
+      model = baselines.fit_m_samult(x_l[folds != f], y_l[folds != f], x_u, lam=0.5, sigma=2.0,
+                                     gamma=0.5, dtype=jnp.float64)
+      scores = baselines.decision_function(model, x_l)                # [60, 2]
+      tied = (scores[:30] + scores[30:]) / 2
+      tied = np.concatenate([tied, tied])[folds == f]
+      np.testing.assert_allclose(result.fold_scores[0, 0, 0, f],
+                                 baselines.split_aucs(tied, y_l[folds == f], 3), atol=1e-12)
+
+
 def test_cv_picks_the_kernel_width_the_problem_obviously_needs():
   """Labels flip three times along x: a very wide kernel cannot rank them, a narrow one can."""
   rng = np.random.default_rng(0)
@@ -102,7 +151,7 @@ def test_cv_refuses_bad_requests():
                              grid={"lam": [1.0], "sigma": [1.0], "gamma": [-0.5]})
   with pytest.raises(ValueError, match="num_folds must be >= 2 and at most the smallest"):
     baselines.cross_validate("m_samult", x_l, y_l, x_u, quick=True, num_folds=50)
-  with pytest.raises(ValueError, match="mode must be 'map', 'vmap' or None"):
+  with pytest.raises(ValueError, match="mode must be 'map', 'vmap', 'spectral' or None"):
     baselines.cross_validate("m_samult", x_l, y_l, x_u, quick=True, num_folds=3, mode="pmap")
   with pytest.raises(ValueError, match="no unlabeled data but the gamma grid"):
     baselines.cross_validate("m_pnu_auc", x_l, y_l, None, quick=True, num_folds=3)

@@ -198,6 +198,29 @@ def test_rare_classes_merge_into_the_smaller_neighbour_and_pnu_grid_mirrors_gamm
   assert paper["lam"].size == 7 and paper["gamma"].size == 11
 
 
+def test_paper_grid_path_chooses_gamma_per_subproblem_and_uses_the_spectral_cv(tmp_path,
+                                                                                 monkeypatch):
+  """--cv_grid=paper on a shrunken paper grid: QS3ORAO gets a [k-1] gamma (the ordinal paper's
+  per-subproblem search) and the baselines' CV runs the spectral solver."""
+  small = lambda key: ({"c": np.array([1.0]), "sigma": np.array([1.0])} if key == "svorex" else
+                       {"lam": np.array([0.125]), "sigma": np.array([1.0]),
+                        "gamma": np.array([-0.5, 0.0, 0.5] if "pnu" in key else [0.0, 0.5, 1.0])})
+  monkeypatch.setattr(baselines, "paper_grid", small)
+  monkeypatch.setattr(comparison_methods.model_selection, "paper_grid", lambda: {
+      "lam": np.array([0.125]), "sigma": np.array([1.0]), "gamma": np.array([0.0, 0.5, 1.0])})
+  payload = auc_comparison.run_comparison(
+      ["swd"], output_dir=str(tmp_path), log=lambda _: None, trials=1, num_labeled=150,
+      common_size=_NUM_UNLABELED, full=False, cv_grid="paper", cv_folds=3, cv_unlabeled=50,
+      **_QSG_TINY)
+  records = {r["method"]: r for r in payload["cv"]}
+  assert not records["QS3ORAO"]["merged_classes"]   # SWD: k = 4, every class >= 3 labels
+  assert len(records["QS3ORAO"]["best"]["gamma"]) == 3
+  assert records["M-SAMULT"]["solver"] == "spectral" and records["QS3ORAO"]["cv"] == "paper"
+  assert all(r["status"] == "ok" for r in payload["rows"])
+  (exact,) = [r for r in payload["rows"] if r["method"] == "QS3ORAO-exact"]
+  assert 0.5 < exact["auc"] <= 1.0
+
+
 @pytest.mark.slow
 def test_auc_comparison_with_cross_validation_binary_and_ordinal(tmp_path):
   """The quick-CV path of every method, with QSG also on the whole unlabeled set."""
