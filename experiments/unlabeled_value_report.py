@@ -108,26 +108,46 @@ def table_rows(rows):
   return out
 
 
+def _panels(rows):
+  """Rows grouped by the rank of their unlabeled size within their labeled size.
+
+  "all" unlabeled points is n - n_l, a different number for each labeled size: ranking puts the
+  i-th smallest unlabeled size of every labeled size in panel i. Returns [(title, rows)].
+  """
+  ranks = {}
+  for n_l in {r["num_labeled"] for r in rows}:
+    sizes = sorted({r["num_unlabeled"] for r in rows if r["num_labeled"] == n_l})
+    ranks.update({(n_l, n_u): i for i, n_u in enumerate(sizes)})
+  panels = []
+  for i in sorted(set(ranks.values())):
+    mine = [r for r in rows if ranks[(r["num_labeled"], r["num_unlabeled"])] == i]
+    sizes = sorted({r["num_unlabeled"] for r in mine})
+    title = (f"{sizes[0]} unlabeled" if len(sizes) == 1 else
+             f"all unlabeled ({sizes[0]}-{sizes[-1]})")
+    panels.append((title, mine))
+  return panels
+
+
 def plot_dataset(rows, dataset, metric, path):
   """AUC(gamma) - AUC(1) against gamma, one line per labeled size, a panel per unlabeled size.
 
   Error bars are +- 2 paired standard errors (the verdicts' threshold). Returns the path.
   """
   plt = reporting.pyplot()
-  unlabeled = sorted({r["num_unlabeled"] for r in rows})
-  fig, axes = plt.subplots(1, len(unlabeled), figsize=(4.5 * len(unlabeled), 3.8), squeeze=False,
+  panels = _panels(rows)
+  fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 4.0), squeeze=False,
                            sharey=True)
-  for ax, n_u in zip(axes[0], unlabeled):
-    for n_l in sorted({r["num_labeled"] for r in rows if r["num_unlabeled"] == n_u}):
-      mine = [r for r in rows if r["num_labeled"] == n_l and r["num_unlabeled"] == n_u]
+  for ax, (title, mine_rows) in zip(axes[0], panels):
+    for n_l in sorted({r["num_labeled"] for r in mine_rows}):
+      mine = [r for r in mine_rows if r["num_labeled"] == n_l]
       gam = np.array([r["gamma"] for r in mine])
       mean = np.array([r["diff_mean"] for r in mine], np.float64)
       se = np.nan_to_num(np.array([r["diff_se"] for r in mine], np.float64))
-      ax.errorbar(gam + 0.004 * np.log2(n_l), mean, yerr=EFFECT_SE * se, marker="o", ms=3,
-                  capsize=2, label=f"{n_l} labeled ({mine[0]['trials']} trials)")
+      ax.errorbar(gam + 0.006 * np.log2(n_l / 50.0), mean, yerr=EFFECT_SE * se, marker="o",
+                  ms=3, capsize=2, label=f"{n_l} labeled ({mine[0]['trials']} trials)")
     ax.axhline(0.0, color="k", lw=0.8)
     ax.set_xlabel("gamma (1 = labeled pairs only)")
-    ax.set_title(f"{n_u} unlabeled")
+    ax.set_title(title)
     ax.legend(fontsize=7)
   axes[0][0].set_ylabel(f"{metric}(gamma) - {metric}(1), +- 2 SE")
   fig.suptitle(f"{dataset}: value of the unlabeled term (paired over trials)")
