@@ -12,20 +12,21 @@ from experiments import unlabeled_value as uv
 from experiments import unlabeled_value_report as report
 
 
-def _toy(seed=0, n_l=24, n_u=60, n_e=40, d=3):
+def _toy(seed=0, n_l=24, n_u=60, n_e=40, d=3, k=2):
   rng = np.random.default_rng(seed)
   x = rng.uniform(size=(n_l + n_u + n_e, d)).astype(np.float32)
-  y = (x[:, 0] + 0.3 * rng.normal(size=x.shape[0]) > 0.5).astype(np.int64)
-  y[:2] = [0, 1]
+  t = x[:, 0] + 0.3 * rng.normal(size=x.shape[0])
+  y = np.searchsorted(np.quantile(t, np.arange(1, k) / k), t).astype(np.int64)
+  y[:k] = np.arange(k)
   return x[:n_l], y[:n_l], x[n_l:n_l + n_u], x[n_l + n_u:]
 
 
-@pytest.mark.parametrize("step_size", ["auto", 0.5])
-def test_fit_over_gammas_equals_separate_fits(step_size):
-  x_l, y_l, x_u, x_e = _toy()
+@pytest.mark.parametrize("num_classes,step_size", [(2, "auto"), (3, "auto"), (2, 0.5)])
+def test_fit_over_gammas_equals_separate_fits(num_classes, step_size):
+  x_l, y_l, x_u, x_e = _toy(k=num_classes)
   key = jax.random.key(7)
   gammas = [0.0, 0.5, 1.0]
-  kwargs = dict(num_classes=2, sigma=2.0, lam=1e-3, step_size=step_size, num_steps=64,
+  kwargs = dict(num_classes=num_classes, sigma=2.0, lam=1e-3, step_size=step_size, num_steps=64,
                 num_frequencies=8, unlabeled_batch_size=16)
   out = uv.fit_over_gammas(x_l, y_l, x_u, x_e, key=key, gammas=gammas, **kwargs)
   assert not out["diverged"].any()
