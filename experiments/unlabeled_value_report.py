@@ -28,8 +28,9 @@ def paired_difference(aucs, reference):
     (mean, se, n); se is NaN for n < 2, mean is NaN for n = 0.
 
   Example:
-    >>> paired_difference(np.array([0.8, 0.9, np.nan]), np.array([0.7, 0.7, 0.7]))
-    (0.15000000000000002, 0.04999999999999999, 2)
+    >>> mean, se, n = paired_difference([0.8, 0.9, np.nan], [0.7, 0.7, 0.7])
+    >>> round(mean, 6), round(se, 6), n     # diffs 0.1, 0.2: se = std / sqrt(2)
+    (0.15, 0.05, 2)
   """
   aucs, reference = np.asarray(aucs, np.float64), np.asarray(reference, np.float64)
   ok = np.isfinite(aucs) & np.isfinite(reference)

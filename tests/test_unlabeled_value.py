@@ -2,6 +2,8 @@
 
 import json
 import math
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -10,6 +12,7 @@ import pytest
 import qsg_jax
 from experiments import unlabeled_value as uv
 from experiments import unlabeled_value_report as report
+from tests.conftest import REPO_ROOT
 
 
 def _toy(seed=0, n_l=24, n_u=60, n_e=40, d=3, k=2):
@@ -76,10 +79,15 @@ _TINY = dict(eval_size=0, cv_lam=[1e-3], cv_sigma=[0.5], cv_folds=2, num_steps=1
 
 def test_smoke_run_writes_files_and_correct_differences(tmp_path):
   gammas = [0.0, 0.5, 1.0]
-  summaries = uv.run_study(
-      ["breast_cancer"], output_dir=str(tmp_path), log=lambda line: None,
-      labeled_sizes=[20, 400], gammas=gammas, unlabeled_sizes=[50], trials=2,
-      **_TINY)
+  settings = dict(labeled_sizes=[20, 400], gammas=gammas, unlabeled_sizes=[50], trials=2,
+                  **_TINY)
+  flags = [f"--{name}=" + (",".join(map(str, value)) if isinstance(value, list) else str(value))
+           for name, value in settings.items()]
+  proc = subprocess.run([sys.executable, "-m", "experiments.unlabeled_value",
+                         "--datasets=breast_cancer", f"--output_dir={tmp_path}", "--noprogress",
+                         *flags], cwd=REPO_ROOT, text=True, capture_output=True, check=False)
+  assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+  assert "breast_cancer done" in proc.stdout
   out = tmp_path / "breast_cancer"
   for name in ("unlabeled_value.json", "unlabeled_value.md", "unlabeled_value.csv",
                "unlabeled_value.png", "settings.json", "cv/nl_00020.json"):
@@ -104,12 +112,10 @@ def test_smoke_run_writes_files_and_correct_differences(tmp_path):
     np.testing.assert_allclose(row["auc_mean"], np.mean([c["auc"][g] for c in mine]))
   # A rerun resumes from the finished cells (same numbers, nothing retrained).
   before = {p.name: p.stat().st_mtime_ns for p in (out / "cells").iterdir()}
-  again = uv.run_study(
-      ["breast_cancer"], output_dir=str(tmp_path), log=lambda line: None,
-      labeled_sizes=[20, 400], gammas=gammas, unlabeled_sizes=[50], trials=2,
-      **_TINY)
+  again = uv.run_study(["breast_cancer"], output_dir=str(tmp_path), log=lambda line: None,
+                       **settings)
   assert {p.name: p.stat().st_mtime_ns for p in (out / "cells").iterdir()} == before
-  assert again[0]["rows"] == summaries[0]["rows"]
+  assert again[0]["rows"] == stored["rows"]
   with pytest.raises(ValueError, match="other settings"):
     uv.run_study(["breast_cancer"], output_dir=str(tmp_path), log=lambda line: None,
                  labeled_sizes=[20], gammas=gammas, trials=1, **dict(_TINY, num_steps=32))
