@@ -85,6 +85,11 @@ def summarize(cells, gammas):
   return rows
 
 
+def _number(value):
+  """A float, NaN for None (the JSON form of NaN)."""
+  return float("nan") if value is None else float(value)
+
+
 def table_rows(rows):
   """Rows of the markdown table: one per (labeled, unlabeled) size, one column per gamma.
 
@@ -97,6 +102,7 @@ def table_rows(rows):
     line = {"labeled": n_l, "unlabeled": n_u, "trials": mine[0]["trials"],
             "diverged": ",".join(str(r["diverged"]) for r in mine)}
     for r in mine:
+      r = dict(r, **{k: _number(r[k]) for k in ("auc_mean", "diff_mean", "diff_se")})
       if r["verdict"] == "reference":
         text = f"{r['auc_mean']:.4f} (ref)"
       elif not np.isfinite(r["diff_mean"]):
@@ -142,8 +148,8 @@ def plot_dataset(rows, dataset, metric, path):
     for n_l in sorted({r["num_labeled"] for r in mine_rows}):
       mine = [r for r in mine_rows if r["num_labeled"] == n_l]
       gam = np.array([r["gamma"] for r in mine])
-      mean = np.array([r["diff_mean"] for r in mine], np.float64)
-      se = np.nan_to_num(np.array([r["diff_se"] for r in mine], np.float64))
+      mean = np.array([_number(r["diff_mean"]) for r in mine])
+      se = np.nan_to_num(np.array([_number(r["diff_se"]) for r in mine]))
       ax.errorbar(gam + 0.006 * np.log2(n_l / 50.0), mean, yerr=EFFECT_SE * se, marker="o",
                   ms=3, capsize=2, label=f"{n_l} labeled ({mine[0]['trials']} trials)")
     ax.axhline(0.0, color="k", lw=0.8)

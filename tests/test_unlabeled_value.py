@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import qsg_jax
+from experiments import reporting
 from experiments import unlabeled_value as uv
 from experiments import unlabeled_value_report as report
 from tests.conftest import REPO_ROOT
@@ -128,3 +129,13 @@ def test_unlabeled_sizes_are_nested_and_capped():
 def test_gammas_must_include_one(tmp_path):
   with pytest.raises(ValueError, match="must contain 1.0"):
     uv.run_study(["breast_cancer"], output_dir=str(tmp_path), gammas=[0.0, 0.5])
+
+
+def test_summary_of_a_gamma_that_always_diverged():
+  cells = [{"num_labeled": 10, "num_unlabeled": 5, "trial": t, "gammas": [0.0, 1.0],
+            "auc": [None, 0.7 + 0.1 * t], "diverged": [True, False]} for t in range(2)]
+  rows = report.summarize(cells, [0.0, 1.0])
+  assert rows[0]["diverged"] == 2 and rows[0]["pairs"] == 0 and rows[0]["verdict"] == "n/a"
+  # Read back from JSON (NaN stored as None), the table still renders.
+  table = report.table_rows(json.loads(json.dumps(reporting.jsonable(rows))))
+  assert table[0]["gamma=0"] == "nan / n/a" and table[0]["diverged"] == "2,0"
