@@ -6,7 +6,8 @@ OUT ?= results
 
 .PHONY: install run run-sgemm run-sgemm-cv test test-slow test-multidevice bench bench-all \
 	bench-roc-svm bench-online-pairwise bench-cv bench-multiprocess select-step convergence \
-	reproduce-timing reproduce-auc reproduce-roc-svm reproduce-online-pairwise reproduce
+	reproduce-timing reproduce-auc reproduce-roc-svm reproduce-online-pairwise reproduce \
+	reproduce-unlabeled
 
 install:
 	$(PYTHON) -m pip install -e ".[test]"
@@ -65,5 +66,16 @@ reproduce-roc-svm:
 
 reproduce-online-pairwise:
 	$(PYTHON) -m experiments.online_pairwise_rate --output_dir=$(OUT)/online_pairwise
+
+# The value of unlabeled data: AUC(gamma) - AUC(1), paired over trials (hours on 2 CPU cores;
+# resumes from finished cells when rerun). See experiments/reproduction/unlabeled_value.md.
+reproduce-unlabeled:
+	$(PYTHON) -m experiments.unlabeled_value --datasets=lev,era,swd,esl,breast_cancer \
+		--trials=10 --output_dir=$(OUT)/unlabeled_value
+	$(PYTHON) -m experiments.unlabeled_value \
+		--datasets=cod_rna,ijcnn1,skin,bank_marketing,accelerometer --trials=10 \
+		--output_dir=$(OUT)/unlabeled_value
+	$(PYTHON) -m experiments.unlabeled_value --datasets=sgemm --trials=10 \
+		--unlabeled_sizes=1000,10000,all --output_dir=$(OUT)/unlabeled_value
 
 reproduce: convergence reproduce-timing reproduce-auc reproduce-roc-svm reproduce-online-pairwise
