@@ -89,8 +89,8 @@ _ENGINE_HELP = {
     "lam": "Regularization lambda.",
     "gamma": "Trade-off in [0, 1]: 1 = labeled pairs only, 0 = PU + NU risks only.",
     "step_size": "Initial step eta0 of eta_t = eta0 / (1 + eta0 lam t): a number, or 'auto' "
-                 "(the library's default: eta0 from the curvature of the risk, never diverged "
-                 "on our datasets).",
+                 "(the library's default: eta0 from the curvature of the risk; see the "
+                 "README for where it was measured, and the one setting where it diverged).",
     "num_steps": "Iterations T (= random feature blocks).",
     "num_frequencies": "Frequencies m per feature block (2m features).",
     "unlabeled_batch_size": "Unlabeled points per step.",
