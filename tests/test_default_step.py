@@ -95,6 +95,7 @@ def test_docstring_examples_run():
     assert runner.summarize(verbose=False).attempted >= 1
 
 
+@pytest.mark.slow   # benchmark / reproduction smoke run: `make test-slow`
 def test_select_step_smoke():
   """experiments/select_step on an embedded dataset, one trial of the quick grid, tiny T."""
   from experiments import select_step  # pylint: disable=import-outside-toplevel

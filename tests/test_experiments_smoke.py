@@ -46,6 +46,7 @@ def test_convergence_script(tmp_path):
   assert (tmp_path / "convergence.png").stat().st_size > 0
 
 
+@pytest.mark.slow   # benchmark / reproduction smoke run: `make test-slow`
 def test_engine_benchmark_script(tmp_path):
   out = run_module("experiments.bench_engine", "--dataset=lev", "--binary_dataset=breast_cancer",
                    "--steps=32", "--scaling_steps=32", "--batch=8", "--throughput_steps=64",

@@ -96,6 +96,7 @@ def test_method_errors_name_the_fix():
                                    **_CV)
 
 
+@pytest.mark.slow   # benchmark / reproduction smoke run: `make test-slow`
 def test_bench_cv_smoke():
   """experiments/bench_cv on an embedded dataset (continuous features: no tied scores), tiny T."""
   from experiments import bench_cv  # pylint: disable=import-outside-toplevel

@@ -261,6 +261,7 @@ def test_docstring_examples_run():
   assert runner.summarize(verbose=False) == doctest.TestResults(failed=0, attempted=2)
 
 
+@pytest.mark.slow   # benchmark / reproduction smoke run: `make test-slow`
 def test_bench_multiprocess_smoke(tmp_path):
   proc = subprocess.run(
       [sys.executable, "-m", "experiments.bench_multiprocess", "--num_processes=2",

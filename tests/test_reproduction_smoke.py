@@ -198,6 +198,7 @@ def test_rare_classes_merge_into_the_smaller_neighbour_and_pnu_grid_mirrors_gamm
   assert paper["lam"].size == 7 and paper["gamma"].size == 11
 
 
+@pytest.mark.slow   # benchmark / reproduction smoke run: `make test-slow`
 def test_paper_grid_path_chooses_gamma_per_subproblem_and_uses_the_spectral_cv(tmp_path,
                                                                                  monkeypatch):
   """--cv_grid=paper on a shrunken paper grid: QS3ORAO gets a [k-1] gamma (the ordinal paper's
