@@ -58,6 +58,7 @@ def test_engine_benchmark_script(tmp_path):
     assert row["max_coef_diff"] <= 1e-4 * max(1.0, row["max_coef"])
 
 
+@pytest.mark.slow   # script smoke run: `make test-slow`
 def test_auc_comparison_script_reads_the_shared_flags(tmp_path):
   out = run_module("experiments.auc_comparison", "--datasets=lev", "--trials=1",
                    "--cv_grid=fixed", "--num_labeled=60", "--common_size=100", "--nofull",

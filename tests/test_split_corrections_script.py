@@ -19,6 +19,7 @@ TINY = dict(trials=1, common_size=200, num_steps=32, num_frequencies=8, cv_folds
             timing_exact_size=150, timing_exact_gamma=0.5, timing_repeats=1)
 
 
+@pytest.mark.slow   # script smoke run: `make test-slow`
 def test_script_without_timing_on_embedded_lev(tmp_path):
   payload = split_corrections.run(output_dir=tmp_path, log=lambda _: None, dataset="lev",
                                   **dict(TINY, cv_split_lam=[0.01], timing_sizes=[]))
