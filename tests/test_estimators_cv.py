@@ -6,17 +6,11 @@ from sklearn.base import clone
 
 from qsg_jax import estimators_cv
 from qsg_jax import model_selection
+from tests import _cv_data
 
-_SMALL = dict(num_steps=64, num_frequencies=8, unlabeled_batch_size=16)
+_SMALL = _cv_data.SMALL
+_ordinal = _cv_data.ordinal
 _GRID = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 1.0], "step_size": ["auto"]}
-
-
-def _ordinal(n=130, k=3, d=3, seed=0):
-  rng = np.random.default_rng(seed)
-  x = rng.random((n, d)).astype(np.float32)
-  latent = np.sin(3 * x[:, 0]) + x[:, 1] ** 2 + 0.2 * rng.normal(size=n)
-  y = np.digitize(latent, np.quantile(latent, np.linspace(0, 1, k + 1)[1:-1]))
-  return x[:50], y[:50], x[50:]
 
 
 def test_cv_estimator_picks_what_cross_validate_picks_and_refits():

@@ -139,10 +139,8 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams, config: Engin
         config.loss, f_labeled[slots], scale * u_pool[rows], g_labeled[:, slots],
         split_scale * v_pool[:, rows], state.pos_w, state.neg_w, hyper.gamma)
     d_labeled = jnp.zeros((d_slots.shape[0], num_labeled), d_slots.dtype).at[:, slots].add(d_slots)
-    phi_batch = phi_pool[rows]
-    grad_f = update_lib.functional_gradient(jnp.mean(d_labeled, axis=0), phi_labeled,
-                                            jnp.mean(d_u, axis=0), phi_batch)
-    grad_g = update_lib.split_functional_gradient(d_labeled, phi_labeled, d_u, phi_batch)
+    grad_g = update_lib.split_functional_gradient(d_labeled, phi_labeled, d_u, phi_pool[rows])
+    grad_f = jnp.mean(grad_g, axis=0)      # the mean risk's gradient: linear in the d's
     eta = step_size(config, hyper, i)
     new = update_lib.dsg_update(coef, scale, u_pool, i, grad_f, eta, hyper.lam)
     f_labeled = new.decay * f_labeled + dot(phi_labeled, new.alpha)
