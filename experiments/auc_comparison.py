@@ -14,9 +14,11 @@ points, the same for every method); QSG is also run on the whole unlabeled set (
 ordinal data the AUC is taken on the model's own unlabeled training points (the common subset, or
 ``--eval_size`` random points of the whole set for "full"; SVOREX is scored on both); on binary
 data on ``--eval_size`` random test points. Each trial is one ``protocols.make_trial`` split,
-identical for every method. Trial t uses the int seed ``--seed`` + t (not ``protocols.trial_key``
-as ``experiments.run`` does), so that the numbers in ``experiments/reproduction/`` stay
-reproducible; runs whose ``--seed`` differ by less than ``--trials`` therefore share trials.
+identical for every method. Trial t's split, unlabeled subset and training key come from
+``protocols.trial_key(seed, t)`` (``--trial_seeds=fold_in``, the default), so runs of different
+seeds share no trial; ``--trial_seeds=offset`` uses the int seed ``--seed`` + t instead, the scheme
+of the runs published in ``experiments/reproduction/`` (their commands name it), under which runs
+whose seeds differ by less than ``--trials`` share trials.
 
 Hyper-parameters are chosen once per dataset and method by k-fold cross-validation
 (``qsg_jax.model_selection`` for QSG, ``qsg_jax.baselines.cross_validate`` for the others) on a
@@ -37,6 +39,11 @@ With ``--exact_qsg`` (default) every trial also solves QSG's own objective exact
 chosen hyper-parameters (``qsg_jax.baselines.fit_exact_qsg``, "QS3ORAO-exact" / "QSG-S2AUC-exact"):
 QSG minus it is the cost of the random-feature, stochastic approximation alone, and it minus
 M-SAMULT the cost of one ranking function for all splits against k-1 independent ones.
+
+Each finished unit (a dataset's CV of one method, one trial of every method) is written at once,
+atomically, to --output_dir/cells/, with run.json marked incomplete until the end; ``--resume``
+continues an interrupted run from them and ends with the uninterrupted run's numbers (same flags
+required; the finished units' timings are those of the interrupted run).
 
 Writes auc_comparison.{json,md,csv,png} into --output_dir (atomically) and prints the issue's
 checks: QSG mean AUC within 0.01 of the better exact method at the common size, and QS3ORAO
@@ -60,6 +67,7 @@ from experiments import comparison_methods as cm
 from experiments import progress as progress_lib
 from experiments import protocols
 from experiments import reporting
+from experiments import run_store
 
 FLAGS = flags.FLAGS
 
@@ -70,7 +78,8 @@ DEFAULT_SETTINGS = {
     "data_dir": None,           # data directory (default $QSG_JAX_DATA)
     "trials": 10,               # trials (random splits) per dataset
     "num_labeled": None,        # labeled points (default 200 binary, 500 ordinal, <= half the data)
-    "seed": 0,                  # seed of trial 0; trial t uses seed + t
+    "seed": 0,                  # seed of the run (see trial_seeds)
+    "trial_seeds": "fold_in",   # trial t: "fold_in" trial_key(seed, t), "offset" int seed + t
     "common_size": 5000,        # unlabeled points every method trains on (the exact methods' size)
     "full": True,               # also run QSG on the whole unlabeled set
     "eval_size": 20000,         # score on at most this many points (0: all)
@@ -92,63 +101,45 @@ DEFAULT_SETTINGS = {
 }
 
 
-def run_dataset(name, args, log=print, on_trial=lambda: None):
-  """Per-trial rows and the CV records of one dataset (``on_trial()`` after each trial)."""
+def run_dataset(name, args, log=print, on_trial=lambda: None, store=None):
+  """Per-trial rows and the CV records of one dataset (``on_trial()`` after each trial).
+
+  ``store``: a started ``run_store.CellStore``; each method's CV and each trial are written to it
+  at once and taken from it on a resumed run.
+  """
   dataset = data_lib.load(name, data_dir=args["data_dir"])
   proto = protocols.protocol_for(dataset, args["num_labeled"])
   k, ordinal = proto.num_classes, proto.eval_on == "unlabeled"
   methods = cm.ORDINAL_METHODS if k > 2 or ordinal else cm.BINARY_METHODS
   qsg_method = next(m for m in methods if cm.is_qsg(m))
-  cv_trial = protocols.make_trial(dataset, proto, args["cv_seed"], eval_size=1)
-  cv_u = cv_trial.x_unlabeled[np.random.default_rng(args["cv_seed"]).permutation(
-      cv_trial.x_unlabeled.shape[0])[:args["cv_unlabeled"]]]
-  cv_data = (cv_trial.x_labeled, cv_trial.y_labeled, cv_u)
   log(f"\n{name}: {dataset.x.shape[0]} points, d={dataset.x.shape[1]}, k={k}, "
-      f"{proto.num_labeled} labeled; CV ({args['cv_grid']}) on {cv_u.shape[0]} unlabeled")
+      f"{proto.num_labeled} labeled; CV ({args['cv_grid']}) on "
+      f"{args['cv_unlabeled']} unlabeled at most")
+  cv_data = _cv_data(dataset, proto, args)
   chosen, records = {}, []
   for method in methods:
-    chosen[method], record = cm.select_hyperparams(method, cv_data, k, args)
-    records.append(dict(record, dataset=name))
-    log(f"  CV {method}: {chosen[method]} (CV AUC {record.get('best_score', float('nan')):.4f}, "
-        f"{record.get('seconds', 0.0):.0f} s)")
+
+    def select(method=method):
+      best, record = cm.select_hyperparams(method, cv_data, k, args)
+      return {"best": best, "record": dict(record, dataset=name)}
+    cell = run_store.cached(store, f"{name}-cv-{method}", select)
+    chosen[method] = cell["best"]
+    records.append(cell["record"])
+    log(f"  CV {method}: {chosen[method]} (CV AUC "
+        f"{cell['record'].get('best_score', float('nan')):.4f}, "
+        f"{cell['record'].get('seconds', 0.0):.0f} s)")
   if args["exact_qsg"]:
     methods = methods[:1] + (cm.EXACT_OF[qsg_method],) + methods[1:]
     chosen[cm.EXACT_OF[qsg_method]] = chosen[qsg_method]
   rows = []
   for t in range(args["trials"]):
-    seed = args["seed"] + t   # as in the published reproduction reports (see the docstring)
-    trial = protocols.make_trial(dataset, proto, seed,
-                                 eval_size=None if ordinal else args["eval_size"])
-    n_u = trial.x_unlabeled.shape[0]
-    order = np.random.default_rng([seed, 2]).permutation(n_u)
-    num_eval = args["eval_size"] or None   # 0: every point
-    common = order[:min(args["common_size"], n_u)]
-    if ordinal:   # make_trial scored all unlabeled points: y_eval are their labels
-      y_u = trial.y_eval
-      evals = {"common": (trial.x_unlabeled[common], y_u[common]),
-               "full": (trial.x_unlabeled[order[:num_eval]],
-                        y_u[order[:num_eval]])}
-    else:
-      evals = {"common": (trial.x_eval, trial.y_eval), "full": (trial.x_eval, trial.y_eval)}
-    sizes = {"common": common.size, "full": n_u}
-    unlabeled = {"common": trial.x_unlabeled[common], "full": trial.x_unlabeled}
-    settings = ["common"] + (["full"] if args["full"] and n_u > common.size else [])
-    for method in methods:
-      runs = settings if cm.is_qsg(method) else ["common"]
-      for setting in runs:
-        evaluate = settings if method == "SVOREX" else [setting]
-        aucs, seconds, status = cm.fit_and_score(
-            method, chosen[method], k, (trial.x_labeled, trial.y_labeled, unlabeled[setting]),
-            [evals[s] for s in evaluate], args, seed)
-        for s, (auc, scored) in zip(evaluate, aucs):
-          rows.append({"dataset": name, "trial": t, "seed": seed, "method": method,
-                       "setting": s, "num_unlabeled": sizes[s] if method != "SVOREX" else 0,
-                       "num_eval": int(evals[s][0].shape[0]), "auc": auc,
-                       "splits_scored": scored, "num_splits": k - 1,
-                       "train_time_s": seconds, "status": status})
-    mine = [r for r in rows if r["trial"] == t]
-    line = ", ".join(f"{r['method']}[{r['setting']}] {r['auc']:.4f}" for r in mine)
-    fewest = min((r["splits_scored"] for r in mine if r["status"] == "ok"), default=k - 1)
+    trial_rows = run_store.cached(
+        store, f"{name}-trial-{t}",
+        lambda t=t: run_trial(dataset, proto, methods, chosen, args, t))
+    rows += [{"dataset": name, **r} for r in trial_rows]
+    line = ", ".join(f"{r['method']}[{r['setting']}] {r['auc']:.4f}"
+                     for r in trial_rows)
+    fewest = min((r["splits_scored"] for r in trial_rows if r["status"] == "ok"), default=k - 1)
     if fewest < k - 1:
       line += (f" (mean over {fewest} of {k - 1} splits: a class is missing from the "
                "evaluation points)")
@@ -157,7 +148,52 @@ def run_dataset(name, args, log=print, on_trial=lambda: None):
   return rows, records
 
 
-def run_comparison(datasets, *, output_dir, log=print, show_progress=False, **settings):
+def _cv_data(dataset, proto, args):
+  """(labeled x, labeled y, unlabeled x) of the separate CV split (seed ``cv_seed``)."""
+  cv_trial = protocols.make_trial(dataset, proto, args["cv_seed"], eval_size=1)
+  cv_u = cv_trial.x_unlabeled[np.random.default_rng(args["cv_seed"]).permutation(
+      cv_trial.x_unlabeled.shape[0])[:args["cv_unlabeled"]]]
+  return cv_trial.x_labeled, cv_trial.y_labeled, cv_u
+
+
+def run_trial(dataset, proto, methods, chosen, args, t):
+  """The rows of trial ``t``: every method on the same split (``comparison_trial_seeds``)."""
+  k, ordinal = proto.num_classes, proto.eval_on == "unlabeled"
+  seeds = protocols.comparison_trial_seeds(args["seed"], t, args["trial_seeds"])
+  trial = protocols.make_trial(dataset, proto, seeds.split,
+                               eval_size=None if ordinal else args["eval_size"])
+  n_u = trial.x_unlabeled.shape[0]
+  order = seeds.subset_rng.permutation(n_u)
+  num_eval = args["eval_size"] or None   # 0: every point
+  common = order[:min(args["common_size"], n_u)]
+  if ordinal:   # make_trial scored all unlabeled points: y_eval are their labels
+    y_u = trial.y_eval
+    evals = {"common": (trial.x_unlabeled[common], y_u[common]),
+             "full": (trial.x_unlabeled[order[:num_eval]], y_u[order[:num_eval]])}
+  else:
+    evals = {"common": (trial.x_eval, trial.y_eval), "full": (trial.x_eval, trial.y_eval)}
+  sizes = {"common": common.size, "full": n_u}
+  unlabeled = {"common": trial.x_unlabeled[common], "full": trial.x_unlabeled}
+  settings = ["common"] + (["full"] if args["full"] and n_u > common.size else [])
+  rows = []
+  for method in methods:
+    runs = settings if cm.is_qsg(method) else ["common"]
+    for setting in runs:
+      evaluate = settings if method == "SVOREX" else [setting]
+      aucs, seconds, status = cm.fit_and_score(
+          method, chosen[method], k, (trial.x_labeled, trial.y_labeled, unlabeled[setting]),
+          [evals[s] for s in evaluate], args, seeds.fit_key)
+      for s, (auc, scored) in zip(evaluate, aucs):
+        rows.append({"trial": t, "seed": seeds.seed, "method": method,
+                     "setting": s, "num_unlabeled": sizes[s] if method != "SVOREX" else 0,
+                     "num_eval": int(evals[s][0].shape[0]), "auc": auc,
+                     "splits_scored": scored, "num_splits": k - 1,
+                     "train_time_s": seconds, "status": status})
+  return rows
+
+
+def run_comparison(datasets, *, output_dir, log=print, show_progress=False, resume=False,
+                   **settings):
   """Runs every dataset and writes auc_comparison.{json,md,csv,png} into ``output_dir``.
 
   Args:
@@ -166,6 +202,8 @@ def run_comparison(datasets, *, output_dir, log=print, show_progress=False, **se
     output_dir: directory of the outputs (created).
     log: callable(str) for progress lines.
     show_progress: a progress bar with ETA over the trials on stderr.
+    resume: continue the interrupted run in ``output_dir`` (same datasets and settings): its
+      finished CV selections and trials are reused, the rest computed.
     **settings: overrides of ``DEFAULT_SETTINGS`` (same names).
 
   Returns:
@@ -174,6 +212,8 @@ def run_comparison(datasets, *, output_dir, log=print, show_progress=False, **se
   Raises:
     ValueError: an unknown setting, or no dataset could be run.
     PermissionError: ``output_dir`` is not writable (checked before any training).
+    run_store.ResumeError: ``resume`` with nothing to resume or other settings, or an
+      unfinished run in ``output_dir`` without ``resume``.
   """
   unknown = sorted(set(settings) - set(DEFAULT_SETTINGS))
   if unknown:
@@ -181,11 +221,16 @@ def run_comparison(datasets, *, output_dir, log=print, show_progress=False, **se
   if settings.get("cv_grid", "quick") not in ("quick", "paper", "fixed"):
     raise ValueError(f"cv_grid must be 'quick', 'paper' or 'fixed'; received "
                      f"{settings['cv_grid']!r}.")
+  if settings.get("trial_seeds", "fold_in") not in protocols.TRIAL_SEEDS:
+    raise ValueError(f"trial_seeds must be one of {protocols.TRIAL_SEEDS}; received "
+                     f"{settings['trial_seeds']!r}.")
   args = dict(DEFAULT_SETTINGS, **settings)
   for name in ("cv_lam", "cv_sigma", "cv_gamma", "cv_c"):
     args[name] = [float(v) for v in args[name]]
-  reporting.check_writable(output_dir)
-  log(f"settings: {args}; devices {jax.devices()}")
+  store = run_store.CellStore(output_dir)
+  store.start({"datasets": list(datasets), **args}, resume)
+  log(f"settings: {args}; devices {jax.devices()}" +
+      (f"; resuming ({len(store.cells)} finished units)" if resume else ""))
   bar = progress_lib.ProgressBar(len(datasets) * args["trials"], unit="trials",
                                  enabled=show_progress)
   rows, records, skipped = [], [], []
@@ -193,7 +238,8 @@ def run_comparison(datasets, *, output_dir, log=print, show_progress=False, **se
     bar.update(i * args["trials"])
     try:
       more_rows, more_records = run_dataset(name, args, log,
-                                            on_trial=lambda: bar.update(bar.done + 1))
+                                            on_trial=lambda: bar.update(bar.done + 1),
+                                            store=store)
     except data_lib.DataNotFoundError as e:
       skipped.append({"dataset": name, "reason": str(e).splitlines()[0]})
       log(f"\n{name}: SKIPPED, data files not found ({skipped[-1]['reason']})")
@@ -229,6 +275,7 @@ def run_comparison(datasets, *, output_dir, log=print, show_progress=False, **se
                                  title="AUC over trials (mean and std)")
   png = f"{output_dir}/auc_comparison.png"
   checks.plot(rows, png)
+  store.finish_cells()
   log(f"wrote {paths['json']}, {paths['md']}, {paths['csv']} and {png}")
   return payload
 
@@ -242,7 +289,9 @@ def _define_flags():
   common_flags.define_data_flags(datasets=DEFAULT_DATASETS)
   common_flags.define_run_flags(output_dir="results/auc_comparison",
                                 trials=DEFAULT_SETTINGS["trials"],
-                                seed_help="Seed of trial 0; trial t uses seed + t.")
+                                seed_help="Seed of the run (see --trial_seeds).")
+  common_flags.define_trial_seeds_flag()
+  common_flags.define_resume_flag()
   common_flags.define_eval_size_flag(DEFAULT_SETTINGS["eval_size"])
   common_flags.define_engine_flags(ENGINE_FLAGS)
   flags.adopt_module_key_flags(common_flags)   # --help lists the shared flags too
@@ -278,6 +327,7 @@ def main(argv):
   del argv
   run_comparison(FLAGS.datasets, output_dir=FLAGS.output_dir,
                  log=lambda line: print(line, flush=True), show_progress=FLAGS.progress,
+                 resume=FLAGS.resume,
                  **{name: FLAGS[name].value for name in DEFAULT_SETTINGS})
 
 

@@ -13,6 +13,7 @@ from typing import Sequence
 from absl import flags
 
 from qsg_jax import defaults
+from experiments import protocols
 
 FLAGS = flags.FLAGS
 
@@ -74,6 +75,15 @@ def define_resume_flag(flag_values=FLAGS):
                     "results it wrote (the flags must equal the stored run's); without it, an "
                     "unfinished run there is refused rather than overwritten.",
                     flag_values=flag_values)
+
+
+def define_trial_seeds_flag(flag_values=FLAGS):
+  """--trial_seeds: how trial t's randomness derives from --seed (``protocols.TRIAL_SEEDS``)."""
+  flags.DEFINE_enum("trial_seeds", "fold_in", list(protocols.TRIAL_SEEDS), "Trial t's split, "
+                    "unlabeled subset and training key: fold_in = from fold_in(key(seed), t) "
+                    "(runs of different seeds share no trial); offset = the int seed seed + t, "
+                    "the scheme of the published reports' runs (seeds closer than --trials "
+                    "share trials).", flag_values=flag_values)
 
 
 def define_eval_size_flag(default: int = 20000, flag_values=FLAGS):

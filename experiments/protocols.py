@@ -77,7 +77,8 @@ def trial_key(seed: int, trial: int) -> jax.Array:
 def trial_rng(key: jax.Array, stream: int) -> np.random.Generator:
   """A NumPy generator for stream ``stream`` of trial ``key`` (its bits after ``fold_in``).
 
-  Streams in use: 0 the split, 1 the evaluation subsample, 2 training (``training_key``).
+  Streams in use: 0 the split, 1 the evaluation subsample, 2 training (``training_key``), 3 the
+  order of the unlabeled points in the comparison scripts (``comparison_trial_seeds``).
   """
   return np.random.default_rng(np.asarray(jax.random.key_data(jax.random.fold_in(key, stream))))
 
@@ -85,6 +86,36 @@ def trial_rng(key: jax.Array, stream: int) -> np.random.Generator:
 def training_key(key: jax.Array) -> jax.Array:
   """The training key of a trial whose key is ``key`` (independent of its split)."""
   return jax.random.fold_in(key, 2)
+
+
+TRIAL_SEEDS = ("fold_in", "offset")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrialSeeds:
+  """The randomness of trial ``t`` of a comparison run (``comparison_trial_seeds``)."""
+  split: object                    # make_trial's seed: a trial key, or an int ("offset")
+  subset_rng: np.random.Generator  # orders the unlabeled points (the common subset)
+  fit_key: object                  # training key of the stochastic methods
+  seed: int                        # the int recorded in the rows ("offset": seed + t)
+
+
+def comparison_trial_seeds(seed: int, t: int, mode: str = "fold_in") -> TrialSeeds:
+  """Splits, subset order and training key of trial ``t`` of a run seeded ``seed``.
+
+  ``mode="fold_in"`` (the default of the scripts): everything from ``trial_key(seed, t)``, so
+  runs of different seeds share no trial. ``mode="offset"``: trial t uses the int seed ``seed +
+  t`` (split by ``make_trial(seed + t)``, subset ``default_rng([seed + t, 2])``, training key
+  ``seed + t``), the scheme of the runs published in ``experiments/reproduction/`` before
+  2026-11-25; runs whose seeds differ by less than the number of trials then share trials.
+  """
+  if mode == "offset":
+    s = seed + t
+    return TrialSeeds(s, np.random.default_rng([s, 2]), s, s)
+  if mode != "fold_in":
+    raise ValueError(f"trial_seeds must be one of {TRIAL_SEEDS}; received {mode!r}.")
+  key = trial_key(seed, t)
+  return TrialSeeds(key, trial_rng(key, 3), training_key(key), seed)
 
 
 def make_trial(dataset, proto: Protocol, seed, eval_size: Optional[int] = None):

@@ -9,14 +9,15 @@ M-SAMULT (k-1 independent exact functions) on sgemm by about 0.013 ordinal AUC. 
 f + g_j; its ordinal AUC averages the split AUCs with split j scored by column j of
 ``qsg_jax.split_scores`` (QS3ORAO: f for every split; M-SAMULT: its model j).
 
-Trials are exactly those of ``experiments.auc_comparison`` (``protocols.make_trial`` with int
-seed ``--seed`` + t, common subset ``default_rng([seed, 2]).permutation(n_u)[:common_size]``,
-AUC on that subset, training key = the trial seed), so QS3ORAO and M-SAMULT reproduce that
-script's numbers. QS3ORAO and M-SAMULT use the hyper-parameters those runs used (lam = 1e-3,
-sigma = 2^-3, gamma = 1, step "auto"). The extended model's split_lam (and optionally lam, sigma)
-is chosen by stratified k-fold CV on the labeled points of the separate CV split (seed
-``--cv_seed``, not a trial) with ``--cv_unlabeled`` unlabeled points, scored by the mean
-per-split AUC of held-out folds; inf in the grid is QS3ORAO itself.
+Trials are exactly those of ``experiments.auc_comparison`` with the same ``--seed`` and
+``--trial_seeds`` (``protocols.comparison_trial_seeds``: split, common subset of ``--common_size``
+unlabeled points, training key; AUC on that subset), so QS3ORAO and M-SAMULT reproduce that
+script's numbers (the published runs used ``--trial_seeds=offset``). QS3ORAO and M-SAMULT use
+the hyper-parameters those runs used (lam = 1e-3, sigma = 2^-3, gamma = 1, step "auto"). The
+extended model's split_lam (and optionally lam, sigma) is chosen by stratified k-fold CV on the
+labeled points of the separate CV split (seed ``--cv_seed``, not a trial) with
+``--cv_unlabeled`` unlabeled points, scored by the mean per-split AUC of held-out folds; inf in
+the grid is QS3ORAO itself.
 
 Timing (``--timing_sizes``, on trial 0's split): warm training time of QS3ORAO and the extended
 model at each n_u (0 = all) and their time per iteration, with the library's default pool
@@ -52,7 +53,8 @@ DEFAULT_SETTINGS = {
     "dataset": "sgemm",
     "data_dir": None,
     "trials": 10,
-    "seed": 0,                  # trial t uses int seed seed + t (as auc_comparison)
+    "seed": 0,                  # seed of the run (see trial_seeds)
+    "trial_seeds": "fold_in",   # as auc_comparison: "fold_in" or "offset" (int seed + t)
     "common_size": 10000,       # unlabeled points every method trains and is scored on
     "lam": 1e-3,                # QS3ORAO and M-SAMULT (the auc_comparison sgemm runs)
     "sigma": 0.125,
@@ -134,11 +136,14 @@ def cross_validate_split(cv_data, k, args, log=print):
   return {name: best[name] for name in ("lam", "sigma", "gamma", "split_lam")}, rows
 
 
-def trial_data(dataset, proto, seed, common_size):
-  """(labeled x, labeled y, unlabeled x, unlabeled y) of trial ``seed`` as auc_comparison."""
-  trial = protocols.make_trial(dataset, proto, seed, eval_size=None)
+def trial_data(dataset, proto, seeds, common_size):
+  """(labeled x, labeled y, unlabeled x, unlabeled y) of one trial as auc_comparison.
+
+  ``seeds``: the trial's ``protocols.comparison_trial_seeds``.
+  """
+  trial = protocols.make_trial(dataset, proto, seeds.split, eval_size=None)
   n_u = trial.x_unlabeled.shape[0]
-  common = np.random.default_rng([seed, 2]).permutation(n_u)[:min(common_size, n_u)]
+  common = seeds.subset_rng.permutation(n_u)[:min(common_size, n_u)]
   return trial.x_labeled, trial.y_labeled, trial.x_unlabeled[common], trial.y_eval[common]
 
 
@@ -149,13 +154,15 @@ def run_trials(dataset, proto, chosen, args, log=print):
   params = {"QS3ORAO": shared, "QS3ORAO+split": chosen, "M-SAMULT": shared}
   rows = []
   for t in range(args["trials"]):
-    seed = args["seed"] + t
-    x_l, y_l, x_u, y_u = trial_data(dataset, proto, seed, args["common_size"])
+    seeds = protocols.comparison_trial_seeds(args["seed"], t, args["trial_seeds"])
+    x_l, y_l, x_u, y_u = trial_data(dataset, proto, seeds, args["common_size"])
     line = []
     for method in METHODS:
-      score, seconds = fit_method(method, (x_l, y_l, x_u), k, seed, args, params[method])
+      score, seconds = fit_method(method, (x_l, y_l, x_u), k, seeds.fit_key, args,
+                                  params[method])
       auc = split_auc(score(x_u), y_u, k)
-      rows.append({"trial": t, "seed": seed, "method": method, "num_unlabeled": x_u.shape[0],
+      rows.append({"trial": t, "seed": seeds.seed, "method": method,
+                   "num_unlabeled": x_u.shape[0],
                    "auc": auc, "train_time_s": seconds})
       line.append(f"{method} {auc:.4f} ({seconds:.2f} s)")
     log(f"  trial {t + 1}/{args['trials']}: " + ", ".join(line))
@@ -196,9 +203,10 @@ def _warm_time(fn, repeats):
 
 def run_timing(dataset, proto, chosen, args, log=print):
   """Warm training times against n_u on trial 0's split, and M-SAMULT's at one size."""
-  k, seed = proto.num_classes, args["seed"]
-  trial = protocols.make_trial(dataset, proto, seed, eval_size=1)
-  order = np.random.default_rng([seed, 2]).permutation(trial.x_unlabeled.shape[0])
+  k = proto.num_classes
+  seeds = protocols.comparison_trial_seeds(args["seed"], 0, args["trial_seeds"])
+  trial = protocols.make_trial(dataset, proto, seeds.split, eval_size=1)
+  order = seeds.subset_rng.permutation(trial.x_unlabeled.shape[0])
   shared = dict(lam=args["lam"], sigma=args["sigma"], gamma=args["gamma"])
   rows = []
   for size in args["timing_sizes"]:
@@ -206,7 +214,8 @@ def run_timing(dataset, proto, chosen, args, log=print):
     train = (trial.x_labeled, trial.y_labeled, x_u)
     for method, params in (("QS3ORAO", shared), ("QS3ORAO+split", chosen)):
       for pool, cache in (("default", None), ("mini-batch", False)):
-        first, warm = _warm_time(lambda: fit_qsg(train, k, seed, args, cache_unlabeled=cache,
+        first, warm = _warm_time(lambda: fit_qsg(train, k, seeds.fit_key, args,
+                                                 cache_unlabeled=cache,
                                                  **params), args["timing_repeats"])
         rows.append({"method": method, "pool": pool, "num_unlabeled": x_u.shape[0],
                      "first_call_s": first, "train_time_s": warm,
@@ -305,7 +314,8 @@ def run(*, output_dir, log=print, **settings):
 def _define_flags():
   common_flags.define_data_flags(dataset="sgemm")
   common_flags.define_run_flags(output_dir="results/split_corrections", trials=10,
-                                seed_help="Seed of trial 0; trial t uses seed + t.")
+                                seed_help="Seed of the run (see --trial_seeds).")
+  common_flags.define_trial_seeds_flag()
   flags.adopt_module_key_flags(common_flags)
   flags.DEFINE_integer("common_size", 10000, "Unlabeled points every method trains and is "
                        "scored on (1000000: all).")
@@ -338,6 +348,7 @@ def main(argv):
   step = FLAGS.step_size if FLAGS.step_size == "auto" else float(FLAGS.step_size)
   run(output_dir=FLAGS.output_dir, log=lambda line: print(line, flush=True),
       dataset=FLAGS.dataset, data_dir=FLAGS.data_dir, trials=FLAGS.trials, seed=FLAGS.seed,
+      trial_seeds=FLAGS.trial_seeds,
       common_size=FLAGS.common_size, lam=FLAGS.lam, sigma=FLAGS.sigma, gamma=FLAGS.gamma,
       cv_split_lam=[float(v) for v in FLAGS.cv_split_lam],
       cv_lam=[float(v) for v in FLAGS.cv_lam], cv_sigma=[float(v) for v in FLAGS.cv_sigma],

@@ -9,9 +9,11 @@ by counters so that the test exercises the bookkeeping, not the methods.
 import json
 import types
 
+import jax
 import numpy as np
 import pytest
 
+from experiments import auc_comparison
 from experiments import reporting
 from experiments import roc_svm_real_data
 from experiments import roc_svm_tables
@@ -146,3 +148,66 @@ def test_roc_svm_tables_killed_mid_way_resume_to_the_uninterrupted_numbers(tmp_p
   monkeypatch.setattr(roc_svm_real_data, "trials", resumed)
   assert json.dumps(run(tmp_path / "killed", resume=True)) == json.dumps(whole)
   assert resumed.fits == (3 * 3 - 3 if table == 1 else 2 * 3 * 2 - 3)   # only what was missing
+
+
+class _FakeComparison:
+  """Stands in for ``comparison_methods``' CV and fits: a fit's 'AUC' is a checksum of its
+  training and evaluation data and of its key, so a resumed run equals the uninterrupted one
+  only if it replays the same splits, subsets and keys."""
+
+  def __init__(self, interrupt_at=None):
+    self.fits, self.selections, self.interrupt_at = 0, 0, interrupt_at
+
+  def select_hyperparams(self, method, cv_data, k, args):
+    del k, args
+    self.selections += 1
+    best = {"lam": float(np.sum(cv_data[0]) % 1), "gamma": [0.25, 0.5]}
+    return best, {"method": method, "cv": "fake", "best": best, "best_score": 0.75}
+
+  def fit_and_score(self, method, best, k, train, evals, args, key):
+    del method, k, args
+    self.fits += 1
+    if self.fits == self.interrupt_at:
+      raise KeyboardInterrupt("killed")
+    assert best["gamma"] == [0.25, 0.5]           # the CV's choice, as JSON gives it back
+    key_sum = float(np.sum(np.asarray(jax.random.key_data(key)) % 997))
+    data_sum = sum(float(np.sum(a)) for a in train) + key_sum + best["lam"]
+    return [(data_sum + float(np.sum(x) + np.sum(y)), 4) for x, y in evals], 0.125, "ok"
+
+
+def test_auc_comparison_killed_mid_way_resumes_to_the_uninterrupted_rows(tmp_path, monkeypatch):
+  settings = dict(trials=3, num_labeled=60, common_size=100, eval_size=150, exact_qsg=False,
+                  log=lambda line: None)
+
+  def run(out, fake, resume=False, **more):
+    monkeypatch.setattr(auc_comparison.cm, "select_hyperparams", fake.select_hyperparams)
+    monkeypatch.setattr(auc_comparison.cm, "fit_and_score", fake.fit_and_score)
+    return auc_comparison.run_comparison(["lev"], output_dir=str(out), resume=resume,
+                                         **dict(settings, **more))
+
+  whole = run(tmp_path / "whole", _FakeComparison())
+  out = tmp_path / "killed"
+  # 4 methods, 2 QSG settings (common and full): 5 fits per trial; killed at the second trial's third.
+  with pytest.raises(KeyboardInterrupt):
+    run(out, _FakeComparison(interrupt_at=8))
+  manifest = json.loads((out / "run.json").read_text())
+  assert manifest["complete"] is False
+  assert sorted(p.stem for p in (out / "cells").glob("*.json")) == sorted(
+      [f"lev-cv-{m}" for m in auc_comparison.cm.ORDINAL_METHODS] + ["lev-trial-0"])
+  assert not (out / "auc_comparison.json").exists()
+  with pytest.raises(run_store.ResumeError, match="pass --resume"):
+    run(out, _FakeComparison())
+  with pytest.raises(run_store.ResumeError, match="trial_seeds"):
+    run(out, _FakeComparison(), resume=True, trial_seeds="offset")
+
+  resumed = _FakeComparison()
+  payload = run(out, resumed, resume=True)
+  assert resumed.selections == 0 and resumed.fits == 2 * 5     # trials 1 and 2 only
+  assert json.dumps(payload["rows"]) == json.dumps(whole["rows"])
+  assert json.dumps(payload["cv"]) == json.dumps(whole["cv"])
+  assert json.loads((out / "run.json").read_text())["complete"] is True
+  assert not [p for p in out.rglob("*") if p.name.startswith(reporting.TEMP_PREFIX)]
+  # Each trial is its own: no two trials (nor the seed-1 run's trials) share a split.
+  sums = [r["auc"] for r in whole["rows"] if r["method"] == "SVOREX"]
+  other = run(tmp_path / "seed1", _FakeComparison(), seed=1)
+  assert len(set(sums + [r["auc"] for r in other["rows"] if r["method"] == "SVOREX"])) == 12

@@ -8,6 +8,7 @@ into the issue's checks are tested on hand-made rows with hand-computed answers.
 import csv
 import json
 
+import jax
 import numpy as np
 import pytest
 
@@ -106,7 +107,11 @@ def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
                                           "SVOREX"]
   rows = payload["rows"]
   assert len(rows) == 2 * 5 and all(r["status"] == "ok" for r in rows)
-  assert all(0.5 < r["auc"] <= 1.0 and r["splits_scored"] == 4 for r in rows)
+  assert all(0.5 < r["auc"] <= 1.0 for r in rows)
+  # Every method is scored on the same points: the same splits have both sides (LEV's rarest
+  # class may miss a trial's 100 common points; trial 1 has it among the labeled ones only).
+  assert [len({r["splits_scored"] for r in rows if r["trial"] == t}) for t in (0, 1)] == [1, 1]
+  assert {r["splits_scored"] for r in rows} <= {3, 4}
   mean = lambda m: np.mean([r["auc"] for r in rows if r["method"] == m])
   (close,) = written["closeness"]
   better = max(("M-SAMULT", "M-PNU-AUC"), key=mean)
@@ -119,23 +124,28 @@ def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   (sup,) = written["supervised"]
   assert sup["setting"] == "common"
   assert sup["mean_difference"] == pytest.approx(mean("QS3ORAO") - mean("SVOREX"))
-  # The literal protocol: trial 1's SVOREX score from its own split and common subset.
+  # The literal protocol: trial 1's SVOREX score from its own split and common subset, both from
+  # fold_in(key(seed = 0), 1) (streams 0 and 3).
   dataset = data_lib.load("lev")
   proto = protocols.protocol_for(dataset, _NUM_LABELED)
-  trial = protocols.make_trial(dataset, proto, 1)
-  common = np.random.default_rng([1, 2]).permutation(trial.x_unlabeled.shape[0])[:100]
+  key = jax.random.fold_in(jax.random.key(0), 1)
+  trial = protocols.make_trial(dataset, proto, key)
+  order_bits = jax.random.key_data(jax.random.fold_in(key, 3))
+  common = np.random.default_rng(np.asarray(order_bits)).permutation(
+      trial.x_unlabeled.shape[0])[:100]
   model = baselines.fit_svorex(trial.x_labeled, trial.y_labeled,
                                **comparison_methods.FIXED["svorex"], num_classes=5)
-  expected = baselines.mean_split_auc(baselines.decision_function(
-      model, trial.x_unlabeled[common]), trial.y_eval[common], 5)
+  # Splits with an empty side among the points have no AUC (NaN) and are left out of the mean.
+  expected = np.nanmean(baselines.split_aucs(baselines.decision_function(
+      model, trial.x_unlabeled[common]), trial.y_eval[common], 5))
   (svorex,) = [r for r in rows if r["method"] == "SVOREX" and r["trial"] == 1]
   assert svorex["auc"] == pytest.approx(expected, abs=1e-6)
   assert svorex["num_eval"] == 100 and svorex["num_unlabeled"] == 0
   # QS3ORAO-exact: QS3ORAO's objective solved exactly with QS3ORAO's hyper-parameters.
   own = baselines.fit_exact_qsg(trial.x_labeled, trial.y_labeled, trial.x_unlabeled[common],
                                 num_classes=5, **comparison_methods.FIXED["qsg"])
-  expected = baselines.mean_split_auc(baselines.decision_function(
-      own, trial.x_unlabeled[common]), trial.y_eval[common], 5)
+  expected = np.nanmean(baselines.split_aucs(baselines.decision_function(
+      own, trial.x_unlabeled[common]), trial.y_eval[common], 5))
   (exact,) = [r for r in rows if r["method"] == "QS3ORAO-exact" and r["trial"] == 1]
   assert exact["auc"] == pytest.approx(expected, abs=1e-6)
 
@@ -163,11 +173,32 @@ def test_scored_auc_leaves_out_splits_with_an_empty_side():
   assert np.isnan(comparison_methods.scored_auc(scores, np.zeros(4, int), 3)[0])
 
 
+def test_comparison_trial_seeds_offset_is_seed_plus_t_and_fold_in_shares_no_trial():
+  offset = protocols.comparison_trial_seeds(5, 2, "offset")
+  assert offset.split == offset.fit_key == offset.seed == 7
+  np.testing.assert_array_equal(offset.subset_rng.permutation(50),
+                                np.random.default_rng([7, 2]).permutation(50))
+  # seed + t: (seed 0, trial 1) and (seed 1, trial 0) are the same trial; fold_in: not.
+  assert protocols.comparison_trial_seeds(0, 1, "offset").split == 1
+  dataset = data_lib.load("lev")
+  proto = protocols.protocol_for(dataset, _NUM_LABELED)
+  a, b = (protocols.comparison_trial_seeds(s, t) for s, t in ((0, 1), (1, 0)))
+  labeled_a = protocols.make_trial(dataset, proto, a.split).x_labeled
+  labeled_b = protocols.make_trial(dataset, proto, b.split).x_labeled
+  assert not np.array_equal(labeled_a, labeled_b)
+  assert not np.array_equal(a.subset_rng.permutation(50), b.subset_rng.permutation(50))
+  assert not np.array_equal(jax.random.key_data(a.fit_key), jax.random.key_data(b.fit_key))
+  with pytest.raises(ValueError, match="trial_seeds must be one of"):
+    protocols.comparison_trial_seeds(0, 0, "seed+t")
+
+
 def test_auc_comparison_refuses_bad_settings(tmp_path):
   with pytest.raises(ValueError, match="unknown settings.*'trails'"):
     auc_comparison.run_comparison(["lev"], output_dir=str(tmp_path), trails=3)
   with pytest.raises(ValueError, match="cv_grid must be"):
     auc_comparison.run_comparison(["lev"], output_dir=str(tmp_path), cv_grid="full")
+  with pytest.raises(ValueError, match="trial_seeds must be one of"):
+    auc_comparison.run_comparison(["lev"], output_dir=str(tmp_path), trial_seeds="plus")
   with pytest.raises(ValueError, match="no dataset of"):
     auc_comparison.run_comparison(["dota2"], output_dir=str(tmp_path), log=lambda _: None,
                                   data_dir=str(tmp_path / "no_data"))

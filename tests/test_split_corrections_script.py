@@ -44,11 +44,13 @@ def test_script_on_embedded_lev_matches_auc_comparison_trials(tmp_path):
   # Same trial, same QS3ORAO as experiments.auc_comparison's own code path.
   dataset = data_lib.load("lev")
   proto = protocols.protocol_for(dataset)
-  x_l, y_l, x_u, y_u = split_corrections.trial_data(dataset, proto, 0, 200)
+  seeds = protocols.comparison_trial_seeds(0, 0)   # the default --trial_seeds=fold_in
+  x_l, y_l, x_u, y_u = split_corrections.trial_data(dataset, proto, seeds, 200)
   best = dict(lam=1e-3, sigma=0.125, gamma=1.0, step_size="auto")
   [(auc, _)], _, status = cm.fit_and_score("QS3ORAO", best, proto.num_classes, (x_l, y_l, x_u),
                                           [(x_u, y_u)],
-                                          dict(split_corrections.DEFAULT_SETTINGS, **TINY), 0)
+                                          dict(split_corrections.DEFAULT_SETTINGS, **TINY),
+                                          seeds.fit_key)
   mine = next(r["auc"] for r in payload["rows"] if r["method"] == "QS3ORAO")
   assert status == "ok" and mine == pytest.approx(auc, abs=1e-6)
 
