@@ -290,6 +290,7 @@ def _define_flags():
 
 def main(argv):
   del argv
+  reporting.check_writable(FLAGS.output_dir)   # before any fit, not after minutes of them
   if FLAGS.bench == "kernel":
     rows, payload = run_kernel_benchmark(
         cases=kernel_cases(table2_sizes=[int(n) for n in FLAGS.table2_sizes],

@@ -10,6 +10,9 @@ empirical risks (penalty excluded), the kernel approximation error E_2 = ||K - K
 iteration), N_max (most uses of one point in D_B), and the n-dependent part of the bound,
     sqrt(1 / B) + N_max / B (E_2 sqrt(n) + sqrt(N_max E_2 n^1.5 / B))      (A_1 = A_2 = A_3 = 1),
 then draws the gaps on a log-log plot with that rate beside them (scaled to the first point).
+
+Each (n, repetition) is written at once to --output_dir/cells/; ``--resume`` continues an
+interrupted run from them (same flags required).
 """
 
 import math
@@ -20,7 +23,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from experiments import common_flags
 from experiments import reporting
+from experiments import run_store
 from qsg_jax import kernels
 from qsg_jax.roc_svm import model as model_lib
 from qsg_jax.roc_svm import nystrom
@@ -64,38 +69,50 @@ def exact_full_risk(result, x, y):
 
 
 def run(*, sizes=(500, 1000, 2000, 4000, 8000), repetitions=3, ds=(100, 300, "n/log n"),
-        sigma=0.1, lam=1e-3, seed=0, log=print):
-  """Measures the gap of Theorem 4; returns (rows, payload)."""
+        sigma=0.1, lam=1e-3, seed=0, log=print, store=None):
+  """Measures the gap of Theorem 4; returns (rows, payload).
+
+  ``store``: a started ``run_store.CellStore``; each (n, repetition) is written to it at once
+  and taken from it on a resumed run.
+  """
   rows = []
   for n in sizes:
     for rep in range(repetitions):
-      key = jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), n), rep)
-      x, y = (np.asarray(a) for a in synthetic.generate(key, n, "radial"))
-      exact = model_lib.fit(x, y, kernel="gaussian", risk="full_sorted", lam=lam, sigma=sigma,
-                            key=rep)
-      u_full = exact_full_risk(exact, x, y)
-      for name, d in landmark_counts(n, ds).items():
-        fit = model_lib.fit(x, y, kernel="nystrom", num_landmarks=d, landmarks="uniform",
-                            lam=lam, sigma=sigma, key=rep)
-        coef = np.asarray(fit.model.coef, np.float64)
-        u_incomplete = fit.value - 0.5 * lam * float(coef @ coef)   # risk of Eq. 14 at f~_B
-        n_pos = int(y.sum())
-        # The same pairs as the fit drew (fit splits its key into design and pairs).
-        _, key_pairs = jax.random.split(jax.random.key(rep))
-        pairs = pairs_lib.sample_pairs(key_pairs, n_pos, n - n_pos, n)
-        n_max = int(max(np.bincount(np.asarray(pairs.positive)).max(),
-                        np.bincount(np.asarray(pairs.negative)).max()))
-        e2 = spectral_error(jax.random.fold_in(key, 7), jnp.asarray(x), fit.model.feature_map,
-                            sigma)
-        b = n
-        rate = (math.sqrt(1.0 / b)
-                + n_max / b * (e2 * math.sqrt(n) + math.sqrt(n_max * e2 * n ** 1.5 / b)))
-        rows.append({"n": n, "rep": rep, "d": name, "d_value": d, "U_n(f_hat)": u_full,
-                     "U_B(f_tilde_B)": u_incomplete, "gap": abs(u_full - u_incomplete),
-                     "E2": e2, "N_max": n_max, "bound_rate": rate})
-        log(f"n={n} rep={rep} d={name}({d}): U_n={u_full:.5f} U_B={u_incomplete:.5f} "
-            f"gap={rows[-1]['gap']:.5f} E2={e2:.3g} N_max={n_max}")
+      rows += run_store.cached(store, f"n{n}-rep{rep}",
+                               lambda n=n, rep=rep: _measure(n, rep, ds, sigma, lam, seed, log))
   return rows, {"rows": rows, "sigma": sigma, "lam": lam, "repetitions": repetitions}
+
+
+def _measure(n, rep, ds, sigma, lam, seed, log):
+  """The rows of one data set of size n (one per d)."""
+  rows = []
+  key = jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), n), rep)
+  x, y = (np.asarray(a) for a in synthetic.generate(key, n, "radial"))
+  exact = model_lib.fit(x, y, kernel="gaussian", risk="full_sorted", lam=lam, sigma=sigma,
+                        key=rep)
+  u_full = exact_full_risk(exact, x, y)
+  for name, d in landmark_counts(n, ds).items():
+    fit = model_lib.fit(x, y, kernel="nystrom", num_landmarks=d, landmarks="uniform",
+                        lam=lam, sigma=sigma, key=rep)
+    coef = np.asarray(fit.model.coef, np.float64)
+    u_incomplete = fit.value - 0.5 * lam * float(coef @ coef)   # risk of Eq. 14 at f~_B
+    n_pos = int(y.sum())
+    # The same pairs as the fit drew (fit splits its key into design and pairs).
+    _, key_pairs = jax.random.split(jax.random.key(rep))
+    pairs = pairs_lib.sample_pairs(key_pairs, n_pos, n - n_pos, n)
+    n_max = int(max(np.bincount(np.asarray(pairs.positive)).max(),
+                    np.bincount(np.asarray(pairs.negative)).max()))
+    e2 = spectral_error(jax.random.fold_in(key, 7), jnp.asarray(x), fit.model.feature_map,
+                        sigma)
+    b = n
+    rate = (math.sqrt(1.0 / b)
+            + n_max / b * (e2 * math.sqrt(n) + math.sqrt(n_max * e2 * n ** 1.5 / b)))
+    rows.append({"n": n, "rep": rep, "d": name, "d_value": d, "U_n(f_hat)": u_full,
+                 "U_B(f_tilde_B)": u_incomplete, "gap": abs(u_full - u_incomplete),
+                 "E2": e2, "N_max": n_max, "bound_rate": rate})
+    log(f"n={n} rep={rep} d={name}({d}): U_n={u_full:.5f} U_B={u_incomplete:.5f} "
+        f"gap={rows[-1]['gap']:.5f} E2={e2:.3g} N_max={n_max}")
+  return rows
 
 
 def plot(rows, path):
@@ -132,15 +149,19 @@ def _define_flags():
   flags.DEFINE_list("sizes", ["500", "1000", "2000", "4000", "8000"], "Training sizes n.")
   flags.DEFINE_integer("repetitions", 3, "Data sets per size.")
   flags.DEFINE_integer("seed", 0, "Base seed.")
+  common_flags.define_resume_flag()
 
 
 def main(argv):
   del argv
-  rows, payload = run(sizes=[int(n) for n in FLAGS.sizes], repetitions=FLAGS.repetitions,
-                      seed=FLAGS.seed)
+  sizes = [int(n) for n in FLAGS.sizes]
+  store = run_store.CellStore(FLAGS.output_dir)    # checks --output_dir before any fit
+  store.start({"sizes": sizes, "repetitions": FLAGS.repetitions, "seed": FLAGS.seed}, FLAGS.resume)
+  rows, payload = run(sizes=sizes, repetitions=FLAGS.repetitions, seed=FLAGS.seed, store=store)
   paths = reporting.write_results(FLAGS.output_dir, "roc_svm_theorem4", payload, rows,
                                   title="Theorem 4: gap of the empirical risks against n")
   plot(rows, f"{FLAGS.output_dir}/roc_svm_theorem4.png")
+  store.finish_cells()
   print(open(paths["md"]).read())
 
 

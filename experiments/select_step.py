@@ -10,17 +10,19 @@ For each dataset, on the papers' protocol (``experiments.protocols``), and each 
   2. --num_trials trials at those hyper-parameters, trained on --num_unlabeled unlabeled points
      and scored on --eval_size evaluation points, with step "auto" and eta0 = 1, 3, 10: AUC per
      trial or "div" (``DivergenceError``), and the gap of "auto" to the best converging eta0.
-Prints one table per dataset and writes results/select_step/<dataset>.json.
+Prints one table per dataset and writes results/select_step/<dataset>.json (atomically); each
+finished dataset is also written at once to --output_dir/cells/, and ``--resume`` continues an
+interrupted run from them.
 """
-
-import json
-import os
 
 from absl import app
 from absl import flags
 import numpy as np
 
+from experiments import common_flags
 from experiments import protocols
+from experiments import reporting
+from experiments import run_store
 from qsg_jax import data as data_lib
 from qsg_jax import metrics
 from qsg_jax import model_selection
@@ -111,16 +113,21 @@ def _define_flags():
   flags.DEFINE_list("grids", ["paper", "quick"], "CV grids whose pick is tested")
   flags.DEFINE_string("output_dir", "results/select_step", "output directory")
   flags.DEFINE_string("data_dir", None, "data directory (default $QSG_JAX_DATA)")
+  common_flags.define_resume_flag()
 
 
 def main(argv):
   del argv
-  os.makedirs(FLAGS.output_dir, exist_ok=True)
+  settings = {name: FLAGS[name].value for name in (
+      "datasets", "num_trials", "num_unlabeled", "cv_unlabeled", "eval_size", "num_steps",
+      "grids", "data_dir")}
+  store = run_store.CellStore(FLAGS.output_dir)    # checks --output_dir before any fit
+  store.start(settings, FLAGS.resume)
   for name in FLAGS.datasets:
-    out = study(name, FLAGS.num_trials, FLAGS.num_unlabeled, FLAGS.cv_unlabeled,
-                FLAGS.eval_size, FLAGS.num_steps, FLAGS.grids, FLAGS.data_dir)
-    with open(os.path.join(FLAGS.output_dir, f"{name}.json"), "w") as f:
-      json.dump(out, f, indent=1)
+    out = store.cached(name, lambda name=name: study(
+        name, FLAGS.num_trials, FLAGS.num_unlabeled, FLAGS.cv_unlabeled, FLAGS.eval_size,
+        FLAGS.num_steps, FLAGS.grids, FLAGS.data_dir))
+    reporting.atomic_write_json(f"{FLAGS.output_dir}/{name}.json", out)
     for grid_name in FLAGS.grids:
       r = out[grid_name]
       print(f"{name}, {grid_name} grid: CV pick {r['best']} (CV AUC {r['best_cv_auc']:.4f}); "
@@ -128,6 +135,7 @@ def main(argv):
       print(f"  {len(r['trials'])} trials: mean AUC {r['mean_auc']}; diverged trials "
             f"{r['diverged_trials']}; auto - best converging fixed eta0 = "
             f"{r['auto_minus_best_fixed']}")
+  store.finish_cells()
 
 
 if __name__ == "__main__":

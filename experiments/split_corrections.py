@@ -26,7 +26,9 @@ whose per-iteration cost does not depend on n_u); M-SAMULT at ``--timing_exact_s
 trials fit it, and once semi-supervised (gamma = ``--timing_exact_gamma``), which solves over
 all labeled + unlabeled points.
 
-Writes split_corrections.{json,md,csv} into --output_dir and prints the issue's checks.
+Writes split_corrections.{json,md,csv} into --output_dir and prints the issue's checks. The CV,
+each trial and the timing are written at once to --output_dir/cells/ as they finish;
+``--resume`` continues an interrupted run from them (same flags required).
 """
 
 import math
@@ -45,6 +47,7 @@ from qsg_jax import metrics
 from experiments import common_flags
 from experiments import protocols
 from experiments import reporting
+from experiments import run_store
 
 FLAGS = flags.FLAGS
 METHODS = ("QS3ORAO", "QS3ORAO+split", "M-SAMULT")
@@ -147,25 +150,34 @@ def trial_data(dataset, proto, seeds, common_size):
   return trial.x_labeled, trial.y_labeled, trial.x_unlabeled[common], trial.y_eval[common]
 
 
-def run_trials(dataset, proto, chosen, args, log=print):
-  """Per-trial rows: ordinal AUC (per-split scores) and training time of every method."""
+def run_trials(dataset, proto, chosen, args, log=print, store=None):
+  """Per-trial rows: ordinal AUC (per-split scores) and training time of every method.
+
+  ``store``: a started ``run_store.CellStore``; each trial is written to it at once and taken
+  from it on a resumed run.
+  """
+  rows = []
+  for t in range(args["trials"]):
+    mine = run_store.cached(store, f"trial-{t}",
+                            lambda t=t: _run_trial(dataset, proto, chosen, args, t))
+    rows += mine
+    log(f"  trial {t + 1}/{args['trials']}: " + ", ".join(
+        f"{r['method']} {r['auc']:.4f} ({r['train_time_s']:.2f} s)" for r in mine))
+  return rows
+
+
+def _run_trial(dataset, proto, chosen, args, t):
   k = proto.num_classes
   shared = dict(lam=args["lam"], sigma=args["sigma"], gamma=args["gamma"])
   params = {"QS3ORAO": shared, "QS3ORAO+split": chosen, "M-SAMULT": shared}
+  seeds = protocols.comparison_trial_seeds(args["seed"], t, args["trial_seeds"])
+  x_l, y_l, x_u, y_u = trial_data(dataset, proto, seeds, args["common_size"])
   rows = []
-  for t in range(args["trials"]):
-    seeds = protocols.comparison_trial_seeds(args["seed"], t, args["trial_seeds"])
-    x_l, y_l, x_u, y_u = trial_data(dataset, proto, seeds, args["common_size"])
-    line = []
-    for method in METHODS:
-      score, seconds = fit_method(method, (x_l, y_l, x_u), k, seeds.fit_key, args,
-                                  params[method])
-      auc = split_auc(score(x_u), y_u, k)
-      rows.append({"trial": t, "seed": seeds.seed, "method": method,
-                   "num_unlabeled": x_u.shape[0],
-                   "auc": auc, "train_time_s": seconds})
-      line.append(f"{method} {auc:.4f} ({seconds:.2f} s)")
-    log(f"  trial {t + 1}/{args['trials']}: " + ", ".join(line))
+  for method in METHODS:
+    score, seconds = fit_method(method, (x_l, y_l, x_u), k, seeds.fit_key, args, params[method])
+    rows.append({"trial": t, "seed": seeds.seed, "method": method,
+                 "num_unlabeled": x_u.shape[0], "auc": split_auc(score(x_u), y_u, k),
+                 "train_time_s": seconds})
   return rows
 
 
@@ -270,13 +282,18 @@ def checks(summary, timing, args):
   return out
 
 
-def run(*, output_dir, log=print, **settings):
-  """CV, trials, timing; writes split_corrections.{json,md,csv}. Returns the payload."""
+def run(*, output_dir, log=print, resume=False, **settings):
+  """CV, trials, timing; writes split_corrections.{json,md,csv}. Returns the payload.
+
+  ``resume``: continue the interrupted run in ``output_dir`` (same settings; raises
+  ``run_store.ResumeError`` otherwise, or when an unfinished run is there without it).
+  """
   unknown = sorted(set(settings) - set(DEFAULT_SETTINGS))
   if unknown:
     raise ValueError(f"unknown settings {unknown}; expected some of {sorted(DEFAULT_SETTINGS)}.")
   args = dict(DEFAULT_SETTINGS, **settings)
-  reporting.check_writable(output_dir)
+  store = run_store.CellStore(output_dir)    # checks output_dir before any fit
+  store.start(args, resume)
   log(f"settings: {args}; devices {jax.devices()}")
   dataset = data_lib.load(args["dataset"], data_dir=args["data_dir"])
   proto = protocols.protocol_for(dataset)
@@ -285,12 +302,14 @@ def run(*, output_dir, log=print, **settings):
   cv_u = cv_trial.x_unlabeled[np.random.default_rng(args["cv_seed"]).permutation(
       cv_trial.x_unlabeled.shape[0])[:args["cv_unlabeled"]]]
   start = time.perf_counter()
-  chosen, cv_rows = cross_validate_split((cv_trial.x_labeled, cv_trial.y_labeled, cv_u), k,
-                                         args, log)
+  chosen, cv_rows = run_store.cached(store, "cv", lambda: cross_validate_split(
+      (cv_trial.x_labeled, cv_trial.y_labeled, cv_u), k, args, log))
   log(f"CV chose {chosen} ({time.perf_counter() - start:.0f} s)")
-  rows = run_trials(dataset, proto, chosen, args, log) if args["run_trials"] else []
+  rows = run_trials(dataset, proto, chosen, args, log, store) if args["run_trials"] else []
   summary, paired = summarize(rows) if rows else ([], [])
-  timing = run_timing(dataset, proto, chosen, args, log) if args["timing_sizes"] else []
+  timing = (run_store.cached(store, "timing", lambda: run_timing(dataset, proto, chosen, args,
+                                                                  log))
+            if args["timing_sizes"] else [])
   verdicts = checks(summary, timing, args)
   for table in (summary, paired, timing, verdicts):
     for r in table:
@@ -307,6 +326,7 @@ def run(*, output_dir, log=print, **settings):
   paths = reporting.write_report(output_dir, "split_corrections", payload, sections,
                                  title=f"{args['dataset']}: QS3ORAO, per-split corrections, "
                                        "M-SAMULT")
+  store.finish_cells()
   log(f"wrote {paths['json']} and {paths['md']}")
   return payload
 
@@ -316,6 +336,7 @@ def _define_flags():
   common_flags.define_run_flags(output_dir="results/split_corrections", trials=10,
                                 seed_help="Seed of the run (see --trial_seeds).")
   common_flags.define_trial_seeds_flag()
+  common_flags.define_resume_flag()
   flags.adopt_module_key_flags(common_flags)
   flags.DEFINE_integer("common_size", 10000, "Unlabeled points every method trains and is "
                        "scored on (1000000: all).")
@@ -357,7 +378,7 @@ def main(argv):
       unlabeled_batch_size=FLAGS.unlabeled_batch_size, step_size=step,
       timing_sizes=[int(v) for v in FLAGS.timing_sizes],
       timing_exact_size=FLAGS.timing_exact_size, timing_exact_gamma=FLAGS.timing_exact_gamma,
-      timing_repeats=FLAGS.timing_repeats, run_trials=FLAGS.run_trials)
+      timing_repeats=FLAGS.timing_repeats, run_trials=FLAGS.run_trials, resume=FLAGS.resume)
 
 
 if __name__ == "__main__":

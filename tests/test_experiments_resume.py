@@ -17,7 +17,9 @@ from experiments import auc_comparison
 from experiments import reporting
 from experiments import roc_svm_real_data
 from experiments import roc_svm_tables
+from experiments import roc_svm_theorem4
 from experiments import run_store
+from experiments import split_corrections
 from experiments import timing_vs_unlabeled as timing
 
 _TIMING_ARGS = dict(sizes=[100], include_full=False, exact_cap_ordinal=100, rerun_below_s=0.0,
@@ -211,3 +213,71 @@ def test_auc_comparison_killed_mid_way_resumes_to_the_uninterrupted_rows(tmp_pat
   sums = [r["auc"] for r in whole["rows"] if r["method"] == "SVOREX"]
   other = run(tmp_path / "seed1", _FakeComparison(), seed=1)
   assert len(set(sums + [r["auc"] for r in other["rows"] if r["method"] == "SVOREX"])) == 12
+
+
+class _Interrupter:
+  """Counts calls; raises KeyboardInterrupt at call ``interrupt_at``."""
+
+  def __init__(self, interrupt_at=None):
+    self.calls, self.interrupt_at = 0, interrupt_at
+
+  def tick(self):
+    self.calls += 1
+    if self.calls == self.interrupt_at:
+      raise KeyboardInterrupt("killed")
+
+
+def test_theorem4_killed_mid_way_resumes_to_the_uninterrupted_rows(tmp_path, monkeypatch):
+  def run(out, counter, resume=False):
+    def measure(n, rep, ds, sigma, lam, seed, log):
+      del ds, log
+      counter.tick()
+      return [{"n": n, "rep": rep, "gap": sigma * lam * (seed + n + 10 * rep)}]
+    monkeypatch.setattr(roc_svm_theorem4, "_measure", measure)
+    store = run_store.CellStore(out)
+    store.start({"sizes": [100, 200]}, resume)
+    rows, _ = roc_svm_theorem4.run(sizes=(100, 200), repetitions=2, store=store)
+    store.finish_cells()
+    return rows
+
+  whole = run(tmp_path / "whole", _Interrupter())
+  with pytest.raises(KeyboardInterrupt):
+    run(tmp_path / "killed", _Interrupter(interrupt_at=3))
+  resumed = _Interrupter()
+  assert run(tmp_path / "killed", resumed, resume=True) == whole
+  assert resumed.calls == 2
+
+
+def test_split_corrections_killed_mid_way_resumes_to_the_uninterrupted_rows(tmp_path,
+                                                                            monkeypatch):
+  settings = dict(dataset="lev", trials=3, common_size=100, timing_sizes=[50],
+                  timing_exact_size=0, log=lambda line: None)
+
+  def run(out, counter, resume=False):
+    def fit_method(method, train, k, key, args, params):
+      del k, args
+      counter.tick()
+      total = sum(float(np.sum(a)) for a in train) + len(method) + params["lam"]
+      total += float(np.sum(np.asarray(jax.random.key_data(key)) % 997))
+      return (lambda x: np.full((x.shape[0], 4), total)), 0.5
+    monkeypatch.setattr(split_corrections, "fit_method", fit_method)
+    monkeypatch.setattr(split_corrections, "split_auc", lambda scores, y, k: float(scores[0, 0]))
+    monkeypatch.setattr(split_corrections, "cross_validate_split",
+                        lambda cv_data, k, args, log: (counter.tick() or {
+                            "lam": 1e-3, "sigma": 0.125, "gamma": 1.0,
+                            "split_lam": float("inf")}, [{"cv_auc": 0.5}]))
+    monkeypatch.setattr(split_corrections, "run_timing",
+                        lambda *args, **kwargs: counter.tick() or [{"method": "x"}])
+    return split_corrections.run(output_dir=str(out), resume=resume, **settings)
+
+  whole = run(tmp_path / "whole", _Interrupter())
+  # CV (1), trial 0 (2-4), trial 1 killed at its second fit (6).
+  with pytest.raises(KeyboardInterrupt):
+    run(tmp_path / "killed", _Interrupter(interrupt_at=6))
+  assert sorted(p.stem for p in (tmp_path / "killed" / "cells").glob("*.json")) == [
+      "cv", "trial-0"]
+  resumed = _Interrupter()
+  payload = run(tmp_path / "killed", resumed, resume=True)
+  assert resumed.calls == 2 * 3 + 1                      # trials 1 and 2, then the timing
+  assert json.dumps(payload["rows"]) == json.dumps(whole["rows"])
+  assert payload["chosen"]["split_lam"] == float("inf")
