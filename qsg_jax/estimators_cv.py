@@ -5,7 +5,7 @@
     >>> x = rng.uniform(size=(300, 2)).astype(np.float32)
     >>> y = np.digitize(x.sum(axis=1), [0.7, 1.3])           # 3 ordered classes
     >>> y[60:] = -1                                          # -1 = unlabeled
-    >>> grid = {"lam": [1e-3], "sigma": [1.0], "gamma": [0.5, 1.0], "step_size": ["auto"]}
+    >>> grid = {"lam": [1e-3], "sigma": [1.0], "gamma": [0.5, 1.0]}   # step_size: ["auto"]
     >>> model = QS3ORAOCV(grid=grid, cv=3, num_steps=64).fit(x, y)
     >>> sorted(model.best_params_), model.cv_results_["mean_test_score"].shape
     (['gamma', 'lam', 'sigma', 'step_size'], (2,))
@@ -36,8 +36,8 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
   """QS3ORAO with lam, sigma, gamma and the step chosen by stratified k-fold CV; k = 2: QSG-S2AUC.
 
   Args:
-    grid: dict of value lists keyed by ``model_selection.GRID_KEYS`` (lam, sigma, gamma,
-      step_size), or None for the grid of ``protocol``.
+    grid: dict of value lists keyed by ``model_selection.GRID_KEYS`` (lam, sigma, gamma and
+      optionally step_size, default ["auto"]), or None for the grid of ``protocol``.
     protocol: "paper" (``model_selection.paper_grid()``, 539 points) or "quick" (12 points);
       used when ``grid`` is None.
     cv: number of folds F.

@@ -95,11 +95,14 @@ def quick_grid(step_size=defaults.STEP_SIZE):
 
 
 def _checked_grid(grid):
+  if isinstance(grid, dict) and set(grid) == set(GRID_KEYS) - {"step_size"}:
+    grid = dict(grid, step_size=[defaults.STEP_SIZE])   # the step is not searched by default
   if not isinstance(grid, dict) or set(grid) != set(GRID_KEYS):
     got = sorted(grid) if isinstance(grid, dict) else type(grid).__name__
     raise ValueError(f"grid must be a dict with exactly the keys {sorted(GRID_KEYS)} (the "
-                     f"keyword names of qsg_jax.fit); received {got}. Start from quick_grid() "
-                     "or paper_grid().")
+                     f"keyword names of qsg_jax.fit; step_size may be left out: "
+                     f"[{defaults.STEP_SIZE!r}]); received {got}. Start from quick_grid() or "
+                     "paper_grid().")
   checked = {}
   for name in GRID_KEYS:
     if name == "step_size":
@@ -296,7 +299,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     y_labeled: [n_l] int labels 0..k-1, every class with at least ``num_folds`` points.
     x_unlabeled: [n_u, d] unlabeled points shared by every fold; None only if every gamma is 1.
       Every task costs one training run over them: pass a subsample of a few thousand.
-    grid: dict of 1-D value lists keyed by ``GRID_KEYS``; default ``paper_grid()``.
+    grid: dict of 1-D value lists keyed by ``GRID_KEYS`` (without "step_size": the default
+      step alone); default ``paper_grid()``.
     quick: use ``quick_grid()`` when ``grid`` is None.
     num_folds: F (the papers use 5).
     seed: int seed of the fold assignment.

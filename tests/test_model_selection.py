@@ -92,6 +92,9 @@ def test_cv_refuses_bad_requests():
   quick = model_selection.quick_grid()
   with pytest.raises(ValueError, match="exactly the keys"):
     model_selection.cross_validate(x_l, y_l, x_u, grid={"lam": [1.0]})
+  with pytest.raises(ValueError, match=r"grid\['sigma'\] must be > 0"):   # step_size optional
+    model_selection.cross_validate(x_l, y_l, x_u, grid={"lam": [1.0], "sigma": [0.0],
+                                                        "gamma": [1.0]})
   with pytest.raises(ValueError, match=r"grid\['gamma'\] must lie in \[0, 1\]"):
     model_selection.cross_validate(x_l, y_l, x_u, grid=dict(quick, gamma=[1.5]))
   with pytest.raises(ValueError, match=r"grid\['sigma'\] must be > 0"):
