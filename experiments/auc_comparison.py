@@ -320,6 +320,11 @@ def _define_flags():
                     "with QSG's hyper-parameters (QS3ORAO-exact / QSG-S2AUC-exact).")
   for name in ("common_size", "cv_unlabeled"):
     flags.register_validator(name, lambda v: v >= 1, f"--{name} must be an integer >= 1.")
+  common_flags.define_number_list_validator("cv_lam", minimum=0.0)
+  common_flags.define_number_list_validator("cv_sigma", positive=True)
+  common_flags.define_number_list_validator("cv_gamma", minimum=0.0, maximum=1.0)
+  common_flags.define_number_list_validator("cv_c", positive=True)
+  common_flags.define_number_list_validator("cv_step_size", positive=True, allow_auto=True)
   flags.register_validator("cv_folds", lambda v: v >= 2, "--cv_folds must be an integer >= 2.")
 
 

@@ -8,6 +8,7 @@ message naming the flag, the value received and the range expected, before any d
 The engine flags' defaults are ``qsg_jax.defaults`` (shown by ``--help``).
 """
 
+import math
 from typing import Sequence
 
 from absl import flags
@@ -49,6 +50,9 @@ def define_data_flags(*, dataset: str = None, datasets: Sequence[str] = None,
     flags.DEFINE_list("datasets", list(datasets), "Datasets (comma-separated); see "
                       "qsg_jax.data.available(). Missing real data files are skipped.",
                       flag_values=flag_values)
+    flags.register_validator("datasets", bool, message="--datasets is empty; name at least one, "
+                             "e.g. --datasets=lev (qsg_jax.data.available() lists them).",
+                             flag_values=flag_values)
   flags.DEFINE_string("data_dir", None, "Directory of data files (unset: $QSG_JAX_DATA, then "
                       "the user cache).", flag_values=flag_values)
 
@@ -136,6 +140,32 @@ def define_engine_flags(names: Sequence[str] = ENGINE_FLAGS, flag_values=FLAGS):
     else:
       flags.DEFINE_integer(name, default, _ENGINE_HELP[name], flag_values=flag_values)
       _at_least(name, 1, flag_values, allow_none=name == "labeled_batch_size")
+
+
+def define_number_list_validator(name: str, minimum: float = None, maximum: float = None,
+                                 positive: bool = False, allow_auto: bool = False,
+                                 flag_values=FLAGS):
+  """Every entry of list flag --name is a number in [minimum, maximum], > 0 if ``positive``
+  (or "auto" if ``allow_auto``)."""
+  def ok(values):
+    for text in values or ():
+      if allow_auto and text == "auto":
+        continue
+      try:
+        v = float(text)
+      except (TypeError, ValueError):
+        return False
+      if not math.isfinite(v) or (positive and v <= 0) or (
+          minimum is not None and v < minimum) or (maximum is not None and v > maximum):
+        return False
+    return True
+  bounds = ["> 0"] if positive else []
+  bounds += [f">= {minimum:g}"] if minimum is not None else []
+  bounds += [f"<= {maximum:g}"] if maximum is not None else []
+  bounds = (" " + " and ".join(bounds)) if bounds else ""
+  flags.register_validator(name, ok, message=f"--{name} must be a comma-separated list of "
+                           f"numbers{bounds}{' or auto' if allow_auto else ''}.",
+                           flag_values=flag_values)
 
 
 def _is_step_size(text) -> bool:

@@ -347,6 +347,8 @@ def _define_flags():
                     "split_lam values the extended model's CV searches (inf: QS3ORAO).")
   flags.DEFINE_list("cv_lam", ["0.001"], "lam values the extended model's CV searches.")
   flags.DEFINE_list("cv_sigma", ["0.125"], "sigma values the extended model's CV searches.")
+  common_flags.define_number_list_validator("cv_lam", minimum=0.0)
+  common_flags.define_number_list_validator("cv_sigma", positive=True)
   flags.DEFINE_integer("cv_folds", 5, "Folds of the cross-validation.")
   flags.DEFINE_integer("cv_seed", 1000, "Seed of the split used for CV (not a trial).")
   flags.DEFINE_integer("cv_unlabeled", 500, "Unlabeled points used in CV.")

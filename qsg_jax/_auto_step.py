@@ -93,7 +93,10 @@ def curvature(kernel, start, pos_w, neg_w, gamma, num_labeled):
   v = jax.lax.fori_loop(0, POWER_ITERATIONS, lambda _, v: normalized(kernel @ h(v)),
                         normalized(start))
   hv = h(v)
-  return jnp.maximum(hv @ kernel @ hv, 0.0) / jnp.maximum(v @ hv, 1e-30)
+  value = jnp.maximum(hv @ kernel @ hv, 0.0) / jnp.maximum(v @ hv, 1e-30)
+  # K H = 0 up to rounding (e.g. every point identical: H annihilates K's constant range) makes
+  # the normalization blow rounding noise up to inf / NaN; the curvature is then 0.
+  return jnp.where(jnp.isfinite(value), value, 0.0)
 
 
 def step_from_curvature(curv, lam):

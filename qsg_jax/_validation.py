@@ -64,7 +64,11 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
       the caller's row numbering), or values that overflow float32.
   """
   _refuse_sparse(name, x)
-  arr = np.asarray(x)
+  try:
+    arr = np.asarray(x)
+  except ValueError:   # ragged nested lists
+    raise ValueError(f"{name} must be a rectangular [n, d] array; its rows have different "
+                     "lengths.") from None
   if arr.ndim != 2:
     raise ValueError(f"{name} must have shape [n, d]; received shape {arr.shape}. "
                      "Reshape a single point to [1, d] and a single feature to [n, 1].")
@@ -314,6 +318,13 @@ def check_bool(name: str, value: object, allow_none: bool = True):
 
 def check_gamma(gamma: ArrayLike, num_classes: int) -> np.ndarray:
   """Broadcasts gamma to [k-1] and checks it lies in [0, 1]."""
+  try:
+    numeric = np.asarray(gamma).dtype.kind in "biuf" and not isinstance(gamma, (bool, np.bool_))
+  except (TypeError, ValueError):   # ragged lists
+    numeric = False
+  if not numeric:
+    raise TypeError(f"gamma must be a number in [0, 1] or a list of k-1 = {num_classes - 1} of "
+                    f"them; received {type(gamma).__name__} {gamma!r:.60}.")
   arr = np.broadcast_to(np.asarray(gamma, np.float32), (num_classes - 1,)).copy() \
       if np.ndim(gamma) == 0 else np.asarray(gamma, np.float32)
   if arr.shape != (num_classes - 1,):

@@ -10,6 +10,8 @@ from typing import NamedTuple, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
+from qsg_jax import _validation as validation
+
 
 class CVResult(NamedTuple):
   """Outcome of a grid search by k-fold cross-validation."""
@@ -34,33 +36,87 @@ def nanmean(a: ArrayLike, axis: int = -1) -> np.ndarray:
   return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
+def check_num_folds(num_folds: int) -> int:
+  """F as a Python int >= 2 (a whole number, never truncated), else a clear error."""
+  try:
+    return validation.check_count("num_folds", num_folds, minimum=2)
+  except (TypeError, ValueError) as error:
+    raise type(error)(f"num_folds must be a whole number >= 2; received {num_folds!r:.60}. Pass "
+                      "e.g. num_folds=5 (fractions are never rounded).") from None
+
+
+def check_seed(seed: int) -> int:
+  """The fold seed as a Python int >= 0, else a clear error (None would not repeat the folds)."""
+  if seed is None:
+    raise TypeError("seed must be a whole number >= 0; received None, which would draw "
+                    "different folds on every call. Pass e.g. seed=0.")
+  try:
+    return validation.check_count("seed", seed, minimum=0)
+  except (TypeError, ValueError) as error:
+    raise type(error)(f"seed must be a whole number >= 0; received {seed!r:.60}. Pass e.g. "
+                      "seed=0.") from None
+
+
+def check_fold_labels(labels: ArrayLike) -> np.ndarray:
+  """``labels`` as an int64 vector [n] of finite whole numbers, else a clear error.
+
+  Bool labels count as 0/1. NaN, inf, fractions (2.5) and non-numbers (strings) are refused:
+  a NaN would otherwise form a class of its own or be left without a fold.
+  """
+  if type(labels).__module__.startswith("scipy.sparse"):
+    raise TypeError("labels is a scipy sparse matrix; pass a dense vector (labels.toarray()).")
+  arr = np.asarray(labels)
+  if arr.ndim != 1 or arr.size == 0:
+    raise ValueError(f"labels must be a non-empty vector [n]; received shape {arr.shape}.")
+  if arr.dtype == bool:
+    return arr.astype(np.int64)
+  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+    raise TypeError(f"labels must be whole numbers (class ids); received dtype {arr.dtype}. Map "
+                    "the classes to 0..k-1 first, e.g. np.unique(y, return_inverse=True)[1].")
+  bad = ~np.isfinite(arr)
+  if bad.any():
+    raise ValueError(f"labels contain {int(bad.sum())} NaN or infinite values (first at row "
+                     f"{int(np.argmax(bad))}); every point needs a class to get a fold. Drop "
+                     "unlabeled rows before splitting into folds.")
+  fractional = np.mod(arr, 1) != 0
+  if fractional.any():
+    row = int(np.argmax(fractional))
+    raise ValueError(f"labels must be whole numbers (class ids); received {arr[row].item()!r} "
+                     f"at row {row}. Map the classes to 0..k-1 first.")
+  return arr.astype(np.int64)
+
+
 def stratified_folds(labels: ArrayLike, num_folds: int, seed: int = 0) -> np.ndarray:
   """Fold index 0..F-1 of every labeled point; each class is shuffled and dealt in turn.
 
   Args:
-    labels: [n] labels (any sortable values; each distinct value is a class).
-    num_folds: F >= 2, at most the size of the smallest class.
-    seed: int seed of the shuffle.
+    labels: [n] labels: whole numbers or bool (each distinct value is a class); NaN, fractions
+      and strings are refused.
+    num_folds: F, a whole number >= 2, at most the size of the smallest class.
+    seed: whole number >= 0 seeding the shuffle (None is refused: the folds must repeat).
 
   Returns:
     [n] int64 fold ids; each fold holds every class and fold sizes differ by at most 1.
+
+  Raises:
+    TypeError, ValueError: bad labels, num_folds or seed (named in the message).
 
   Example:
     >>> stratified_folds(np.array([0, 0, 1, 1]), 2, seed=0).tolist()
     [0, 1, 0, 1]
   """
-  labels = np.asarray(labels)
-  if labels.ndim != 1 or labels.size == 0:
-    raise ValueError(f"labels must be a non-empty vector [n]; received shape {labels.shape}.")
-  counts = np.unique(labels, return_counts=True)[1]
-  if int(num_folds) < 2 or counts.min() < int(num_folds):
+  num_folds = check_num_folds(num_folds)
+  seed = check_seed(seed)
+  labels = check_fold_labels(labels)
+  classes, counts = np.unique(labels, return_counts=True)
+  if counts.min() < num_folds:
     raise ValueError(f"num_folds must be >= 2 and at most the smallest labeled class size "
-                     f"{int(counts.min())} (class counts {counts.tolist()}); received "
-                     f"{num_folds}. Use fewer folds or label more points.")
+                     f"{int(counts.min())} (class counts [{validation.summarize(counts.tolist())}]"
+                     f"); received {num_folds}. Use fewer folds or label more points.")
   rng = np.random.default_rng(seed)
-  folds = np.empty(labels.shape[0], np.int64)
+  folds = np.full(labels.shape[0], -1, np.int64)
   dealt = 0
-  for c in np.unique(labels):
+  for c in classes:
     idx = rng.permutation(np.nonzero(labels == c)[0])
     folds[idx] = (dealt + np.arange(idx.size)) % num_folds
     dealt += idx.size

@@ -27,6 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
+from qsg_jax import _validation as validation
 from qsg_jax import defaults
 from qsg_jax import io
 from qsg_jax import scorers
@@ -72,6 +73,9 @@ def unlabeled_mask(y, unlabeled_label) -> np.ndarray:
     [False, True, False]
   """
   y = np.asarray(y)
+  if isinstance(unlabeled_label, (float, np.floating)) and np.isnan(unlabeled_label):
+    raise ValueError("unlabeled_label=nan is not supported (NaN equals nothing, not even NaN): "
+                     "mark unlabeled rows with -1 instead, e.g. y = np.where(np.isnan(y), -1, y).")
   nan = _nan_rows(y)
   if nan.any():
     raise ValueError(
@@ -96,6 +100,48 @@ def unlabeled_mask(y, unlabeled_label) -> np.ndarray:
         "become a class. Use one type for both: e.g. y = y.astype(int), or "
         f"unlabeled_label={str(unlabeled_label)!r}.")
   return np.asarray(unlabeled, bool).reshape(y.shape)
+
+
+def check_features(X, name="X"):
+  """Short, row-naming errors for the commonest bad X before scikit-learn's ``validate_data``
+  (whose messages print the whole array): not 2-D, or NaN / inf. Anything NumPy cannot read as
+  numbers (sparse matrices, strings) is left to ``validate_data``."""
+  if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+    return   # sparse: validate_data says to densify
+  try:
+    values = np.asarray(X)
+  except (TypeError, ValueError):
+    return
+  if values.dtype.kind not in "biuf":
+    return   # complex, strings, objects: validate_data says what to do
+  values = values.astype(np.float64)
+  if values.ndim != 2:
+    raise ValueError(f"{name} must be 2-D [n_samples, n_features]; received shape "
+                     f"{values.shape}. Reshape your data: for one feature use "
+                     f"{name}.reshape(-1, 1), for one sample {name}.reshape(1, -1).")
+  bad = ~np.isfinite(values)
+  if bad.any():
+    row, col = (int(i[0]) for i in np.nonzero(bad))
+    raise ValueError(f"{name} contains NaN or inf: {int(bad.any(axis=1).sum())} rows, the first "
+                     f"at row {row} (column {col}, value {values[row, col]}). Impute or drop "
+                     "those rows.")
+
+
+def check_ordinal_classes(classes):
+  """Refuses k > 2 classes given as strings whose sorted (alphabetical) order may not be the
+  ordinal one: words ("high" < "low" < "medium") or numbers sorting differently as text
+  ("10" < "2"). Numeric strings already in numeric order ("10", "20", "30") are accepted."""
+  if classes.size <= 2 or np.issubdtype(classes.dtype, np.number) or classes.dtype == bool or all(
+      isinstance(c, numbers.Number) for c in classes.tolist()):
+    return
+  values = np.array([_as_float(c) for c in classes.tolist()])
+  if np.all(np.isfinite(values)) and np.all(np.diff(values) > 0):
+    return
+  shown = [str(c) for c in classes.tolist()[:6]]
+  raise ValueError(f"y's classes are strings ({shown}{'...' if classes.size > 6 else ''}) whose "
+                   "sorted order is alphabetical, maybe not the ordinal one. Map them to "
+                   "integers in their order first, e.g. y = np.searchsorted(order, y) with "
+                   "order = the labels from lowest to highest.")
 
 
 class QS3ORAO(ClassifierMixin, BaseEstimator):
@@ -147,30 +193,19 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     Returns:
       self.
     """
-    if y is not None:   # NaN or look-alike markers: a clear error before validate_data's
-      unlabeled_mask(np.asarray(y).ravel(), self.unlabeled_label)
-    X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
-    unlabeled = unlabeled_mask(y, self.unlabeled_label)
-    y_labeled = y[~unlabeled]
-    check_classification_targets(y_labeled)
-    classes, codes = np.unique(y_labeled, return_inverse=True)
-    if classes.size < 2:
-      raise ValueError(
-          f"y has labeled points of only one class ({classes.tolist()}); a ranking needs at "
-          f"least 2 classes (unlabeled points are marked {self.unlabeled_label!r}).")
+    X, y, unlabeled, classes, codes = prepare_training_data(self, X, y)
     self._check_classes(classes)
-    if self.scale_inputs:
-      low, high = X.min(axis=0), X.max(axis=0)
-      self.input_min_, self.input_scale_ = low, np.where(high > low, high - low, 1.0)
-    else:
-      self.input_min_, self.input_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
     x = self._scaled(X)
     rs = self.random_state
     if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
+      if rs < 0:
+        raise ValueError(f"random_state must be an int >= 0, a np.random.RandomState or None; "
+                         f"received {rs}.")
       self.seed_ = int(rs)
     else:
       self.seed_ = int(check_random_state(rs).randint(np.iinfo(np.int32).max))
     has_unlabeled = bool(unlabeled.any())
+    validation.check_gamma(self.gamma, classes.size)   # checked even where unused (no unlabeled)
     result = training.fit(
         x[~unlabeled], codes, x[unlabeled] if has_unlabeled else None, key=self.seed_,
         num_classes=classes.size, sigma=self.sigma, lam=self.lam,
@@ -189,6 +224,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
   def decision_function(self, X) -> np.ndarray:
     """Ranking scores: [n]; binary: f(x) - b, larger = ``classes_[1]``; ordinal: f(x)."""
     check_is_fitted(self)
+    check_features(X)
     X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
     x = self._scaled(X)
     scores = io.frozen_scores(self.model_, io.check_phases(self.model_, x, "X (scaled)"))
@@ -217,6 +253,46 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     tags.input_tags.sparse = False
     tags.non_deterministic = False
     return tags
+
+
+def prepare_training_data(estimator, X, y):
+  """``validate_data`` of (X, y) plus the checks and the input scaling of a QS3ORAO-like fit.
+
+  Sets ``estimator.input_min_`` / ``input_scale_`` (min-max over all rows when
+  ``estimator.scale_inputs``, else the identity) and, through ``validate_data``,
+  ``n_features_in_`` / ``feature_names_in_``.
+
+  Returns:
+    (X [n, d] float, y [n], unlabeled [n] bool, classes [k], codes [n_l] int 0..k-1).
+  """
+  if not isinstance(estimator.scale_inputs, (bool, np.bool_)):
+    raise ValueError(f"scale_inputs must be True or False; received {estimator.scale_inputs!r}.")
+  check_features(X)
+  if y is not None:   # NaN or look-alike markers: a clear error before validate_data's
+    unlabeled_mask(np.asarray(y).ravel(), estimator.unlabeled_label)
+  with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
+    X, y = validate_data(estimator, X, y, dtype=[np.float64, np.float32])
+  unlabeled = unlabeled_mask(y, estimator.unlabeled_label)
+  y_labeled = y[~unlabeled]
+  check_classification_targets(y_labeled)
+  classes, codes = np.unique(y_labeled, return_inverse=True)
+  if classes.size < 2:
+    raise ValueError(
+        f"y has labeled points of only one class ({classes.tolist()}); a ranking needs at "
+        f"least 2 classes (unlabeled points are marked {estimator.unlabeled_label!r}).")
+  check_ordinal_classes(classes)
+  if estimator.scale_inputs:
+    low, high = X.min(axis=0), X.max(axis=0)
+    with np.errstate(over="ignore"):
+      span = high.astype(np.float64) - low
+    if not np.all(np.isfinite(span)):
+      c = int(np.argmax(~np.isfinite(span)))
+      raise ValueError(f"X's column {c} spans more than float64 holds (min {low[c]:.3g}, max "
+                       f"{high[c]:.3g}); rescale it (e.g. divide by 1e300) before fitting.")
+    estimator.input_min_, estimator.input_scale_ = low, np.where(high > low, span, 1.0)
+  else:
+    estimator.input_min_, estimator.input_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
+  return X, y, unlabeled, classes, codes
 
 
 class QSGS2AUC(QS3ORAO):

@@ -44,8 +44,9 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     cv_unlabeled: the CV trains on a uniform subsample of this many unlabeled points (None: all);
       the refit uses every unlabeled point.
     per_split_gamma: choose gamma per ordinal split (``cross_validate(per_split_gamma=True)``).
-    num_steps, num_frequencies, unlabeled_batch_size, labeled_batch_size, loss, random_state,
-      unlabeled_label: as ``qsg_jax.estimators.QS3ORAO``.
+    num_steps, num_frequencies, unlabeled_batch_size, labeled_batch_size, loss, scale_inputs,
+      random_state, unlabeled_label: as ``qsg_jax.estimators.QS3ORAO``. The CV sees the inputs
+      scaled exactly as the refit does (min-max over all rows when ``scale_inputs``).
 
   Attributes (after ``fit``):
     best_params_: dict lam, sigma, gamma, step_size of the chosen setting.
@@ -53,14 +54,14 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     cv_results_: dict of arrays over grid points, as scikit-learn's searches: "params",
       "param_<name>", "mean_test_score", "split<f>_test_score".
     best_estimator_: the refitted ``QS3ORAO``.
-    classes_, n_features_in_.
+    classes_, n_features_in_ (and feature_names_in_ for DataFrame input).
   """
 
   def __init__(self, grid=None, protocol="paper", cv=5, cv_unlabeled=2000, per_split_gamma=False,
                num_steps=defaults.NUM_STEPS, num_frequencies=defaults.NUM_FREQUENCIES,
                unlabeled_batch_size=defaults.UNLABELED_BATCH_SIZE,
                labeled_batch_size=defaults.LABELED_BATCH_SIZE, loss=defaults.LOSS,
-               random_state=0, unlabeled_label=-1):
+               scale_inputs=True, random_state=0, unlabeled_label=-1):
     self.grid = grid
     self.protocol = protocol
     self.cv = cv
@@ -71,6 +72,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     self.unlabeled_batch_size = unlabeled_batch_size
     self.labeled_batch_size = labeled_batch_size
     self.loss = loss
+    self.scale_inputs = scale_inputs
     self.random_state = random_state
     self.unlabeled_label = unlabeled_label
 
@@ -78,7 +80,8 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     return dict(num_steps=self.num_steps, num_frequencies=self.num_frequencies,
                 unlabeled_batch_size=self.unlabeled_batch_size,
                 labeled_batch_size=self.labeled_batch_size, loss=self.loss,
-                random_state=self.random_state, unlabeled_label=self.unlabeled_label)
+                scale_inputs=self.scale_inputs, random_state=self.random_state,
+                unlabeled_label=self.unlabeled_label)
 
   def _grid(self):
     if self.grid is not None:
@@ -91,15 +94,16 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
 
   def fit(self, x, y):
     """Cross-validates on the labeled rows (y != unlabeled_label), then refits on all rows."""
-    x, y = np.asarray(x), np.asarray(y)
-    if x.ndim != 2 or y.ndim != 1 or y.shape[0] != x.shape[0]:
-      raise ValueError(f"expected x [n, d] and y [n] (one label per row of x); received shapes "
-                       f"{x.shape} and {y.shape}.")
-    unlabeled = y == self.unlabeled_label
-    classes, codes = np.unique(y[~unlabeled], return_inverse=True)
-    if classes.size < 2:
-      raise ValueError(f"need labeled points of at least 2 classes; found {classes.tolist()} "
-                       f"(unlabeled points are marked {self.unlabeled_label!r}).")
+    cv_unlabeled = self.cv_unlabeled
+    if cv_unlabeled is not None and (not isinstance(cv_unlabeled, (int, np.integer))
+                                     or isinstance(cv_unlabeled, bool) or cv_unlabeled < 1):
+      raise ValueError(f"cv_unlabeled must be an int >= 1 or None (all unlabeled points); "
+                       f"received {cv_unlabeled!r}.")
+    raw_x = x
+    # The refit's own checks and scaling, so that the CV sees the points the refit trains on.
+    x, y, unlabeled, classes, codes = estimators.prepare_training_data(self, x, y)
+    self._check_classes(classes)
+    x = ((x - self.input_min_) / self.input_scale_).astype(np.float32)
     x_u = x[unlabeled] if unlabeled.any() else None
     if x_u is not None and self.cv_unlabeled is not None and x_u.shape[0] > self.cv_unlabeled:
       pick = np.random.default_rng(self.random_state).choice(x_u.shape[0], self.cv_unlabeled,
@@ -115,10 +119,12 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     self.best_score_ = result.best_score
     self.cv_results_ = _cv_results(result)
     self.best_estimator_ = estimators.QS3ORAO(**self.best_params_, **self._base_params())
-    self.best_estimator_.fit(x, y)
+    self.best_estimator_.fit(raw_x, y)
     self.classes_ = self.best_estimator_.classes_
-    self.n_features_in_ = x.shape[1]
     return self
+
+  def _check_classes(self, classes):
+    """Hook for subclasses restricting the number of classes."""
 
   def decision_function(self, x):
     """Ranking scores f(x) of the refitted model: [n]."""
@@ -136,12 +142,10 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
 class QSGS2AUCCV(QS3ORAOCV):
   """QSG-S2AUC (binary semi-supervised AUC) with hyper-parameters chosen by k-fold CV."""
 
-  def fit(self, x, y):
-    labels = np.unique(np.asarray(y)[np.asarray(y) != self.unlabeled_label])
-    if labels.size != 2:
-      raise ValueError(f"QSGS2AUCCV needs exactly 2 labeled classes; found {labels.tolist()}. "
-                       "Use QS3ORAOCV for k ordered classes.")
-    return super().fit(x, y)
+  def _check_classes(self, classes):
+    if classes.size != 2:
+      raise ValueError(f"QSGS2AUCCV needs exactly 2 labeled classes; found {classes.size}: "
+                       f"{classes.tolist()[:10]}. Use QS3ORAOCV for k ordered classes.")
 
 
 def _cv_results(result):

@@ -27,6 +27,7 @@ import importlib
 import json
 import os
 import tempfile
+import warnings
 import zipfile
 from typing import Any, NamedTuple
 
@@ -184,6 +185,8 @@ def _estimator_parts(estimator):
     arrays["feature_names_in"] = _plain_array("feature_names_in_", estimator.feature_names_in_)
   params = {}
   for name, value in estimator.get_params().items():
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+      value = np.asarray(value).tolist()   # NumPy / JAX scalars and arrays: as Python values
     if callable(value) or not _json_ready(value):
       meta.setdefault("params_not_stored", {})[name] = repr(value)[:200]
       value = None
@@ -230,6 +233,9 @@ def save(model: Any, path) -> None:
   arrays["metadata"] = np.asarray(json.dumps(meta, sort_keys=True))
   path = os.fspath(path)
   folder = os.path.dirname(os.path.abspath(path))
+  if not os.path.isdir(folder):
+    raise FileNotFoundError(f"cannot save to {os.fspath(path)!r}: its folder {folder!r} does not "
+                            "exist; create it first (os.makedirs).")
   handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".npz")
   try:
     with os.fdopen(handle, "wb") as file:
@@ -303,7 +309,13 @@ def load(path):
   if meta["kind"] not in _ESTIMATORS:
     raise ValueError(f"{path} holds a {meta['kind']!r}, which this qsg_jax cannot load.")
   cls = getattr(importlib.import_module("qsg_jax.estimators"), meta["kind"])
-  estimator = cls(**meta["params"])
+  not_stored = meta.get("params_not_stored", {})
+  if not_stored:   # e.g. a callable step_size: the model is whole, a refit would differ
+    warnings.warn(f"{path}: parameters {sorted(not_stored)} could not be stored (not JSON); "
+                  "they are back at their defaults, so a refit (clone().fit) would differ. "
+                  "Set them again with set_params before refitting.", UserWarning, stacklevel=2)
+  estimator = cls(**{name: value for name, value in meta["params"].items()
+                     if name not in not_stored})
   estimator.model_ = frozen
   estimator.classes_ = arrays["classes"]
   estimator.input_min_ = arrays["input_min"]

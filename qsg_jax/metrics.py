@@ -4,59 +4,85 @@ All functions are pure, jittable and O(n log n). Labels of ordinal problems are 
 ``0 .. k-1`` (the papers write ``1 .. k``); binary labels are 0/1 (or -1/+1, or bool), positive
 = 1.
 
+Exact on concrete input: called on concrete arrays (NumPy, lists, JAX arrays outside ``jit``), the
+AUCs compare the scores on the host in their own precision (float64 for float input, the integers
+for integer input), so float64 scores that float32 would merge (1 + 1e-12 and 1, saturated
+probabilities) or overflow (1e300) are ranked as ``sklearn.metrics.roc_auc_score`` ranks them.
+Under ``jax.jit`` / ``vmap`` the AUCs run on the device in the scores' dtype (float32 unless
+``jax_enable_x64``).
+
 No silent wrong answer: called on concrete arrays, every metric raises ``ValueError`` for NaN or
 infinite scores and for labels outside the convention (1..k labels are named: "subtract 1").
 Under ``jax.jit`` / ``vmap`` values cannot be checked; there an AUC is NaN when any score it
 uses is non-finite or any label lies outside 0..k-1, so NaN never turns into a number, and an AUC
-is always NaN or in [0, 1]. The MAE of non-finite predictions is NaN.
+is always NaN or in [0, 1]. The MAE of non-finite, negative or fractional classes is NaN there.
 """
 
 import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from qsg_jax import _validation as validation
 
 
 def _check_rank1(name, x):
-  if jnp.ndim(x) != 1:
+  if np.ndim(x) != 1:   # np.ndim / np.shape read tracers too, and lists without a warning
     raise ValueError(
-        f"{name} must be a vector of shape [n]; received shape {jnp.shape(x)}. "
+        f"{name} must be a vector of shape [n]; received shape {np.shape(x)}. "
         "Flatten it (x.reshape(-1)) or pass one column.")
 
 
 def _check_same_length(a_name, a, b_name, b):
-  if jnp.shape(a)[0] != jnp.shape(b)[0]:
+  if np.shape(a)[0] != np.shape(b)[0]:
     raise ValueError(
         f"{a_name} and {b_name} must have the same length; received "
-        f"{jnp.shape(a)[0]} and {jnp.shape(b)[0]}.")
+        f"{np.shape(a)[0]} and {np.shape(b)[0]}.")
 
 
-def masked_auc(scores, positive, negative):
-  """AUC of the points where ``positive`` against those where ``negative`` (Mann-Whitney).
+def _concrete(*arrays):
+  """Whether every array has known values (none is a tracer under jit / vmap)."""
+  return not any(validation.is_traced(a) for a in arrays)
 
-  AUC = P(f(x_p) > f(x_n)) + 1/2 P(f(x_p) = f(x_n)), computed exactly after one sort of the
-  negatives: for each positive, count negatives strictly below and tied by binary search.
 
-  Args:
-    scores: [n] float scores.
-    positive: [n] bool mask of positive points.
-    negative: [n] bool mask of negative points (disjoint from ``positive``).
+def _host_scores(scores):
+  """Concrete scores as NumPy, compared exactly: float64 for floats, integers stay integers."""
+  arr = np.asarray(scores)
+  if arr.dtype == bool:
+    return arr.astype(np.int8)
+  if np.issubdtype(arr.dtype, np.integer):
+    return arr
+  return arr.astype(np.float64)
 
-  Returns:
-    Scalar AUC in [0, 1]; NaN when either group is empty, and under jit when a score of either
-    group is non-finite (concrete non-finite scores raise ``ValueError``).
+
+def _result(value):
+  """A host AUC as the scalar the jitted path returns (float32 unless ``jax_enable_x64``)."""
+  return jnp.asarray(value, jnp.result_type(float))
+
+
+def _host_masked_auc(scores, positive, negative):
+  """Exact Mann-Whitney AUC of NumPy ``scores`` (positive vs negative masks) as a Python float.
+
+  Pairs are counted in integers (2 x won + tied) and divided once, so the result is the exact
+  AUC rounded once; NaN when either group is empty.
   """
-  validation.check_scores("scores", scores)
-  _check_rank1("scores", scores)
-  _check_rank1("positive", positive)
-  _check_rank1("negative", negative)
-  _check_same_length("scores", scores, "positive", positive)
-  _check_same_length("scores", scores, "negative", negative)
+  sorted_neg = np.sort(scores[negative])
+  pos = scores[positive]
+  if pos.size == 0 or sorted_neg.size == 0:
+    return float("nan")
+  below = np.searchsorted(sorted_neg, pos, side="left")
+  upto = np.searchsorted(sorted_neg, pos, side="right")
+  twice_won = int(np.sum(below, dtype=np.int64)) + int(np.sum(upto, dtype=np.int64))
+  return twice_won / (2.0 * pos.size * sorted_neg.size)
+
+
+def _traced_masked_auc(scores, positive, negative):
+  """``masked_auc`` with jnp ops, for tracers (under jit / vmap); values are not checked."""
   scores = jnp.asarray(scores)
   dtype = jnp.promote_types(scores.dtype, jnp.float32)
   scores = scores.astype(dtype)
+  positive, negative = jnp.asarray(positive, bool), jnp.asarray(negative, bool)
   # Non-negatives go to +inf: they sort last and never tie with a finite score.
   sorted_neg = jnp.sort(jnp.where(negative, scores, jnp.inf))
   below = jnp.searchsorted(sorted_neg, scores, side="left")
@@ -71,8 +97,68 @@ def masked_auc(scores, positive, negative):
   return jnp.where((n_pos > 0) & (n_neg > 0) & finite, auc, jnp.nan)
 
 
+def _check_mask(name, mask):
+  """``mask`` as a bool array: bool, or concrete integers 0/1; floats are refused."""
+  dtype = jnp.result_type(mask) if validation.is_traced(mask) else np.asarray(mask).dtype
+  if dtype == bool:
+    return mask if validation.is_traced(mask) else np.asarray(mask)
+  if not jnp.issubdtype(dtype, jnp.integer):
+    raise TypeError(f"{name} must be a bool mask (e.g. labels == 1); received dtype {dtype}. "
+                    "Build it with a comparison.")
+  if validation.is_traced(mask):
+    return mask != 0
+  arr = np.asarray(mask)
+  bad = (arr != 0) & (arr != 1)
+  if bad.any():
+    row = int(np.argmax(bad))
+    raise ValueError(f"{name} must be a bool mask (or 0/1); received {arr[row]} at row {row}. "
+                     "For labels pass a comparison, e.g. labels > j.")
+  return arr.astype(bool)
+
+
+def masked_auc(scores, positive, negative):
+  """AUC of the points where ``positive`` against those where ``negative`` (Mann-Whitney).
+
+  AUC = P(f(x_p) > f(x_n)) + 1/2 P(f(x_p) = f(x_n)), computed exactly after one sort of the
+  negatives: for each positive, count negatives strictly below and tied by binary search.
+  Concrete scores are compared on the host in float64 (integers as integers); under jit in
+  their own dtype.
+
+  Args:
+    scores: [n] float scores.
+    positive: [n] bool mask of positive points (0/1 integers are accepted).
+    negative: [n] bool mask of negative points, disjoint from ``positive``.
+
+  Returns:
+    Scalar AUC in [0, 1]; NaN when either group is empty, and under jit when a score of either
+    group is non-finite (concrete non-finite scores raise ``ValueError``).
+
+  Raises:
+    ValueError: concrete non-finite scores, masks that overlap or hold values other than 0/1.
+    TypeError: float masks.
+  """
+  validation.check_scores("scores", scores)
+  _check_rank1("scores", scores)
+  _check_rank1("positive", positive)
+  _check_rank1("negative", negative)
+  _check_same_length("scores", scores, "positive", positive)
+  _check_same_length("scores", scores, "negative", negative)
+  positive = _check_mask("positive", positive)
+  negative = _check_mask("negative", negative)
+  if not _concrete(scores, positive, negative):
+    return _traced_masked_auc(scores, positive, negative)
+  both = positive & negative
+  if both.any():
+    raise ValueError(f"positive and negative overlap at {int(both.sum())} points (first at row "
+                     f"{int(np.argmax(both))}); a point is in one group or neither. Pass "
+                     "disjoint masks, e.g. labels > j and labels <= j.")
+  return _result(_host_masked_auc(_host_scores(scores), positive, negative))
+
+
 def binary_auc(scores, labels):
   """Binary AUC with ties counted 1/2; agrees with ``sklearn.metrics.roc_auc_score``.
+
+  Concrete float64 scores are ranked in float64 (see the module docstring).
 
   Args:
     scores: [n] float scores, larger means more positive.
@@ -83,7 +169,7 @@ def binary_auc(scores, labels):
     Scalar AUC in [0, 1]; NaN when one class is absent (or, under jit, a score is non-finite).
 
   Raises:
-    ValueError: concrete non-finite scores or non-binary labels.
+    ValueError: concrete non-finite scores or non-binary labels, shapes other than [n].
 
   Example:
     >>> float(binary_auc(jnp.array([0.1, 0.4, 0.35, 0.8]), jnp.array([0, 0, 1, 1])))
@@ -91,9 +177,25 @@ def binary_auc(scores, labels):
   """
   validation.check_scores("scores", scores)
   validation.check_binary_labels(labels)
-  labels = jnp.asarray(labels)
-  positive = labels > 0
-  return masked_auc(scores, positive, ~positive)
+  _check_rank1("scores", scores)
+  _check_rank1("labels", labels)
+  _check_same_length("scores", scores, "labels", labels)
+  if not _concrete(scores, labels):
+    positive = jnp.asarray(labels) > 0
+    return _traced_masked_auc(scores, positive, ~positive)
+  positive = np.asarray(labels) > 0
+  return _result(_host_masked_auc(_host_scores(scores), positive, ~positive))
+
+
+def _check_ordinal_inputs(scores, labels, num_classes):
+  """k, after the checks every ordinal metric makes (names are the user's: scores, labels)."""
+  num_classes = validation.check_num_classes(num_classes)
+  validation.check_scores("scores", scores)
+  validation.check_class_labels(labels, num_classes)
+  _check_rank1("scores", scores)
+  _check_rank1("labels", labels)
+  _check_same_length("scores", scores, "labels", labels)
+  return num_classes
 
 
 def ordinal_auc_per_split(scores, labels, num_classes):
@@ -101,7 +203,7 @@ def ordinal_auc_per_split(scores, labels, num_classes):
 
   Args:
     scores: [n] float ranking scores f(x).
-    labels: [n] int labels in 0..k-1 (a class may be absent).
+    labels: [n] int labels in 0..k-1 (a class may be absent; bool is 0/1).
     num_classes: k >= 2, static.
 
   Returns:
@@ -109,19 +211,26 @@ def ordinal_auc_per_split(scores, labels, num_classes):
     under jit for every split when a score is non-finite or a label lies outside 0..k-1.
 
   Raises:
-    ValueError: concrete non-finite scores, labels outside 0..k-1 (1..k: "subtract 1"), k < 2.
+    ValueError: concrete non-finite scores, labels outside 0..k-1 (1..k: "subtract 1"), k < 2,
+      shapes other than [n].
   """
-  num_classes = validation.check_num_classes(num_classes)
-  validation.check_scores("scores", scores)
-  validation.check_class_labels(labels, num_classes)
-  return _ordinal_auc_per_split(scores, labels, num_classes)
+  num_classes = _check_ordinal_inputs(scores, labels, num_classes)
+  if validation.is_traced(labels):
+    labels = labels.astype(jnp.int32) if labels.dtype == bool else labels
+  elif np.asarray(labels).dtype == bool:
+    labels = np.asarray(labels, np.int32)
+  if not _concrete(scores, labels):
+    return _ordinal_auc_per_split(scores, labels, num_classes)
+  host_scores, host_labels = _host_scores(scores), np.asarray(labels)
+  aucs = [_host_masked_auc(host_scores, host_labels > j, host_labels <= j)
+          for j in range(num_classes - 1)]
+  return jnp.asarray(aucs, jnp.result_type(float))
 
 
 @functools.partial(jax.jit, static_argnames="num_classes")
 def _ordinal_auc_per_split(scores, labels, num_classes):
-  _check_rank1("labels", labels)
   splits = jnp.arange(num_classes - 1)
-  aucs = jax.vmap(lambda j: masked_auc(scores, labels > j, labels <= j))(splits)
+  aucs = jax.vmap(lambda j: _traced_masked_auc(scores, labels > j, labels <= j))(splits)
   in_range = jnp.all((labels >= 0) & (labels < num_classes) & (labels == jnp.round(labels)))
   return jnp.where(in_range, aucs, jnp.nan)
 
@@ -131,7 +240,7 @@ def ordinal_auc(scores, labels, num_classes):
 
   Args:
     scores: [n] float ranking scores f(x).
-    labels: [n] int labels in 0..k-1.
+    labels: [n] int labels in 0..k-1 (bool is 0/1).
     num_classes: k >= 2.
 
   Returns:
@@ -144,23 +253,59 @@ def ordinal_auc(scores, labels, num_classes):
   return jnp.mean(ordinal_auc_per_split(scores, labels, num_classes))
 
 
-def mean_absolute_error(predicted, labels):
+def _check_classes(name, values, num_classes):
+  """Raises unless concrete ``values`` are whole numbers in 0..k-1 (k None: >= 0)."""
+  if validation.is_traced(values):
+    return
+  arr = np.asarray(values)
+  if arr.dtype == bool or arr.size == 0:
+    return
+  fractional = np.mod(arr, 1) != 0
+  if fractional.any():
+    row = int(np.argmax(fractional))
+    raise ValueError(f"{name} must be classes 0..k-1 (e.g. from qsg_jax.predict_classes), not "
+                     f"scores; received {float(arr[row]):.6g} at row {row}.")
+  top = None if num_classes is None else num_classes - 1
+  bad = (arr < 0) if top is None else ((arr < 0) | (arr > top))
+  if bad.any():
+    row = int(np.argmax(bad))
+    hint = (" (predict_classes gives -1 where a score is NaN: the model diverged)"
+            if arr[row] == -1 else "")
+    expected = "0..k-1" if top is None else f"0..{top} (num_classes={num_classes})"
+    raise ValueError(f"{name} must be classes {expected}; received {arr[row].item()} at row "
+                     f"{row}{hint}.")
+
+
+def mean_absolute_error(predicted, labels, num_classes=None):
   """Mean absolute difference between predicted and true ordinal classes.
 
   Args:
-    predicted: [n] int predicted classes.
-    labels: [n] int true classes.
+    predicted: [n] predicted classes, whole numbers in 0..k-1 (``qsg_jax.predict_classes``), not
+      scores.
+    labels: [n] true classes in 0..k-1.
+    num_classes: optional k; when given, classes >= k are refused too.
 
   Returns:
-    Scalar MAE (float); NaN under jit when an entry is non-finite.
+    Scalar MAE (float); NaN under jit when an entry is non-finite, negative or fractional.
 
   Raises:
-    ValueError: concrete non-finite entries.
+    ValueError: concrete non-finite, fractional or negative entries (or >= k), shapes other than
+      [n].
   """
   validation.check_scores("predicted", predicted)
   validation.check_scores("labels", labels)
   _check_rank1("predicted", predicted)
   _check_rank1("labels", labels)
   _check_same_length("predicted", predicted, "labels", labels)
-  diff = jnp.asarray(predicted).astype(jnp.float32) - jnp.asarray(labels).astype(jnp.float32)
-  return jnp.mean(jnp.abs(diff))
+  if num_classes is not None:
+    num_classes = validation.check_num_classes(num_classes)
+  _check_classes("predicted", predicted, num_classes)
+  _check_classes("labels", labels, num_classes)
+  predicted = jnp.asarray(predicted).astype(jnp.float32)
+  labels = jnp.asarray(labels).astype(jnp.float32)
+  mae = jnp.mean(jnp.abs(predicted - labels))
+  both = jnp.concatenate([predicted, labels])
+  valid = jnp.all((both >= 0) & (both == jnp.round(both)))
+  if num_classes is not None:
+    valid &= jnp.all(both < num_classes)
+  return jnp.where(valid, mae, jnp.nan)

@@ -353,6 +353,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     x_u = np.zeros((1, x_l.shape[1]), np.float32)   # never weighted: every (1 - gamma) is 0
   else:
     x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
+    validation.warn_if_unscaled("x_unlabeled", x_u)
+  validation.warn_if_unscaled("x_labeled", x_l)
   folds = cv_lib.stratified_folds(y_l, num_folds, seed)
   train, valid = cv_lib.fold_training_sets(folds, y_l)
   config = engine.make_config(k, num_steps, chunk_size=chunk_size, block_group=block_group,

@@ -13,8 +13,27 @@ order; binary: ``classes_[1]`` is positive).
 """
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from qsg_jax import metrics
+
+
+def _check_estimator(name, estimator):
+  """Raises TypeError for a non-estimator, scikit-learn's NotFittedError for an unfitted one."""
+  if not callable(getattr(estimator, "decision_function", None)):
+    raise TypeError(f"{name} scores an estimator with decision_function and classes_ (e.g. a "
+                    f"fitted QS3ORAO or QSGS2AUC); received {type(estimator).__name__:.60}. Call "
+                    f"it as {name}(estimator, X, y).")
+  if callable(getattr(estimator, "fit", None)):
+    check_is_fitted(estimator)   # NotFittedError, saying to call fit first
+  if not hasattr(estimator, "classes_"):
+    raise TypeError(f"{name} needs a fitted classifier or ordinal ranker with classes_; "
+                    f"{type(estimator).__name__:.60} has none.")
+
+
+def _num_rows(X):
+  shape = getattr(X, "shape", None)
+  return int(shape[0]) if shape is not None and len(shape) else len(X)
 
 
 def _labeled_codes(estimator, X, y):
@@ -23,6 +42,9 @@ def _labeled_codes(estimator, X, y):
   y = np.asarray(y)
   if y.ndim != 1:
     raise ValueError(f"y must have shape [n]; received shape {y.shape}.")
+  if y.shape[0] != _num_rows(X):
+    raise ValueError(f"y has {y.shape[0]} labels but X has {_num_rows(X)} rows; pass one label "
+                     "per row of X (the estimator's unlabeled_label on unlabeled rows).")
   labeled = ~estimators.unlabeled_mask(y, getattr(estimator, "unlabeled_label", -1))
   if not labeled.any():
     raise ValueError("every row of y is unlabeled: an AUC needs labeled rows to score.")
@@ -59,8 +81,12 @@ def ordinal_auc_scorer(estimator, X, y) -> float:
     Python float in [0, 1].
 
   Raises:
-    ValueError: no labeled row, labels outside ``classes_``, or no split with both sides.
+    ValueError: no labeled row, labels outside ``classes_``, y and X of different lengths, or no
+      split with both sides.
+    TypeError: ``estimator`` is not an estimator with ``decision_function`` and ``classes_``.
+    sklearn.exceptions.NotFittedError: ``estimator`` is not fitted.
   """
+  _check_estimator("ordinal_auc_scorer", estimator)
   X, codes, k = _labeled_codes(estimator, X, y)
   scores = np.asarray(estimator.decision_function(X))
   per_split = np.asarray(metrics.ordinal_auc_per_split(scores, codes, k))
@@ -80,7 +106,11 @@ def auc_scorer(estimator, X, y) -> float:
 
   Returns:
     Python float in [0, 1].
+
+  Raises:
+    ValueError, TypeError, NotFittedError: as ``ordinal_auc_scorer``; also for k > 2 classes.
   """
+  _check_estimator("auc_scorer", estimator)
   if len(estimator.classes_) != 2:
     raise ValueError(f"auc_scorer is for binary estimators; this one has "
                      f"{len(estimator.classes_)} classes. Use ordinal_auc_scorer.")

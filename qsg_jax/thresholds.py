@@ -80,19 +80,50 @@ def fit_thresholds(scores: ArrayLike, labels: ArrayLike, num_classes: int, surro
       objective, not by the thresholds).
 
   Returns:
-    [k-1] thresholds, nondecreasing. Under jit, NaN scores give NaN thresholds.
+    [k-1] thresholds, nondecreasing. Under jit, NaN scores give NaN thresholds (and a missing
+    class, which cannot be checked there, gives a meaningless threshold).
 
   Raises:
-    ValueError: concrete non-finite scores or labels outside 0..k-1 (1..k: "subtract 1"), k < 2,
-      an unknown surrogate.
+    ValueError: scores and labels not both of shape [n]; concrete non-finite scores, labels
+      outside 0..k-1 (1..k: "subtract 1") or a class 0..k-1 with no point; k < 2; an unknown
+      surrogate.
   """
   num_classes = validation.check_num_classes(num_classes)
   check_surrogate(surrogate)
+  _check_shapes(scores, labels)
   validation.check_scores("scores", scores)
   validation.check_class_labels(labels, num_classes)
+  _check_every_class(labels, num_classes)
   if not validation.is_traced(margin):
     validation.check_positive("margin", margin, allow_zero=True)
   return _fit_thresholds(scores, labels, num_classes, surrogate, margin)
+
+
+def _check_shapes(scores, labels):
+  """Raises ``ValueError`` unless scores and labels are vectors of one length (tracers too)."""
+  score_shape, label_shape = np.shape(scores), np.shape(labels)
+  if len(score_shape) != 1 or label_shape != score_shape:
+    raise ValueError(f"scores and labels must both have shape [n] (one score and one class per "
+                     f"labeled point); received {score_shape} and {label_shape}. Pass the "
+                     "labeled points' scores as a vector (scores.reshape(-1) for [n, 1]).")
+
+
+def _check_every_class(labels, num_classes):
+  """Raises ``ValueError`` when a class 0..k-1 has no point (a no-op on tracers).
+
+  Threshold j separates classes <= j from classes > j; with a class missing, a threshold sits
+  against one side only and its value means nothing.
+  """
+  if validation.is_traced(labels):
+    return
+  counts = np.bincount(np.asarray(labels).astype(np.int64).reshape(-1), minlength=num_classes)
+  missing = np.nonzero(counts == 0)[0]
+  if missing.size:
+    raise ValueError(
+        f"fit_thresholds needs every class 0..{num_classes - 1} among the labels; class(es) "
+        f"[{validation.summarize(missing.tolist())}] have no point (counts per class: "
+        f"[{validation.summarize(counts.tolist())}]). Pass num_classes = the number of classes, "
+        "or labels of every class.")
 
 
 @functools.partial(jax.jit, static_argnames=("num_classes", "surrogate"))
@@ -124,11 +155,22 @@ def predict_classes(scores: ArrayLike, thresholds: ArrayLike) -> jax.Array:
     [n] int32 classes; under jit, -1 (no class) where a score is NaN or any threshold is NaN.
 
   Raises:
-    ValueError: concrete NaN scores or thresholds (infinite ones order as usual).
+    TypeError: non-numeric scores or thresholds (strings).
+    ValueError: concrete NaN scores or thresholds (infinite ones order as usual), wrong ranks.
   """
   for name, values in (("scores", scores), ("thresholds", thresholds)):
-    if not validation.is_traced(values) and np.isnan(np.asarray(values, np.float64)).any():
-      validation.check_scores(name, values, ndim=np.ndim(values))
+    if validation.is_traced(values):
+      continue
+    if type(values).__module__.startswith("scipy.sparse"):
+      raise TypeError(f"{name} is a scipy sparse matrix; pass a dense vector ({name}.toarray()).")
+    arr = np.asarray(values)
+    if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
+                              or np.issubdtype(arr.dtype, np.complexfloating)):
+      raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}. Pass the "
+                      f"{'output of fit_thresholds' if name == 'thresholds' else 'model scores'}"
+                      " as a float array.")
+    if np.isnan(arr.astype(np.float64)).any():
+      validation.check_scores(name, values, ndim=arr.ndim)
   scores, thresholds = jnp.asarray(scores), jnp.asarray(thresholds)
   if scores.ndim != 1 or thresholds.ndim != 1:
     raise ValueError(f"scores must have shape [n] and thresholds [k-1]; received "

@@ -63,7 +63,7 @@ def step_size_parts(step_size: engine.ScalarOrSchedule,
   if isinstance(step_size, str) and step_size == "auto" and auto is not None:
     return None, validation.check_positive("step_size", auto())
   if callable(step_size):
-    return step_size, None
+    return check_schedule(step_size), None
   try:
     if isinstance(step_size, (bool, np.bool_, str)) or np.ndim(step_size) != 0:
       raise TypeError
@@ -73,6 +73,23 @@ def step_size_parts(step_size: engine.ScalarOrSchedule,
                     f"callable step -> eta (optax schedules work) or 'auto'; received "
                     f"{step_size!r:.80}.") from None
   return None, validation.check_positive("step_size", eta0)
+
+
+def check_schedule(schedule):
+  """``schedule`` after a traced trial call (as the engine makes: an int32 step), so that a
+  schedule that cannot take a step or returns something else than one number says so here."""
+  try:
+    out = jax.eval_shape(schedule, jax.ShapeDtypeStruct((), jnp.int32))
+  except Exception as e:  # pylint: disable=broad-except  (any failure of user code)
+    raise TypeError(f"step_size schedule {schedule!r:.60} must take the iteration t (a traced "
+                    f"int32 scalar) and return the step size; calling it failed with "
+                    f"{type(e).__name__}: {str(e)[:150]}") from e
+  shape, dtype = getattr(out, "shape", None), getattr(out, "dtype", None)
+  if shape != () or dtype is None or not (jnp.issubdtype(dtype, jnp.floating)
+                                          or jnp.issubdtype(dtype, jnp.integer)):
+    raise TypeError(f"step_size schedule {schedule!r:.60} must return one number per iteration; "
+                    f"it returned {type(out).__name__} of shape {shape} and dtype {dtype}.")
+  return schedule
 
 
 def check_split_lam(split_lam):
@@ -94,7 +111,17 @@ def check_split_lam(split_lam):
 
 
 def check_divergence(metrics, threshold):
-  """Raises ``DivergenceError`` if scores became non-finite or exceeded ``threshold``."""
+  """Raises ``DivergenceError`` if scores became non-finite or exceeded ``threshold``.
+
+  Raises ``ValueError`` first if a step size was not finite and > 0 (a user's schedule: numbers
+  and "auto" are checked before training).
+  """
+  eta = np.asarray(metrics["eta"])
+  bad_eta = ~np.isfinite(eta) | (eta <= 0)
+  if bad_eta.any():
+    t = int(np.argmax(bad_eta))
+    raise ValueError(f"the step_size schedule returned {float(eta[t]):.3g} at iteration {t}; a "
+                     "schedule must return finite step sizes > 0 at every iteration.")
   score = np.asarray(metrics["max_abs_score"])
   bad = ~np.isfinite(score) | (score > threshold)
   if bad.any():

@@ -64,8 +64,8 @@ _KERNEL_METHODS = {
 
 
 def _check_method(method):
-  if method not in FIT_FUNCTIONS:
-    raise ValueError(f"unknown method {method!r}; expected one of {sorted(FIT_FUNCTIONS)}.")
+  if not isinstance(method, str) or method not in FIT_FUNCTIONS:
+    raise ValueError(f"unknown method {method!r:.60}; expected one of {sorted(FIT_FUNCTIONS)}.")
 
 
 def paper_grid(method):
@@ -231,8 +231,9 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
       subsample of a few hundred to a few thousand points.
     grid: dict of 1-D value lists, keys as in ``paper_grid(method)``; default the paper grid.
     quick: use ``quick_grid(method)`` when ``grid`` is None.
-    num_folds: F (the papers use 5).
-    seed: int seed of the fold assignment.
+    num_folds: F, a whole number >= 2 (the papers use 5).
+    seed: whole number >= 0 seeding the fold assignment; the same seed gives the same folds and
+      scores (None is refused: the result must repeat).
     num_classes: k; default max(y_labeled) + 1.
     per_split: multi-class kernel methods only: choose each split's setting by its own AUC.
     dtype: float32 (default) or float64.
@@ -244,13 +245,24 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
       scores, 10-50x faster per sigma on the papers' grid on 2 CPU cores; ``dtype`` is then
       ignored).
     batch_bytes: memory budget of one vmapped batch of tasks (mode "vmap").
-    memory_fraction: share of free memory the kernel and a batch may take.
+    memory_fraction: share of free memory the kernel and a batch may take, in (0, 1].
 
   Returns:
     ``CVResult``; ``FIT_FUNCTIONS[method](x_l, y_l, x_u, **result.best)`` fits the chosen model.
+
+  Raises:
+    TypeError, ValueError: a bad argument (num_folds or batch_bytes not a whole number, seed
+      None or negative, ...) or bad data, named in the message, before any kernel is computed.
   """
   _check_method(method)
   spec = _KERNEL_METHODS.get(method)
+  # Arguments first (before any data work): whole numbers, never truncated; a fixed seed.
+  num_folds = cv_lib.check_num_folds(num_folds)
+  seed = cv_lib.check_seed(seed)
+  quick = validation.check_bool("quick", quick, allow_none=False)
+  per_split = validation.check_bool("per_split", per_split, allow_none=False)
+  batch_bytes = validation.check_count("batch_bytes", batch_bytes)
+  memory_fraction = kernel_expansion.check_memory_fraction(memory_fraction)
   x_l = validation.check_points("x_labeled", x_labeled)
   binary = spec is not None and spec.binary
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], 2 if binary else num_classes)
@@ -283,7 +295,7 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
                                              num_folds, k)
     else:
       fold_scores = _kernel_fold_scores(method, grid, x_l, y_l, x_u, folds, num_folds, k,
-                                        dtype, int(batch_bytes), memory_fraction, mode)
+                                        dtype, batch_bytes, memory_fraction, mode)
   scores = cv_lib.nanmean(fold_scores, axis=-2)                          # [*grid, k-1]
   names = list(grid)
   choose_per_split = per_split and spec is not None and not spec.binary

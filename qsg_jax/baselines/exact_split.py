@@ -137,13 +137,14 @@ def fit_exact_split(x_labeled, y_labeled, x_unlabeled, *, lam, sigma, gamma, spl
     raise ValueError(f"fit_exact_split fits one f and k-1 corrections with one lam, sigma and "
                      f"split_lam, so they must be scalars; received shapes {np.shape(lam)}, "
                      f"{np.shape(sigma)} and {np.shape(split_lam)}.")
-  if np.isposinf(split_lam):
+  if isinstance(split_lam, (int, float, np.number)) and np.isposinf(split_lam):
     raise ValueError("split_lam=inf freezes the corrections at 0: that is fit_exact_qsg; pass a "
                      "finite split_lam > 0 here.")
   lam, sigma, split_lam = (kernel_expansion.per_split(name, value, 1, 0.0, np.inf,
                                                       closed_low=False)
                            for name, value in (("lam", lam), ("sigma", sigma),
                                                ("split_lam", split_lam)))
+  memory_fraction = kernel_expansion.check_memory_fraction(memory_fraction)
   gamma = kernel_expansion.per_split("gamma", gamma, k - 1, *samult.GAMMA_RANGE)
   coef, _ = kernel_expansion.split_coefficients(samult.samult_coefficients,
                                                 jnp.asarray(gamma, dtype),

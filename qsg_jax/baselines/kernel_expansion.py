@@ -66,6 +66,7 @@ def check_kernel_memory(method, num_labeled, num_unlabeled, itemsize=4, fraction
     fraction: share of free memory the fit may take.
   """
   n = int(num_labeled) + int(num_unlabeled)
+  fraction = check_memory_fraction(fraction)
   memory.check_allocation(
       required_bytes(n, itemsize),
       what=(f"{method} with n = {n} training points ({num_labeled} labeled + {num_unlabeled} "
@@ -76,9 +77,29 @@ def check_kernel_memory(method, num_labeled, num_unlabeled, itemsize=4, fraction
       fraction=fraction)
 
 
+def check_memory_fraction(fraction):
+  """``fraction`` (share of free memory a fit may take) as a float in (0, 1], else an error."""
+  message = (f"memory_fraction must be a number in (0, 1] (the share of free memory a fit may "
+             f"take); received {fraction!r:.60}. Pass e.g. memory_fraction=0.8.")
+  try:
+    value = validation.check_positive("memory_fraction", fraction)
+  except (TypeError, ValueError) as error:
+    raise type(error)(message) from None
+  if value > 1.0:
+    raise ValueError(message)
+  return value
+
+
 def per_split(name, value, num_splits, low, high, closed_low=True):
   """Broadcasts a scalar or [k-1] hyper-parameter to a float [k-1] array inside its range."""
-  arr = np.asarray(value, np.float64)
+  if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+    raise TypeError(f"{name} must be a number or a list of k-1 = {num_splits} numbers; "
+                    f"received {value!r:.60}.")
+  try:
+    arr = np.asarray(value, np.float64)
+  except (TypeError, ValueError):
+    raise TypeError(f"{name} must be a number or a list of k-1 = {num_splits} numbers; "
+                    f"received {type(value).__name__} {value!r:.60}.") from None
   if arr.ndim == 0:
     arr = np.full(num_splits, float(arr))
   if arr.shape != (num_splits,):
@@ -232,7 +253,8 @@ def decision_function(model: KernelAUCModel, x, chunk_size=None):
   Args:
     model: ``KernelAUCModel``.
     x: [m, d] points preprocessed like the training data.
-    chunk_size: rows of x per kernel block; default keeps a block near 128 MiB.
+    chunk_size: rows of x per kernel block (a whole number >= 1); default (None) keeps a block
+      near 128 MiB.
 
   Returns:
     NumPy [m] scores for a binary model, [m, k-1] (column j: model of split j) otherwise.
@@ -241,9 +263,10 @@ def decision_function(model: KernelAUCModel, x, chunk_size=None):
   x = validation.check_points("x", x, dim=d, allow_empty=True)
   m = x.shape[0]
   itemsize = model.centers.dtype.itemsize
+  chunk_size = validation.check_count("chunk_size", chunk_size, allow_none=True)
   if chunk_size is None:
     chunk_size = 2 ** int(np.log2(max(1, SCORE_BLOCK_BYTES // (2 * n * itemsize))))
-  chunk_size = int(max(1, min(int(chunk_size), max(m, 1))))
+  chunk_size = max(1, min(chunk_size, max(m, 1)))
   num_chunks = -(-m // chunk_size)
   padded = np.zeros((num_chunks * chunk_size, d), np.float32)
   padded[:m] = x

@@ -6,8 +6,6 @@ the model of split j). ``split_aucs`` turns either form into the k-1 AUCs of the
 {y <= j} vs {y > j}; ``mean_split_auc`` averages them (binary: the plain AUC).
 """
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import metrics
@@ -58,26 +56,16 @@ def split_aucs(scores, labels, num_classes):
   num_classes = validation.check_num_classes(num_classes)
   validation.check_scores("scores", scores, ndim=np.ndim(scores))
   validation.check_class_labels(labels, num_classes)
-  scores = np.asarray(scores, np.float32)
-  labels = np.asarray(labels)
-  if not np.all(np.isfinite(scores)):
-    raise ValueError("scores overflow float32 (values beyond +-3.4e38); rescale them.")
+  scores, labels = np.asarray(scores), np.asarray(labels)   # exact: the metrics rank on the host
   k1 = num_classes - 1
   if scores.ndim == 1:
-    return np.asarray(metrics.ordinal_auc_per_split(jnp.asarray(scores), jnp.asarray(labels),
-                                                    int(num_classes)))
+    return np.asarray(metrics.ordinal_auc_per_split(scores, labels, int(num_classes)),
+                      np.float32)
   if scores.ndim != 2 or scores.shape[1] != k1 or scores.shape[0] != labels.shape[0]:
     raise ValueError(f"scores must have shape [m] or [m, k-1] = [{labels.shape[0]}, {k1}]; "
                      f"received {scores.shape}. Pass num_classes equal to the model's k.")
-  return np.asarray(_column_aucs(jnp.asarray(scores), jnp.asarray(labels)))
-
-
-@jax.jit
-def _column_aucs(scores, labels):
-  """[k-1] AUC of split j scored by column j of ``scores`` [m, k-1]."""
-  splits = jnp.arange(scores.shape[1])
-  return jax.vmap(lambda f, j: metrics.masked_auc(f, labels > j, labels <= j),
-                  in_axes=(1, 0))(scores, splits)
+  return np.array([metrics.masked_auc(scores[:, j], labels > j, labels <= j) for j in range(k1)],
+                  np.float32)
 
 
 def mean_split_auc(scores, labels, num_classes):

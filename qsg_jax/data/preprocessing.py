@@ -55,7 +55,12 @@ def minmax_fit(x):
     raise ValueError(f"minmax_fit expects training features of shape [n, d] with n >= 1; "
                      f"received shape {x.shape}.")
   lo = x.min(axis=0)
-  span = x.max(axis=0) - lo
+  with np.errstate(over="ignore"):
+    span = x.max(axis=0) - lo
+  if not np.all(np.isfinite(span)):
+    c = int(np.argmax(~np.isfinite(span)))
+    raise ValueError(f"minmax_fit: column {c} spans more than float64 holds (min {lo[c]:.3g}, "
+                     f"max {x[:, c].max():.3g}); rescale it (e.g. divide by 1e300) first.")
   scale = np.where(span > 0, span, 1.0)
   return lo, scale
 

@@ -21,7 +21,9 @@ from typing import Dict, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from qsg_jax import _validation as validation
 from qsg_jax import features
 from qsg_jax import risk
 from qsg_jax import sampling
@@ -59,6 +61,9 @@ def init(key: jax.Array, data: TrainData, config: EngineConfig,
   if x_l.ndim != 2 or x_u.ndim != 2 or x_l.shape[1] != x_u.shape[1] or y_l.shape != x_l.shape[:1]:
     raise ValueError(f"TrainData needs x_labeled [n_l, d], y_labeled [n_l], x_unlabeled [n_u, d]; "
                      f"received {x_l.shape}, {y_l.shape}, {x_u.shape}.")
+  _check_concrete_data(data, k)
+  if _readable(key):
+    key = validation.check_key(key)
   n_u = x_u.shape[0] if num_unlabeled is None else int(num_unlabeled)
   sampling.strata(n_u, config.num_shards)      # refuses fewer points than strata
   feature_key, sample_key = jax.random.split(key)
@@ -167,6 +172,47 @@ def train_steps(state: State, data: TrainData, hyper: Hyperparams, config: Engin
   return state, jax.tree.map(lambda a: a.reshape(-1), metrics)
 
 
+def _readable(x) -> bool:
+  """Whether this process can read ``x``'s values: not traced, and not a global array spanning
+  other processes' devices (multi-process runs check their own shards before placing them)."""
+  return not validation.is_traced(x) and getattr(x, "is_fully_addressable", True)
+
+
+def _check_concrete_data(data: TrainData, k: int):
+  """The checks ``qsg_jax.fit`` makes, on a concrete ``TrainData`` (no-ops under jit / vmap):
+  finite points, labels 0..k-1 with every class present."""
+  x_l, y_l, x_u = data
+  for name, x in (("data.x_labeled", x_l), ("data.x_unlabeled", x_u)):
+    if _readable(x):
+      validation.check_points(name, x)
+  if not _readable(y_l):
+    return
+  validation.check_class_labels(y_l, k, name="data.y_labeled")
+  missing = sorted(set(range(k)) - set(np.unique(np.asarray(y_l)).tolist()))
+  if missing:
+    raise ValueError(f"data.y_labeled has no point of class(es) {missing[:10]} of k = {k} "
+                     "(config.num_classes); every class 0..k-1 needs a labeled point.")
+
+
+def check_hyper(hyper: Hyperparams, config: EngineConfig):
+  """Shapes always, values when concrete: sigma > 0, lam >= 0, gamma [k-1] in [0, 1], eta0 > 0
+  (the checks ``qsg_jax.fit`` makes on its arguments)."""
+  k1 = config.num_classes - 1
+  if jnp.shape(hyper.gamma) != (k1,):
+    raise ValueError(f"hyper.gamma must have shape [k-1] = [{k1}]; received "
+                     f"{jnp.shape(hyper.gamma)} (broadcast a scalar: jnp.full({k1}, gamma)).")
+  checks = (("sigma", hyper.sigma, lambda v: v > 0, "finite and > 0"),
+            ("lam", hyper.lam, lambda v: v >= 0, "finite and >= 0"),
+            ("gamma", hyper.gamma, lambda v: (v >= 0) & (v <= 1), "in [0, 1]"),
+            ("eta0", hyper.eta0, lambda v: v > 0, "finite and > 0"))
+  for name, value, ok, want in checks:
+    if value is None or not _readable(value):
+      continue
+    v = np.asarray(value, np.float64)
+    if not np.all(np.isfinite(v) & ok(v)):
+      raise ValueError(f"hyper.{name} must be {want}; received {v.tolist()}.")
+
+
 def check_steps(state: State, config: EngineConfig, num_steps) -> int:
   """``num_steps`` as an int after checking it fits the config (and the state, when concrete).
 
@@ -223,6 +269,7 @@ def train(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfi
   if config.axis_name is not None:
     raise ValueError(f"config.axis_name={config.axis_name!r} is for sharded training: use "
                      "qsg_jax.engine.train_sharded, or a config with axis_name=None.")
+  check_hyper(hyper, config)
   return _train_jit(state, data, hyper, config, check_steps(state, config, num_steps))
 
 

@@ -20,6 +20,7 @@ from qsg_jax.engine.config import Model
 from qsg_jax.engine.config import State
 from qsg_jax.engine.config import TrainData
 from qsg_jax.engine.loop import Metrics
+from qsg_jax.engine.loop import check_hyper
 from qsg_jax.engine.loop import check_steps
 from qsg_jax.engine.loop import train_steps
 from qsg_jax.engine.scoring import unscaled_scores
@@ -115,6 +116,7 @@ def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: Eng
                      "(config.split_corrections=True): train them on one device with "
                      "engine.train (qsg_jax.fit without a mesh), or use split_lam=None.")
   _check_mesh(mesh, axis_name, config)
+  check_hyper(hyper, config)
   num_steps = check_steps(state, config, num_steps)
   config = config.replace(axis_name=axis_name)
   replicated = jax.sharding.NamedSharding(mesh, _P())

@@ -21,6 +21,59 @@ from sklearn.utils.validation import validate_data
 
 from qsg_jax import metrics
 from qsg_jax.online_pairwise import streaming
+from qsg_jax.online_pairwise import updates
+
+
+_TARGET_FIX = "every row needs a target: drop or impute those rows"
+
+
+def _as_real_vector(name, values, fix):
+  """``values`` as a float64 NumPy array after refusing sparse, non-numeric, non-finite values."""
+  if type(values).__module__.startswith("scipy.sparse"):
+    raise TypeError(f"{name} is a scipy sparse matrix; pass {name}.toarray().")
+  arr = np.asarray(values)
+  if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr)):
+    raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}.")
+  if arr.ndim != 1:
+    raise ValueError(f"{name} must have shape [n]; received shape {arr.shape}. Flatten it "
+                     "(reshape(-1)) or pass one column.")
+  arr = arr.astype(np.float64)
+  bad = ~np.isfinite(arr)
+  if bad.any():
+    raise ValueError(f"{name} has {int(bad.sum())} NaN or infinite values (first at row "
+                     f"{int(np.argmax(bad))}); {fix}.")
+  return arr
+
+
+def _check_scored(scores_name, scores, targets_name, targets):
+  """(scores, targets) as float64 [n] vectors of one length, finite."""
+  scores = _as_real_vector(scores_name, scores, "scores are not finite when the model diverged: "
+                           "use a larger mu")
+  targets = _as_real_vector(targets_name, targets, _TARGET_FIX)
+  if scores.shape != targets.shape:
+    raise ValueError(f"{scores_name} and {targets_name} must have the same length; received "
+                     f"{scores.shape[0]} and {targets.shape[0]}.")
+  return scores, targets
+
+
+def _precheck_x(X, what):
+  """Short errors for sparse, non-2-D or non-finite numeric X before scikit-learn's long ones."""
+  if type(X).__module__.startswith("scipy.sparse"):
+    raise TypeError(f"X is a scipy sparse matrix; OnlinePairwiseRanker needs dense rows: pass "
+                    "X.toarray().")
+  try:
+    arr = np.asarray(X)
+  except (ValueError, TypeError):
+    return   # ragged or odd input: scikit-learn's validate_data explains
+  if arr.dtype.kind not in "biuf":
+    return   # strings, objects, complex: scikit-learn's validate_data explains
+  if arr.ndim != 2:
+    raise ValueError(f"X must have shape [n, d]; received shape {arr.shape}. Reshape your data: "
+                     "X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one example.")
+  bad = ~np.isfinite(arr).all(axis=1)
+  if bad.any():
+    raise ValueError(f"X has {int(bad.sum())} rows with NaN or infinite values (first at row "
+                     f"{int(np.argmax(bad))}); drop or impute them before {what}.")
 
 
 def pairwise_ranking_accuracy(scores, targets) -> float:
@@ -36,11 +89,16 @@ def pairwise_ranking_accuracy(scores, targets) -> float:
   Returns:
     Python float in [0, 1].
 
+  Raises:
+    ValueError: shapes other than [n] or different lengths, NaN / infinite scores or targets,
+      fewer than two target values.
+    TypeError: values that are not real numbers.
+
   Example:
     >>> pairwise_ranking_accuracy(np.array([0.1, 0.5, 0.9]), np.array([0, 1, 2]))
     1.0
   """
-  scores, targets = np.asarray(scores, np.float64), np.asarray(targets, np.float64)
+  scores, targets = _check_scored("scores", scores, "targets", targets)
   levels = np.unique(targets)
   if levels.size < 2:
     raise ValueError(f"every target is {levels.tolist()}: no pair to rank. Score on targets "
@@ -81,6 +139,14 @@ class OnlinePairwiseRanker(BaseEstimator):
 
   def partial_fit(self, X, y):
     """Continues the stream with the examples (X [c, d], y [c] real targets); returns self."""
+    self._check_params()
+    _precheck_x(X, "fitting")
+    y_arr = np.asarray(y) if y is not None else None
+    if y_arr is not None and y_arr.dtype.kind in "biuf" and y_arr.ndim == 1:
+      _as_real_vector("y", y_arr, _TARGET_FIX)
+      if y_arr.shape[0] != np.shape(X)[0]:
+        raise ValueError(f"y has {y_arr.shape[0]} targets but X has {np.shape(X)[0]} rows; pass "
+                         "one target per row of X.")
     first = not hasattr(self, "state_")
     X, y = validate_data(self, X, y, reset=first, y_numeric=True,
                          ensure_min_samples=2 if first and self.mu is None else 1)
@@ -93,6 +159,10 @@ class OnlinePairwiseRanker(BaseEstimator):
     self.coef_ = self.state_.w
     return self
 
+  def _check_params(self):
+    """Raises for theta, mu that are not numbers (before any data is read)."""
+    updates.polynomial_step_size(self.theta, 1.0 if self.mu is None else self.mu)
+
   def fit(self, X, y):
     """Starts over and consumes (X, y) in order as one stream; returns self."""
     for name in ("state_", "step_size_", "coef_", "n_features_in_", "feature_names_in_"):
@@ -102,6 +172,7 @@ class OnlinePairwiseRanker(BaseEstimator):
   def decision_function(self, X) -> np.ndarray:
     """Ranking scores f(x) = w . x: [n]."""
     check_is_fitted(self)
+    _precheck_x(X, "scoring")
     X = validate_data(self, X, reset=False)
     return X @ self.coef_.astype(X.dtype)
 
@@ -109,7 +180,9 @@ class OnlinePairwiseRanker(BaseEstimator):
     """AUC of f on binary y (larger = positive); in general ``pairwise_ranking_accuracy``."""
     if sample_weight is not None:
       raise ValueError("sample_weight is not supported by the ranking score; pass None.")
-    return pairwise_ranking_accuracy(self.decision_function(X), np.asarray(y, np.float64))
+    scores = self.decision_function(X)
+    _, targets = _check_scored("decision_function(X)", scores, "y", y)
+    return pairwise_ranking_accuracy(scores, targets)
 
   def __sklearn_tags__(self):
     tags = super().__sklearn_tags__()

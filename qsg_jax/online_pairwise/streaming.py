@@ -81,7 +81,30 @@ def run(state, xs, ys, step_size: Callable, valid=None, metrics_fn: Optional[Cal
   return jax.lax.scan(body, state, (xs, ys, valid))
 
 
-_run_chunk = jax.jit(run, static_argnames=("step_size", "metrics_fn"))
+def _run_recording_steps(state, xs, ys, step_size, valid, metrics_fn):
+  """``run`` that also records gamma_t of every example, for the host to check after the chunk."""
+  dtype = state.w.dtype
+
+  def record(new):   # new.step = t, the index of the example just used
+    return updates.step_size_at(step_size, new.step, dtype), (
+        None if metrics_fn is None else metrics_fn(new))
+
+  state, (gammas, metrics) = run(state, xs, ys, step_size, valid, record)
+  return state, gammas, metrics
+
+
+_run_chunk = jax.jit(_run_recording_steps, static_argnames=("step_size", "metrics_fn"))
+
+
+def _check_step_sizes(index, gammas, first_t):
+  """Raises unless the step sizes gamma_t used (t >= 2; t = 1 makes no step) are positive."""
+  ts = first_t + np.arange(gammas.shape[0])
+  bad = (ts >= 2) & ~(np.isfinite(gammas) & (gammas > 0))
+  if bad.any():
+    row = int(np.argmax(bad))
+    raise ValueError(f"step_size gave gamma_t = {float(gammas[row]):.3g} at iteration t = "
+                     f"{int(ts[row])} (chunk {index}); a step size must be positive and finite "
+                     "at every t. Fix the schedule, or use polynomial_step_size(theta, mu).")
 
 
 def _check_chunk(index, x, y, dim, dtype):
@@ -191,12 +214,18 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
     ``StreamResult`` (final state, the schedule used, stacked metrics).
 
   Raises:
-    ValueError, TypeError: bad chunks or arguments (the message names the chunk and the fix).
+    ValueError, TypeError: bad chunks or arguments (the message names the chunk and the fix);
+      a step size gamma_t <= 0 or non-finite at an iteration t it was used (checked per chunk).
     DivergenceError: the iterate became non-finite (step size too large for the data).
   """
   if step_size is not None and not callable(step_size):
     raise TypeError(f"step_size must be a callable t -> gamma_t; received "
                     f"{type(step_size).__name__}. Use polynomial_step_size(theta, mu).")
+  if metrics_fn is not None and not callable(metrics_fn):
+    raise TypeError(f"metrics_fn must be a callable state -> pytree of arrays, or None; received "
+                    f"{type(metrics_fn).__name__}.")
+  if step_size is None and mu is None:
+    updates.polynomial_step_size(theta, 1.0)   # checks theta before any chunk is read
   chunk_size = _check_count("chunk_size", chunk_size, minimum=1)
   num_chunks = _check_count("num_chunks", num_chunks, minimum=0)
   if step_size is None and mu is not None:
@@ -233,7 +262,8 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
       xs = np.pad(x[start:start + n], ((0, pad), (0, 0)))
       ys = np.pad(y[start:start + n], (0, pad))
       valid = np.arange(length) < n
-      state, metrics = _run_chunk(state, xs, ys, step_size, valid, metrics_fn)
+      state, gammas, metrics = _run_chunk(state, xs, ys, step_size, valid, metrics_fn)
+      _check_step_sizes(index, np.asarray(gammas[:n]), seen + 1)
       if not np.isfinite(np.asarray(state.w)).all():
         raise DivergenceError(
             f"the iterate became non-finite within examples {seen + 1}..{seen + n} (chunk "

@@ -42,6 +42,16 @@ class PolynomialStepSize(NamedTuple):
     return jnp.asarray(t).astype(jnp.result_type(float)) ** (-self.theta) / self.mu
 
 
+def _check_real(name, value, expected):
+  """``value`` as a float after refusing what is not a real number (str, None, bool, arrays)."""
+  dtype = np.asarray(value).dtype if np.ndim(value) == 0 else None
+  if (isinstance(value, (bool, np.bool_)) or dtype is None or not np.issubdtype(dtype, np.number)
+      or np.issubdtype(dtype, np.complexfloating)):
+    raise TypeError(f"{name} must be {expected}; received {value!r:.40} of type "
+                    f"{type(value).__name__}.")
+  return float(value)
+
+
 def polynomial_step_size(theta, mu):
   """Theorem 1's schedule gamma_t = t^-theta / mu, checked.
 
@@ -51,8 +61,13 @@ def polynomial_step_size(theta, mu):
 
   Returns:
     A ``PolynomialStepSize``, callable on the step index t.
+
+  Raises:
+    TypeError: theta or mu is not a real number (a string, None, bool).
+    ValueError: theta outside (0, 1], mu not positive and finite.
   """
-  theta, mu = float(theta), float(mu)
+  theta = _check_real("theta", theta, "a number in (0, 1], e.g. theta=0.75")
+  mu = _check_real("mu", mu, "a positive number, e.g. mu=estimate_mu(x)")
   if not 0.0 < theta <= 1.0:
     raise ValueError(f"theta must be in (0, 1] (Theorem 1 covers 1/2 < theta < 1); received "
                      f"theta={theta}.")
@@ -182,7 +197,8 @@ def _as_example(w, x_t, y_t):
   return x_t.astype(w.dtype), y_t.astype(w.dtype)
 
 
-def _step_size(step_size: Callable, t, dtype):
+def step_size_at(step_size: Callable, t, dtype):
+  """gamma_t as the update uses it: ``step_size`` called on the count t, cast to ``dtype``."""
   if not callable(step_size):
     raise TypeError(f"step_size must be a callable of the step index t (e.g. "
                     f"polynomial_step_size(theta, mu) or an optax schedule); received "
@@ -225,7 +241,7 @@ def update(state: IncrementalState, x_t, y_t, step_size: Callable) -> Incrementa
   """
   x_t, y_t = _as_example(state.w, x_t, y_t)
   dtype = state.w.dtype
-  gamma = _step_size(step_size, state.step + 1, dtype)
+  gamma = step_size_at(step_size, state.step + 1, dtype)
   w = jnp.where(state.step >= 1, state.w - gamma * gradient(state, x_t, y_t), state.w)
   # Welford: n' = n + 1, xbar' = xbar + dx / n', S' = S + (n / n' dx dx^T - S) / n'.
   count = (state.step + 1).astype(dtype)
@@ -278,7 +294,7 @@ def update_literal(state: LiteralState, x_t, y_t, step_size: Callable) -> Litera
     ``LiteralState`` after t examples, holding w_{t+1}.
   """
   x_t, y_t = _as_example(state.w, x_t, y_t)
-  gamma = _step_size(step_size, state.step + 1, state.w.dtype)
+  gamma = step_size_at(step_size, state.step + 1, state.w.dtype)
   w = jnp.where(state.step >= 1, state.w - gamma * literal_gradient(state, x_t, y_t), state.w)
   w = jnp.where(state.step < state.x_seen.shape[0], w, jnp.nan)
   return LiteralState(

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from qsg_jax import _validation as validation
 from qsg_jax import kernels
 
 
@@ -81,12 +82,14 @@ def kmeans(key, x, num_clusters, max_iters=100, tol=1e-4):
     key: PRNG key of the seeding.
     x: [n, d] points, n >= k.
     num_clusters: k (static).
-    max_iters: most Lloyd iterations (static).
+    max_iters: most Lloyd iterations (static, >= 0; 0 returns the k-means++ seeds).
     tol: stop when every center moved less than ``tol`` times the data's RMS spread.
 
   Returns:
     ``KMeansResult`` whose assignments and inertia belong to the returned centers.
   """
+  num_clusters = validation.check_count("num_clusters", num_clusters)   # static: trace time
+  max_iters = validation.check_count("max_iters", max_iters, minimum=0)
   if x.ndim != 2 or x.shape[0] < num_clusters:
     raise ValueError(f"kmeans needs x of shape [n, d] with n >= k = {num_clusters}; received "
                      f"shape {x.shape}. Ask for fewer clusters (landmarks).")

@@ -22,7 +22,6 @@ What the methods mean:
     ROC-SVM maximizes; not the accuracy of ``predict``.
 """
 
-import numbers
 import warnings
 
 import numpy as np
@@ -32,6 +31,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils import multiclass
 from sklearn.utils import validation as skvalidation
 
+from qsg_jax import _validation as validation
 from qsg_jax.roc_svm import model as model_lib
 from qsg_jax.roc_svm import train as train_lib
 
@@ -81,16 +81,18 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     lam: ridge lambda > 0 (Eq. 7).
     sigma: Gaussian kernel parameter (k(x, z) = exp(-sigma ||x - z||^2)) or "median": 1 /
       median squared distance of the training points.
-    num_landmarks: d for "nystrom" (paper: 300); capped at the number of training points.
+    num_landmarks: d >= 1 for "nystrom" (paper: 300); capped at the number of training points.
     landmarks: "kmeans" (paper's real data), "stratified" or "uniform".
     loss: "hinge" (paper), "squared_hinge" or "logistic".
-    num_pairs: B; default n.
+    num_pairs: B >= 1; None: B = n.
     optimizer: "lbfgs" (default), "adamax" (paper) or an ``optax.GradientTransformation``.
     learning_rate: Adamax rate (optimizer="adamax" only).
-    max_steps, tol: stopping rule of ``qsg_jax.roc_svm.fit``.
+    max_steps, tol: stopping rule of ``qsg_jax.roc_svm.fit`` (a whole number >= 1; a finite
+      number >= 0).
     threshold: how ``predict``'s threshold is fitted: "accuracy", "sensitivity" or
       "specificity" (the last two meet ``target_rate`` on the training points).
-    target_rate: the target sensitivity or specificity, in (0, 1].
+    target_rate: the target sensitivity or specificity, in (0, 1]; checked whatever the
+      threshold.
     random_state: None, int or ``np.random.RandomState``: pairs, landmarks, sigma's sample.
 
   Attributes (after ``fit``): ``classes_`` [2], ``n_features_in_``, ``model_``
@@ -130,10 +132,22 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
                        "kernel='gaussian').)")
     if self.threshold not in THRESHOLDS:
       raise ValueError(f"threshold must be one of {THRESHOLDS}; received {self.threshold!r}.")
-    if not (isinstance(self.sigma, numbers.Real) or self.sigma == "median"):
-      raise ValueError(f"sigma must be a number > 0 or 'median'; received {self.sigma!r}.")
-    if not 0.0 < float(self.target_rate) <= 1.0:
-      raise ValueError(f"target_rate must lie in (0, 1]; received {self.target_rate!r}.")
+    if not (isinstance(self.sigma, str) and self.sigma == "median"):
+      message = f"sigma must be a number > 0 or 'median'; received {self.sigma!r:.60}."
+      if isinstance(self.sigma, str):
+        raise ValueError(message)
+      try:
+        validation.check_positive("sigma", self.sigma)
+      except (TypeError, ValueError) as error:
+        raise type(error)(message) from None
+    validation.check_positive("lam", self.lam, allow_zero=True)
+    if self.learning_rate is not None:
+      validation.check_positive("learning_rate", self.learning_rate)
+    # Whole numbers (never truncated) and a finite tol, checked before the data.
+    model_lib.check_counts(num_landmarks=self.num_landmarks, num_pairs=self.num_pairs,
+                           max_steps=self.max_steps)
+    model_lib.check_tol(self.tol)
+    train_lib.check_rate("target_rate", self.target_rate)
 
   def fit(self, X, y):
     """Fits the ROC-SVM on ``X`` [n, p] and two-class labels ``y`` [n]; returns self."""
@@ -154,7 +168,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     seed = int(rng.randint(np.iinfo(np.int32).max))
     self.sigma_ = (median_heuristic_sigma(np.random.default_rng(seed), X)
                    if isinstance(self.sigma, str) else float(self.sigma))
-    num_landmarks = int(self.num_landmarks)
+    num_landmarks = model_lib.check_counts(num_landmarks=self.num_landmarks)["num_landmarks"]
     if self.kernel == "nystrom" and num_landmarks > X.shape[0]:
       warnings.warn(f"num_landmarks={num_landmarks} > n_samples={X.shape[0]}; using "
                     f"{X.shape[0]} landmarks.", UserWarning)

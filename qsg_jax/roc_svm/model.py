@@ -80,6 +80,51 @@ def check_binary_labels(y, num_points):
   return positive.astype(np.int32)
 
 
+# The integer arguments of ``fit``: name -> (smallest value, what None means or "" where None is
+# refused, an example value for the message).
+_COUNTS = {
+    "num_pairs": (1, "B = n pairs", 1000),
+    "num_landmarks": (1, "", 300),
+    "kmeans_iters": (0, "", 100),
+    "kmeans_sample_size": (1, "cluster every point", 10000),
+    "max_steps": (1, "", 2000),
+    "patience": (1, "", 10),
+    "pairs_per_block": (1, "all pairs at once", 2**22),
+}
+
+
+def check_counts(**counts):
+  """The integer arguments of ``fit`` as Python ints (or None where allowed), else an error.
+
+  A count must be a whole number: a bool, a fractional float (2.5), NaN or a string is refused,
+  never truncated; an integral float (300.0) is accepted as that integer.
+
+  Raises:
+    TypeError: not a whole number (or None where None has no meaning).
+    ValueError: below the smallest allowed value.
+  """
+  checked = {}
+  for name, value in counts.items():
+    minimum, none_means, example = _COUNTS[name]
+    expected = f"a whole number >= {minimum}" + (f" or None ({none_means})" if none_means else "")
+    try:
+      checked[name] = validation.check_count(name, value, minimum, allow_none=bool(none_means))
+    except (TypeError, ValueError) as error:
+      raise type(error)(f"{name} must be {expected}; received {value!r:.60}. Pass e.g. "
+                        f"{name}={example} (fractions are never rounded).") from None
+  return checked
+
+
+def check_tol(tol):
+  """The stopping tolerance as a float >= 0 (0 runs all ``max_steps``), else a clear error."""
+  try:
+    return validation.check_positive("tol", tol, allow_zero=True)
+  except (TypeError, ValueError) as error:
+    raise type(error)(f"tol must be a finite number >= 0 (the relative change of the objective "
+                      f"that stops training; 0 runs all max_steps); received {tol!r:.60}. Pass "
+                      "e.g. tol=1e-6.") from None
+
+
 def _design(kernel, key, x, y, pairs, *, sigma, num_landmarks, landmarks, kmeans_iters,
             kmeans_sample_size, seconds):
   """(``PairData`` of the linear problem to solve, Nystrom map, support of the exact kernel).
@@ -153,23 +198,25 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
     loss: "hinge" (paper), "squared_hinge" or "logistic".
     risk: "incomplete" (B random pairs, Eq. 7), "full" (all pairs, streamed in blocks) or
       "full_sorted" (all pairs, exact in O(n log n); hinge and squared hinge).
-    num_pairs: B for the incomplete risk; default n (the paper's choice).
+    num_pairs: B >= 1 for the incomplete risk; None: B = n (the paper's choice).
     sigma: Gaussian kernel parameter, k(x, z) = exp(-sigma ||x - z||^2).
     num_landmarks: d for "nystrom" (paper: 300).
     landmarks: "uniform", "stratified" (paper's simulations) or "kmeans" (its real data).
-    kmeans_iters: most Lloyd iterations for k-means landmarks.
+    kmeans_iters: most Lloyd iterations for k-means landmarks (0: the k-means++ seeds).
     kmeans_sample_size: k-means runs on a uniform subsample of this many training points
       (None: all of them); the centers summarize the data as well at a fraction of the cost.
     optimizer: "lbfgs" (default), "adamax" (the paper's) or any
       ``optax.GradientTransformation``.
     learning_rate: Adamax rate, optimizer="adamax" only; default 0.05 (linear, Nystrom) or
       5 / n (exact kernel).
-    max_steps: most full-batch gradient steps.
-    tol: stop when the objective's relative change stays below ``tol`` ...
-    patience: ... for this many consecutive steps.
+    max_steps: most full-batch gradient steps (>= 1).
+    tol: stop when the objective's relative change stays below ``tol`` (finite, >= 0; 0 runs
+      all ``max_steps``) ...
+    patience: ... for this many consecutive steps (>= 1).
     pairs_per_block: pairs per streamed block of the "full" risk; None materializes all of
       them (refused with a clear message when that would not fit in memory).
-    target_sensitivity: choose the intercept for this true positive rate on the training data.
+    target_sensitivity: choose the intercept for this true positive rate (in (0, 1]) on the
+      training data.
     target_specificity: or for this true negative rate (at most one of the two).
     key: PRNG key or int seed (landmarks and pairs).
 
@@ -177,8 +224,9 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
     ``RocSvmFit``.
 
   Raises:
-    ValueError: bad input. InsufficientMemoryError: the exact kernel or one block of pairs
-    would not fit. DivergenceError: the objective became non-finite.
+    ValueError, TypeError: bad input, before anything is compiled (counts must be whole numbers,
+    never truncated). InsufficientMemoryError: the exact kernel or one block of pairs would not
+    fit. DivergenceError: the objective became non-finite.
   """
   x = validation.check_points("x", x)
   y = check_binary_labels(y, x.shape[0])
@@ -188,11 +236,17 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   sigma = validation.check_positive("sigma", sigma)
   if target_sensitivity is not None and target_specificity is not None:
     raise ValueError("pass target_sensitivity or target_specificity, not both.")
-  if int(max_steps) < 1 or int(patience) < 1:
-    raise ValueError(f"max_steps and patience must be >= 1; received {max_steps}, {patience}.")
+  for name, value in (("target_sensitivity", target_sensitivity),
+                      ("target_specificity", target_specificity)):
+    if value is not None:
+      train_lib.check_rate(name, value)
+  counts = check_counts(num_pairs=num_pairs, num_landmarks=num_landmarks,
+                        kmeans_iters=kmeans_iters, kmeans_sample_size=kmeans_sample_size,
+                        max_steps=max_steps, patience=patience, pairs_per_block=pairs_per_block)
+  tol = check_tol(tol)
   objective = objective_lib.Objective(
       loss, risk, "kernel" if kernel == "gaussian" else "linear",
-      None if pairs_per_block is None else int(pairs_per_block)).check()
+      counts["pairs_per_block"]).check()
   n = x.shape[0]
   n_pos = int(y.sum())
   n_neg = n - n_pos
@@ -207,23 +261,23 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   seconds = {"landmarks": 0.0, "design": 0.0}
 
   if risk == "incomplete":
-    b = n if num_pairs is None else int(num_pairs)
+    b = n if counts["num_pairs"] is None else counts["num_pairs"]
     pairs = pairs_lib.sample_pairs(key_pairs, n_pos, n_neg, b)
   else:
     b = n_pos * n_neg
     pairs = pairs_lib.PairIndices(jnp.zeros((1,), jnp.int32), jnp.zeros((1,), jnp.int32))
   data, feature_map, support = _design(
-      kernel, key_design, x, y, pairs, sigma=sigma, num_landmarks=int(num_landmarks),
-      landmarks=landmarks, kmeans_iters=int(kmeans_iters),
-      kmeans_sample_size=kmeans_sample_size, seconds=seconds)
+      kernel, key_design, x, y, pairs, sigma=sigma, num_landmarks=counts["num_landmarks"],
+      landmarks=landmarks, kmeans_iters=counts["kmeans_iters"],
+      kmeans_sample_size=counts["kmeans_sample_size"], seconds=seconds)
 
   params = jnp.zeros((data.x_pos.shape[1],), data.x_pos.dtype)
   lam, tol = jnp.float32(lam), jnp.float32(tol)
   jax.block_until_ready(data)
   start = time.perf_counter()
   compiled = train_lib.minimize.lower(objective, params, data, lam, optimizer,
-                                      max_steps=int(max_steps), tol=tol,
-                                      patience=int(patience)).compile()   # cached per shape
+                                      max_steps=counts["max_steps"], tol=tol,
+                                      patience=counts["patience"]).compile()   # cached per shape
   compiled_at = time.perf_counter()
   result = jax.block_until_ready(compiled(params, data, lam, tol=tol))
   seconds["design"] += start - started

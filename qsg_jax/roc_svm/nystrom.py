@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import threadpoolctl
 
+from qsg_jax import _validation as validation
 from qsg_jax import kernels
 from qsg_jax.roc_svm import clustering
 
@@ -45,7 +46,7 @@ def select_landmarks(key, x, y, num_landmarks, method="stratified", kmeans_iters
     method: "uniform" (d points without replacement), "stratified" (each class gets a share of
       the d points proportional to its size, at least one, drawn without replacement), or
       "kmeans" (the centers of k-means with k = d, seeded by k-means++).
-    kmeans_iters: most Lloyd iterations for "kmeans".
+    kmeans_iters: most Lloyd iterations for "kmeans" (0: the k-means++ seeds).
     kmeans_sample_size: "kmeans" clusters a uniform subsample (without replacement) of this
       many points when n is larger; None clusters all n points.
 
@@ -53,8 +54,13 @@ def select_landmarks(key, x, y, num_landmarks, method="stratified", kmeans_iters
     [d, p] landmarks.
   """
   n = x.shape[0]
-  if method not in LANDMARK_METHODS:
-    raise ValueError(f"unknown landmark method {method!r}; expected one of {LANDMARK_METHODS}.")
+  if not isinstance(method, str) or method not in LANDMARK_METHODS:
+    raise ValueError(f"unknown landmark method {method!r:.60}; expected one of "
+                     f"{LANDMARK_METHODS}.")
+  num_landmarks = validation.check_count("num_landmarks", num_landmarks)
+  kmeans_iters = validation.check_count("kmeans_iters", kmeans_iters, minimum=0)
+  kmeans_sample_size = validation.check_count("kmeans_sample_size", kmeans_sample_size,
+                                              allow_none=True)
   if not 1 <= num_landmarks <= n:
     raise ValueError(f"num_landmarks must lie in 1..n = {n}; received {num_landmarks}. "
                      "Use fewer landmarks than training points.")
@@ -64,12 +70,12 @@ def select_landmarks(key, x, y, num_landmarks, method="stratified", kmeans_iters
   x = np.asarray(x)
   if method == "kmeans":
     if kmeans_sample_size is not None:
-      if int(kmeans_sample_size) < num_landmarks:
+      if kmeans_sample_size < num_landmarks:
         raise ValueError(f"kmeans_sample_size={kmeans_sample_size} is below num_landmarks="
                          f"{num_landmarks}; k-means needs at least as many points as centers. "
                          "Raise kmeans_sample_size or pass None to cluster all points.")
-      if n > int(kmeans_sample_size):
-        x = x[np.sort(rng.choice(n, int(kmeans_sample_size), replace=False))]
+      if n > kmeans_sample_size:
+        x = x[np.sort(rng.choice(n, kmeans_sample_size, replace=False))]
     return clustering.kmeans(key, jnp.asarray(x), num_landmarks, max_iters=kmeans_iters).centers
   if method == "uniform":
     return jnp.asarray(x[np.sort(rng.choice(n, num_landmarks, replace=False))])

@@ -14,6 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import _validation as validation
+
 
 class PairIndices(NamedTuple):
   """B (positive, negative) index pairs: the design D_B of the incomplete U-statistic."""
@@ -37,13 +39,14 @@ def sample_pairs(key, num_positive, num_negative, num_pairs):
   Returns:
     ``PairIndices`` with two [B] int32 arrays.
   """
+  num_pairs = validation.check_count("num_pairs", num_pairs)
   if min(num_positive, num_negative, num_pairs) < 1:
     raise ValueError(f"need n+ >= 1, n- >= 1 and B >= 1; received n+={num_positive}, "
                      f"n-={num_negative}, B={num_pairs}.")
   drawn = _sample_pairs(key, jnp.int32(num_positive), jnp.int32(num_negative),
                         padded_length(num_pairs))
   # Cut on the host: a device slice would compile once per B.
-  return PairIndices(*(jnp.asarray(np.asarray(a)[:int(num_pairs)]) for a in drawn))
+  return PairIndices(*(jnp.asarray(np.asarray(a)[:num_pairs]) for a in drawn))
 
 
 @functools.partial(jax.jit, static_argnums=3)

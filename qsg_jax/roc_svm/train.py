@@ -23,6 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from qsg_jax import _validation as validation
+
 
 class MinimizeState(NamedTuple):
   """Carry of the optimization loop after ``step`` gradient steps."""
@@ -67,6 +69,26 @@ def lbfgs_optimizer(memory_size=10):
 OPTIMIZERS = ("lbfgs", "adamax")
 
 
+def check_rate(name, value):
+  """``value`` as a float in (0, 1] (a target sensitivity or specificity), else a clear error.
+
+  Raises:
+    TypeError: not a real number (None, a string, a bool, an array).
+    ValueError: NaN, or outside (0, 1].
+  """
+  try:
+    if isinstance(value, (bool, np.bool_, str, bytes)) or value is None or np.ndim(value):
+      raise TypeError
+    rate = float(value)
+  except (TypeError, ValueError):
+    raise TypeError(f"{name} must be a number in (0, 1], e.g. 0.9; received "
+                    f"{type(value).__name__} {value!r:.60}.") from None
+  if not 0.0 < rate <= 1.0:   # False for NaN
+    raise ValueError(f"{name} must lie in (0, 1] (a rate on the training points, e.g. 0.9); "
+                     f"received {value!r:.60}.")
+  return rate
+
+
 def resolve_optimizer(optimizer, learning_rate, default_learning_rate):
   """The ``optax.GradientTransformation`` that ``fit`` runs.
 
@@ -93,9 +115,7 @@ def resolve_optimizer(optimizer, learning_rate, default_learning_rate):
                        "step by line search. Pass optimizer='adamax' to set a learning rate.")
     return lbfgs_optimizer()
   rate = default_learning_rate if learning_rate is None else learning_rate
-  if not (np.isfinite(rate) and rate > 0):
-    raise ValueError(f"learning_rate must be a finite number > 0; received {learning_rate!r}.")
-  return default_optimizer(float(rate))
+  return default_optimizer(validation.check_positive("learning_rate", rate))
 
 
 def _update(optimizer, grads, opt_state, params, value, objective_fn):
@@ -178,13 +198,12 @@ def intercept_for_rate(scores, labels, target, rate="sensitivity"):
                      f"and {labels.shape}.")
   if rate not in ("sensitivity", "specificity"):
     raise ValueError(f"rate must be 'sensitivity' or 'specificity'; received {rate!r}.")
-  if not 0.0 < float(target) <= 1.0:
-    raise ValueError(f"target {rate} must lie in (0, 1]; received {target!r}.")
+  target = check_rate(f"target {rate}", target)
   group = scores[labels > 0] if rate == "sensitivity" else scores[labels <= 0]
   if group.size == 0:
     side = "positive" if rate == "sensitivity" else "negative"
     raise ValueError(f"a target {rate} needs {side} points; none among the {labels.size} labels.")
-  needed = math.ceil(float(target) * group.size - 1e-9)
+  needed = math.ceil(target * group.size - 1e-9)
   distinct = np.unique(group)                          # ascending
   if rate == "sensitivity":
     # Threshold t < v, the needed-th largest score; halfway down to the next smaller value.
