@@ -152,17 +152,11 @@ def check_labels(y: ArrayLike, num_points: int,
   k = None if num_classes is None else check_count("num_classes", num_classes, minimum=2)
   if arr.size == 0:
     raise ValueError("labels are empty; pass at least one labeled point per class.")
-  bad = ~np.isfinite(arr)
-  if bad.any():
-    raise ValueError(f"labels contain {int(bad.sum())} NaN or infinite values (first at row "
-                     f"{int(np.argmax(bad))}). Every labeled point needs a class 0..k-1: drop "
-                     "unlabeled rows from the labeled data (pass them as x_unlabeled).")
-  fractional = np.mod(arr, 1) != 0
-  if fractional.any():
-    row = int(np.argmax(fractional))
-    raise ValueError(f"labels must be integers 0..k-1; received {arr[row].item()!r} at row "
-                     f"{row}. Map ordered classes to 0..k-1 (e.g. with "
-                     "np.unique(y, return_inverse=True)).")
+  check_whole_numbers(arr, "labels", "integers 0..k-1",
+                      non_finite_fix="Every labeled point needs a class 0..k-1: drop unlabeled "
+                      "rows from the labeled data (pass them as x_unlabeled).",
+                      fraction_fix="Map ordered classes to 0..k-1 (e.g. with "
+                      "np.unique(y, return_inverse=True)).")
   lo, hi = float(arr.min()), float(arr.max())
   k_shown = "k" if k is None else k
   if lo < 0:
@@ -203,6 +197,21 @@ def check_labels(y: ArrayLike, num_points: int,
         "points or use qsg_jax.data.split_semisupervised, which keeps every class among the "
         "labeled.")
   return arr.astype(np.int32), k
+
+
+def check_whole_numbers(arr: np.ndarray, name: str, want: str, non_finite_fix: str,
+                        fraction_fix: str) -> None:
+  """Raises ``ValueError`` (count / first row, and the fix) unless numeric ``arr`` holds finite
+  whole numbers only."""
+  bad = ~np.isfinite(arr)
+  if bad.any():
+    raise ValueError(f"{name} contain {int(bad.sum())} NaN or infinite values (first at row "
+                     f"{int(np.argmax(bad))}). {non_finite_fix}")
+  fractional = np.mod(arr, 1) != 0
+  if fractional.any():
+    row = int(np.argmax(fractional))
+    raise ValueError(f"{name} must be {want}; received {arr[row].item()!r} at row {row}. "
+                     f"{fraction_fix}".rstrip())
 
 
 def check_num_classes(num_classes: int):
@@ -252,15 +261,8 @@ def check_class_labels(labels: ArrayLike, num_classes: int, name: str = "labels"
     raise TypeError(f"{name} must be integers 0..k-1; received dtype {arr.dtype}.")
   if arr.size == 0:
     return
-  bad = ~np.isfinite(arr)
-  if bad.any():
-    raise ValueError(f"{name} contain {int(bad.sum())} NaN or infinite values (first at row "
-                     f"{int(np.argmax(bad.reshape(-1)))}); every point needs a class 0..k-1.")
-  fractional = np.mod(arr, 1) != 0
-  if fractional.any():
-    row = int(np.argmax(fractional.reshape(-1)))
-    value = arr.reshape(-1)[row].item()
-    raise ValueError(f"{name} must be integers 0..k-1; received {value!r} at row {row}.")
+  check_whole_numbers(arr.reshape(-1), name, "integers 0..k-1",
+                      non_finite_fix="Every point needs a class 0..k-1.", fraction_fix="")
   lo, hi = float(arr.min()), float(arr.max())
   if lo >= 1 and hi == num_classes:
     raise ValueError(f"{name} must be 0..k-1; got 1..k ({lo:g}..{hi:g} with k={num_classes}) -- "

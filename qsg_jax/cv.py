@@ -73,16 +73,10 @@ def check_fold_labels(labels: ArrayLike) -> np.ndarray:
   if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
     raise TypeError(f"labels must be whole numbers (class ids); received dtype {arr.dtype}. Map "
                     "the classes to 0..k-1 first, e.g. np.unique(y, return_inverse=True)[1].")
-  bad = ~np.isfinite(arr)
-  if bad.any():
-    raise ValueError(f"labels contain {int(bad.sum())} NaN or infinite values (first at row "
-                     f"{int(np.argmax(bad))}); every point needs a class to get a fold. Drop "
-                     "unlabeled rows before splitting into folds.")
-  fractional = np.mod(arr, 1) != 0
-  if fractional.any():
-    row = int(np.argmax(fractional))
-    raise ValueError(f"labels must be whole numbers (class ids); received {arr[row].item()!r} "
-                     f"at row {row}. Map the classes to 0..k-1 first.")
+  validation.check_whole_numbers(
+      arr, "labels", "whole numbers (class ids)",
+      non_finite_fix="Every point needs a class to get a fold: drop unlabeled rows before "
+      "splitting into folds.", fraction_fix="Map the classes to 0..k-1 first.")
   return arr.astype(np.int64)
 
 

@@ -29,3 +29,14 @@ def shared_data_dir():
   if not path.is_dir():
     pytest.skip(f"real datasets not found at {path}; set QSG_JAX_DATA")
   return path
+
+
+MAX_MESSAGE = 300   # characters: an error message is a sentence or two, never a whole array
+
+
+def raises_short(error, pattern, fn, *args, **kwargs):
+  """``fn(*args, **kwargs)`` raises ``error`` matching ``pattern`` in under MAX_MESSAGE chars."""
+  with pytest.raises(error, match=pattern) as info:
+    fn(*args, **kwargs)
+  assert len(str(info.value)) < MAX_MESSAGE, str(info.value)
+  return str(info.value)

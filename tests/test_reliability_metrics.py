@@ -16,8 +16,8 @@ from qsg_jax import online_pairwise as op
 from qsg_jax import scorers
 from qsg_jax.estimators import QS3ORAO
 from qsg_jax.online_pairwise.estimator import pairwise_ranking_accuracy
+from tests.conftest import raises_short
 
-MAX_MESSAGE = 300
 
 
 def _saturated_probabilities(n=200, seed=0):
@@ -25,12 +25,6 @@ def _saturated_probabilities(n=200, seed=0):
   rng = np.random.default_rng(seed)
   y = rng.integers(0, 2, n)
   return 1 - np.exp(-30 - 3 * y - rng.normal(size=n)), y
-
-
-def _raises(error, pattern, fn, *args, **kwargs):
-  with pytest.raises(error, match=pattern) as info:
-    fn(*args, **kwargs)
-  assert len(str(info.value)) < MAX_MESSAGE, str(info.value)
 
 
 # ---- 1. AUCs are exact for float64 scores --------------------------------------------------------
@@ -96,11 +90,11 @@ def test_jitted_aucs_keep_their_traced_path():
 def test_masked_auc_refuses_overlapping_and_non_boolean_masks():
   s = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
   y = np.array([0, 0, 1, 1, 2, 2])
-  _raises(ValueError, r"positive and negative overlap at 2 points \(first at row 2\)",
+  raises_short(ValueError, r"positive and negative overlap at 2 points \(first at row 2\)",
           metrics.masked_auc, s, y >= 1, y <= 1)
-  _raises(TypeError, "positive must be a bool mask.*received dtype float64",
+  raises_short(TypeError, "positive must be a bool mask.*received dtype float64",
           metrics.masked_auc, s, (y > 0).astype(float), (y == 0).astype(float))
-  _raises(ValueError, "positive must be a bool mask .or 0/1.; received 2 at row 4",
+  raises_short(ValueError, "positive must be a bool mask .or 0/1.; received 2 at row 4",
           metrics.masked_auc, s, y, y == 0)
   assert float(metrics.masked_auc(s, (y > 0).astype(int), (y == 0).astype(int))) == 0.75
 
@@ -110,11 +104,11 @@ def test_masked_auc_refuses_overlapping_and_non_boolean_masks():
 def test_shape_messages_name_labels_and_bool_labels_work():
   s = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
   y = np.array([0, 0, 1, 1, 0, 1])
-  _raises(ValueError, r"labels must be a vector of shape \[n\]; received shape \(6, 1\)",
+  raises_short(ValueError, r"labels must be a vector of shape \[n\]; received shape \(6, 1\)",
           metrics.binary_auc, s, y[:, None])
-  _raises(ValueError, "scores and labels must have the same length; received 6 and 5",
+  raises_short(ValueError, "scores and labels must have the same length; received 6 and 5",
           metrics.ordinal_auc, s, y[:5], 2)
-  _raises(ValueError, "scores and labels must have the same length; received 6 and 5",
+  raises_short(ValueError, "scores and labels must have the same length; received 6 and 5",
           metrics.ordinal_auc_per_split, s, y[:5], 2)
   expected = roc_auc_score(y, s)
   assert float(metrics.ordinal_auc(s, y.astype(bool), 2)) == pytest.approx(expected)
@@ -126,11 +120,11 @@ def test_shape_messages_name_labels_and_bool_labels_work():
 
 def test_mae_refuses_scores_and_the_no_class_marker():
   labels = np.array([0, 1, 2, 1])
-  _raises(ValueError, "predicted must be classes 0..k-1 .*not scores; received 0.37 at row 0",
+  raises_short(ValueError, "predicted must be classes 0..k-1 .*not scores; received 0.37 at row 0",
           metrics.mean_absolute_error, np.array([0.37, 1.2, 2.0, 1.0]), labels)
-  _raises(ValueError, "predicted must be classes 0..k-1; received -1 at row 2 .predict_classes",
+  raises_short(ValueError, "predicted must be classes 0..k-1; received -1 at row 2 .predict_classes",
           metrics.mean_absolute_error, np.array([0, 1, -1, 1]), labels)
-  _raises(ValueError, r"predicted must be classes 0..2 \(num_classes=3\); received 3 at row 1",
+  raises_short(ValueError, r"predicted must be classes 0..2 \(num_classes=3\); received 3 at row 1",
           metrics.mean_absolute_error, np.array([0, 3, 2, 1]), labels, 3)
   assert float(metrics.mean_absolute_error(np.array([0., 2., 2., 0.]), labels, 3)) == 0.5
   assert np.isnan(float(jax.jit(metrics.mean_absolute_error)(jnp.array([0, 1, -1, 1]),
@@ -148,12 +142,12 @@ class _Fixed:
 
 def test_scorers_check_the_estimator_and_the_length_of_y():
   rows = np.arange(6)[:, None]
-  _raises(ValueError, "y has 5 labels but X has 6 rows", scorers.ordinal_auc_scorer, _Fixed(),
+  raises_short(ValueError, "y has 5 labels but X has 6 rows", scorers.ordinal_auc_scorer, _Fixed(),
           rows, np.array([0, 1, 2, 0, 1]))
   with pytest.raises(NotFittedError):
     scorers.ordinal_auc_scorer(QS3ORAO(), rows, np.array([0, 1, 2, 0, 1, 2]))
   for scorer in (scorers.ordinal_auc_scorer, scorers.auc_scorer):
-    _raises(TypeError, "scores an estimator with decision_function and classes_.*received object",
+    raises_short(TypeError, "scores an estimator with decision_function and classes_.*received object",
             scorer, object(), rows, np.array([0, 1, 0, 0, 1, 1]))
 
 
@@ -162,11 +156,11 @@ def test_scorers_check_the_estimator_and_the_length_of_y():
 def test_pairwise_ranking_accuracy_refuses_non_finite_and_mismatched_input():
   s = np.array([0.1, 0.5, 0.9, 0.3, 0.2, 0.7])
   t = np.array([0.0, 1.0, 2.0, 0.0, 1.0, 2.0])
-  _raises(ValueError, r"scores has 1 NaN or infinite values \(first at row 2\)",
+  raises_short(ValueError, r"scores has 1 NaN or infinite values \(first at row 2\)",
           pairwise_ranking_accuracy, np.where(np.arange(6) == 2, np.nan, s), t)
-  _raises(ValueError, r"targets has 1 NaN or infinite values \(first at row 4\)",
+  raises_short(ValueError, r"targets has 1 NaN or infinite values \(first at row 4\)",
           pairwise_ranking_accuracy, s, np.where(np.arange(6) == 4, np.nan, t))
-  _raises(ValueError, "scores and targets must have the same length; received 6 and 5",
+  raises_short(ValueError, "scores and targets must have the same length; received 6 and 5",
           pairwise_ranking_accuracy, s, t[:5])
 
 
@@ -180,13 +174,13 @@ def stream():
 def test_ranker_score_refuses_nan_targets_and_wrong_lengths(stream):
   x, y = stream
   ranker = op.OnlinePairwiseRanker(mu=50.0, chunk_size=16).fit(x, y)
-  _raises(ValueError, r"y has 1 NaN or infinite values \(first at row 3\)", ranker.score, x,
+  raises_short(ValueError, r"y has 1 NaN or infinite values \(first at row 3\)", ranker.score, x,
           np.where(np.arange(40) == 3, np.nan, y))
-  _raises(ValueError, "same length; received 40 and 35", ranker.score, x, y[:35])
+  raises_short(ValueError, "same length; received 40 and 35", ranker.score, x, y[:35])
   x_nan = x.copy()
   x_nan[7, 1] = np.nan
   for method in (ranker.fit, ranker.partial_fit):
-    _raises(ValueError, r"X has 1 rows with NaN or infinite values \(first at row 7\)", method,
+    raises_short(ValueError, r"X has 1 rows with NaN or infinite values \(first at row 7\)", method,
             x_nan, y)
 
 
@@ -195,16 +189,16 @@ def test_ranker_score_refuses_nan_targets_and_wrong_lengths(stream):
 def test_fit_stream_refuses_a_schedule_that_is_not_positive(stream, schedule, value):
   x, y = stream
   t = "21" if value == "nan" else "2"
-  _raises(ValueError, rf"step_size gave gamma_t = {value} at iteration t = {t} \(chunk 0\)",
+  raises_short(ValueError, rf"step_size gave gamma_t = {value} at iteration t = {t} \(chunk 0\)",
           op.fit_stream, [(x, y)], step_size=schedule, chunk_size=16)
 
 
 def test_online_arguments_are_checked(stream):
   x, y = stream
   for name, value in (("theta", "a"), ("theta", None), ("mu", "a")):
-    _raises(TypeError, f"{name} must be a .*received {value!r}", op.polynomial_step_size,
+    raises_short(TypeError, f"{name} must be a .*received {value!r}", op.polynomial_step_size,
             **{"theta": 0.75, "mu": 1.0, name: value})
-    _raises(TypeError, f"{name} must be a .*received {value!r}",
+    raises_short(TypeError, f"{name} must be a .*received {value!r}",
             op.OnlinePairwiseRanker(**{name: value}).fit, x, y)
-  _raises(TypeError, "metrics_fn must be a callable .*received int", op.fit_stream, [(x, y)],
+  raises_short(TypeError, "metrics_fn must be a callable .*received int", op.fit_stream, [(x, y)],
           metrics_fn=3)

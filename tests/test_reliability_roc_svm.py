@@ -13,18 +13,11 @@ from qsg_jax import roc_svm
 from qsg_jax.roc_svm import clustering
 from qsg_jax.roc_svm import nystrom
 from qsg_jax.roc_svm import pairs as pairs_lib
+from tests.conftest import raises_short
 
 RNG = np.random.default_rng(0)
 X = RNG.random((60, 3))
 Y = (X[:, 0] + 0.3 * RNG.random(60) > 0.6).astype(int)
-MAX_MESSAGE = 300
-
-
-def _raises(error, pattern, fn, *args, **kwargs):
-  with pytest.raises(error, match=pattern) as info:
-    fn(*args, **kwargs)
-  assert len(str(info.value)) < MAX_MESSAGE, str(info.value)
-  return str(info.value)
 
 
 @pytest.mark.parametrize("changes, error, pattern", [
@@ -47,7 +40,7 @@ def _raises(error, pattern, fn, *args, **kwargs):
     (dict(risk="full", pairs_per_block=1.5), TypeError, r"pairs_per_block must be a whole"),
 ])
 def test_fit_refuses_counts_that_are_not_whole_numbers(changes, error, pattern):
-  message = _raises(error, pattern, roc_svm.fit, X, Y, **changes)
+  message = raises_short(error, pattern, roc_svm.fit, X, Y, **changes)
   assert "fractions are never rounded" in message
 
 
@@ -55,7 +48,7 @@ def test_fit_refuses_counts_that_are_not_whole_numbers(changes, error, pattern):
     (-1.0, ValueError), (np.nan, ValueError), (np.inf, ValueError), (None, TypeError),
     ("fast", TypeError), (True, TypeError)])
 def test_fit_refuses_a_tol_that_is_not_a_finite_number_at_least_zero(tol, error):
-  _raises(error, r"tol must be a finite number >= 0 .*; received .*tol=1e-6", roc_svm.fit, X, Y,
+  raises_short(error, r"tol must be a finite number >= 0 .*; received .*tol=1e-6", roc_svm.fit, X, Y,
           tol=tol)
 
 
@@ -68,13 +61,13 @@ def test_fit_refuses_a_tol_that_is_not_a_finite_number_at_least_zero(tol, error)
      r"learning_rate must be finite and > 0"),
 ])
 def test_fit_refuses_bad_rates_before_training(changes, error, pattern):
-  _raises(error, pattern, roc_svm.fit, X, Y, **changes)
+  raises_short(error, pattern, roc_svm.fit, X, Y, **changes)
 
 
 def test_intercept_for_rate_names_a_target_that_is_not_a_number():
-  _raises(TypeError, r"target sensitivity must be a number in \(0, 1\]",
+  raises_short(TypeError, r"target sensitivity must be a number in \(0, 1\]",
           roc_svm.intercept_for_rate, np.arange(4.0), np.array([0, 1, 0, 1]), "a")
-  _raises(ValueError, r"target specificity must lie in \(0, 1\]", roc_svm.intercept_for_rate,
+  raises_short(ValueError, r"target specificity must lie in \(0, 1\]", roc_svm.intercept_for_rate,
           np.arange(4.0), np.array([0, 1, 0, 1]), np.nan, "specificity")
 
 
@@ -105,7 +98,7 @@ def test_an_integral_float_count_is_accepted_as_that_integer():
     (dict(optimizer="adamax", learning_rate=-0.1), ValueError, r"learning_rate must be finite"),
 ])
 def test_estimator_refuses_bad_parameters_before_fitting(changes, error, pattern):
-  _raises(error, pattern, roc_svm.ROCSVM(random_state=0, **changes).fit, X, Y)
+  raises_short(error, pattern, roc_svm.ROCSVM(random_state=0, **changes).fit, X, Y)
 
 
 @pytest.mark.parametrize("changes, error, pattern", [
@@ -121,16 +114,16 @@ def test_estimator_refuses_bad_parameters_before_fitting(changes, error, pattern
 def test_cross_validate_checks_folds_seed_and_grid_first(changes, error, pattern):
   args = dict(grid=[{"lam": 1e-3}], num_folds=2, seed=0)
   args.update(changes)
-  _raises(error, pattern, roc_svm.cross_validate, X, Y, **args)
+  raises_short(error, pattern, roc_svm.cross_validate, X, Y, **args)
 
 
 def test_building_blocks_refuse_fractional_counts():
   key = jax.random.key(0)
-  _raises(TypeError, r"num_pairs must be an integer >= 1; received 2\.5", pairs_lib.sample_pairs,
+  raises_short(TypeError, r"num_pairs must be an integer >= 1; received 2\.5", pairs_lib.sample_pairs,
           key, 10, 10, 2.5)
-  _raises(TypeError, r"num_landmarks must be an integer >= 1; received 2\.5",
+  raises_short(TypeError, r"num_landmarks must be an integer >= 1; received 2\.5",
           nystrom.select_landmarks, key, X, Y, 2.5, "uniform")
-  _raises(ValueError, r"kmeans_iters must be >= 0; received -1", nystrom.select_landmarks, key,
+  raises_short(ValueError, r"kmeans_iters must be >= 0; received -1", nystrom.select_landmarks, key,
           X, Y, 5, "kmeans", kmeans_iters=-1)
-  _raises(ValueError, r"max_iters must be >= 0; received -1", clustering.kmeans, key,
+  raises_short(ValueError, r"max_iters must be >= 0; received -1", clustering.kmeans, key,
           X.astype(np.float32), 3, max_iters=-1)
