@@ -189,7 +189,8 @@ def test_auc_comparison_killed_mid_way_resumes_to_the_uninterrupted_rows(tmp_pat
 
   whole = run(tmp_path / "whole", _FakeComparison())
   out = tmp_path / "killed"
-  # 4 methods, 2 QSG settings (common and full): 5 fits per trial; killed at the second trial's third.
+  # 4 methods, 2 QSG settings (common and full): 5 fits per trial; killed at the second trial's
+  # third.
   with pytest.raises(KeyboardInterrupt):
     run(out, _FakeComparison(interrupt_at=8))
   manifest = json.loads((out / "run.json").read_text())

@@ -88,14 +88,15 @@ def test_cross_validate_with_a_seed_repeats_its_scores():
 
 def test_kernel_fits_name_hyperparameters_that_are_not_numbers():
   raises_short(TypeError, r"lam must be a number or a list of k-1 = 1 numbers; received None",
-          baselines.fit_samult, X_L, Y, X_U, lam=None, sigma=1.0, gamma=0.5)
-  raises_short(TypeError, r"sigma must be a number or a list.*received 'wide'", baselines.fit_samult,
-          X_L, Y, X_U, lam=1.0, sigma="wide", gamma=0.5)
+               baselines.fit_samult, X_L, Y, X_U, lam=None, sigma=1.0, gamma=0.5)
+  raises_short(TypeError, r"sigma must be a number or a list.*received 'wide'",
+               baselines.fit_samult,
+               X_L, Y, X_U, lam=1.0, sigma="wide", gamma=0.5)
   raises_short(ValueError, r"memory_fraction must be a number in \(0, 1\]", baselines.fit_samult,
-          X_L, Y, X_U, lam=1.0, sigma=1.0, gamma=0.5, memory_fraction=2.0)
+               X_L, Y, X_U, lam=1.0, sigma=1.0, gamma=0.5, memory_fraction=2.0)
   model = baselines.fit_samult(X_L, Y, None, lam=1.0, sigma=1.0, gamma=1.0)
   raises_short(TypeError, r"chunk_size must be an integer >= 1 or None; received 2\.5",
-          baselines.decision_function, model, X_L, chunk_size=2.5)
+               baselines.decision_function, model, X_L, chunk_size=2.5)
   np.testing.assert_allclose(baselines.decision_function(model, X_L, chunk_size=7),
                              baselines.decision_function(model, X_L), rtol=1e-5, atol=1e-6)
 
@@ -110,7 +111,7 @@ def test_kernel_fits_name_hyperparameters_that_are_not_numbers():
 ])
 def test_fit_thresholds_refuses_a_missing_class(labels, num_classes, pattern):
   raises_short(ValueError, r"fit_thresholds needs every class 0\.\.\d among the labels.*" + pattern,
-          thresholds.fit_thresholds, SCORES, labels, num_classes)
+               thresholds.fit_thresholds, SCORES, labels, num_classes)
 
 
 @pytest.mark.parametrize("scores, labels", [
@@ -120,7 +121,7 @@ def test_fit_thresholds_refuses_a_missing_class(labels, num_classes, pattern):
 ])
 def test_fit_thresholds_refuses_mismatched_shapes(scores, labels):
   raises_short(ValueError, r"scores and labels must both have shape \[n\].*received \(",
-          thresholds.fit_thresholds, scores, labels, 2)
+               thresholds.fit_thresholds, scores, labels, 2)
 
 
 def test_fit_thresholds_with_every_class_is_unchanged_and_jittable():
@@ -133,6 +134,6 @@ def test_fit_thresholds_with_every_class_is_unchanged_and_jittable():
 @pytest.mark.parametrize("bad", [np.array(["0.5"]), ["low", "high"], np.array([None, 0.5])])
 def test_predict_classes_refuses_thresholds_that_are_not_numbers(bad):
   raises_short(TypeError, r"thresholds must be real numbers; received dtype",
-          thresholds.predict_classes, SCORES, bad)
+               thresholds.predict_classes, SCORES, bad)
   raises_short(TypeError, r"scores must be real numbers; received dtype",
-          thresholds.predict_classes, bad, np.array([0.5]))
+               thresholds.predict_classes, bad, np.array([0.5]))

@@ -91,11 +91,11 @@ def test_masked_auc_refuses_overlapping_and_non_boolean_masks():
   s = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
   y = np.array([0, 0, 1, 1, 2, 2])
   raises_short(ValueError, r"positive and negative overlap at 2 points \(first at row 2\)",
-          metrics.masked_auc, s, y >= 1, y <= 1)
+               metrics.masked_auc, s, y >= 1, y <= 1)
   raises_short(TypeError, "positive must be a bool mask.*received dtype float64",
-          metrics.masked_auc, s, (y > 0).astype(float), (y == 0).astype(float))
+               metrics.masked_auc, s, (y > 0).astype(float), (y == 0).astype(float))
   raises_short(ValueError, "positive must be a bool mask .or 0/1.; received 2 at row 4",
-          metrics.masked_auc, s, y, y == 0)
+               metrics.masked_auc, s, y, y == 0)
   assert float(metrics.masked_auc(s, (y > 0).astype(int), (y == 0).astype(int))) == 0.75
 
 
@@ -105,11 +105,11 @@ def test_shape_messages_name_labels_and_bool_labels_work():
   s = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
   y = np.array([0, 0, 1, 1, 0, 1])
   raises_short(ValueError, r"labels must be a vector of shape \[n\]; received shape \(6, 1\)",
-          metrics.binary_auc, s, y[:, None])
+               metrics.binary_auc, s, y[:, None])
   raises_short(ValueError, "scores and labels must have the same length; received 6 and 5",
-          metrics.ordinal_auc, s, y[:5], 2)
+               metrics.ordinal_auc, s, y[:5], 2)
   raises_short(ValueError, "scores and labels must have the same length; received 6 and 5",
-          metrics.ordinal_auc_per_split, s, y[:5], 2)
+               metrics.ordinal_auc_per_split, s, y[:5], 2)
   expected = roc_auc_score(y, s)
   assert float(metrics.ordinal_auc(s, y.astype(bool), 2)) == pytest.approx(expected)
   assert float(jax.jit(metrics.ordinal_auc, static_argnums=2)(
@@ -121,11 +121,12 @@ def test_shape_messages_name_labels_and_bool_labels_work():
 def test_mae_refuses_scores_and_the_no_class_marker():
   labels = np.array([0, 1, 2, 1])
   raises_short(ValueError, "predicted must be classes 0..k-1 .*not scores; received 0.37 at row 0",
-          metrics.mean_absolute_error, np.array([0.37, 1.2, 2.0, 1.0]), labels)
-  raises_short(ValueError, "predicted must be classes 0..k-1; received -1 at row 2 .predict_classes",
-          metrics.mean_absolute_error, np.array([0, 1, -1, 1]), labels)
+               metrics.mean_absolute_error, np.array([0.37, 1.2, 2.0, 1.0]), labels)
+  raises_short(ValueError,
+               "predicted must be classes 0..k-1; received -1 at row 2 .predict_classes",
+               metrics.mean_absolute_error, np.array([0, 1, -1, 1]), labels)
   raises_short(ValueError, r"predicted must be classes 0..2 \(num_classes=3\); received 3 at row 1",
-          metrics.mean_absolute_error, np.array([0, 3, 2, 1]), labels, 3)
+               metrics.mean_absolute_error, np.array([0, 3, 2, 1]), labels, 3)
   assert float(metrics.mean_absolute_error(np.array([0., 2., 2., 0.]), labels, 3)) == 0.5
   assert np.isnan(float(jax.jit(metrics.mean_absolute_error)(jnp.array([0, 1, -1, 1]),
                                                              jnp.asarray(labels))))
@@ -143,12 +144,13 @@ class _Fixed:
 def test_scorers_check_the_estimator_and_the_length_of_y():
   rows = np.arange(6)[:, None]
   raises_short(ValueError, "y has 5 labels but X has 6 rows", scorers.ordinal_auc_scorer, _Fixed(),
-          rows, np.array([0, 1, 2, 0, 1]))
+               rows, np.array([0, 1, 2, 0, 1]))
   with pytest.raises(NotFittedError):
     scorers.ordinal_auc_scorer(QS3ORAO(), rows, np.array([0, 1, 2, 0, 1, 2]))
   for scorer in (scorers.ordinal_auc_scorer, scorers.auc_scorer):
-    raises_short(TypeError, "scores an estimator with decision_function and classes_.*received object",
-            scorer, object(), rows, np.array([0, 1, 0, 0, 1, 1]))
+    raises_short(TypeError,
+                 "scores an estimator with decision_function and classes_.*received object",
+                 scorer, object(), rows, np.array([0, 1, 0, 0, 1, 1]))
 
 
 # ---- 6. online pairwise ranking ------------------------------------------------------------------
@@ -157,11 +159,11 @@ def test_pairwise_ranking_accuracy_refuses_non_finite_and_mismatched_input():
   s = np.array([0.1, 0.5, 0.9, 0.3, 0.2, 0.7])
   t = np.array([0.0, 1.0, 2.0, 0.0, 1.0, 2.0])
   raises_short(ValueError, r"scores has 1 NaN or infinite values \(first at row 2\)",
-          pairwise_ranking_accuracy, np.where(np.arange(6) == 2, np.nan, s), t)
+               pairwise_ranking_accuracy, np.where(np.arange(6) == 2, np.nan, s), t)
   raises_short(ValueError, r"targets has 1 NaN or infinite values \(first at row 4\)",
-          pairwise_ranking_accuracy, s, np.where(np.arange(6) == 4, np.nan, t))
+               pairwise_ranking_accuracy, s, np.where(np.arange(6) == 4, np.nan, t))
   raises_short(ValueError, "scores and targets must have the same length; received 6 and 5",
-          pairwise_ranking_accuracy, s, t[:5])
+               pairwise_ranking_accuracy, s, t[:5])
 
 
 @pytest.fixture(scope="module")
@@ -175,13 +177,13 @@ def test_ranker_score_refuses_nan_targets_and_wrong_lengths(stream):
   x, y = stream
   ranker = op.OnlinePairwiseRanker(mu=50.0, chunk_size=16).fit(x, y)
   raises_short(ValueError, r"y has 1 NaN or infinite values \(first at row 3\)", ranker.score, x,
-          np.where(np.arange(40) == 3, np.nan, y))
+               np.where(np.arange(40) == 3, np.nan, y))
   raises_short(ValueError, "same length; received 40 and 35", ranker.score, x, y[:35])
   x_nan = x.copy()
   x_nan[7, 1] = np.nan
   for method in (ranker.fit, ranker.partial_fit):
     raises_short(ValueError, r"X has 1 rows with NaN or infinite values \(first at row 7\)", method,
-            x_nan, y)
+                 x_nan, y)
 
 
 @pytest.mark.parametrize("schedule, value", [(lambda t: -0.1, "-0.1"), (lambda t: 0.0, "0"),
@@ -190,15 +192,15 @@ def test_fit_stream_refuses_a_schedule_that_is_not_positive(stream, schedule, va
   x, y = stream
   t = "21" if value == "nan" else "2"
   raises_short(ValueError, rf"step_size gave gamma_t = {value} at iteration t = {t} \(chunk 0\)",
-          op.fit_stream, [(x, y)], step_size=schedule, chunk_size=16)
+               op.fit_stream, [(x, y)], step_size=schedule, chunk_size=16)
 
 
 def test_online_arguments_are_checked(stream):
   x, y = stream
   for name, value in (("theta", "a"), ("theta", None), ("mu", "a")):
     raises_short(TypeError, f"{name} must be a .*received {value!r}", op.polynomial_step_size,
-            **{"theta": 0.75, "mu": 1.0, name: value})
+                 **{"theta": 0.75, "mu": 1.0, name: value})
     raises_short(TypeError, f"{name} must be a .*received {value!r}",
-            op.OnlinePairwiseRanker(**{name: value}).fit, x, y)
+                 op.OnlinePairwiseRanker(**{name: value}).fit, x, y)
   raises_short(TypeError, "metrics_fn must be a callable .*received int", op.fit_stream, [(x, y)],
-          metrics_fn=3)
+               metrics_fn=3)

@@ -48,8 +48,8 @@ def test_fit_refuses_counts_that_are_not_whole_numbers(changes, error, pattern):
     (-1.0, ValueError), (np.nan, ValueError), (np.inf, ValueError), (None, TypeError),
     ("fast", TypeError), (True, TypeError)])
 def test_fit_refuses_a_tol_that_is_not_a_finite_number_at_least_zero(tol, error):
-  raises_short(error, r"tol must be a finite number >= 0 .*; received .*tol=1e-6", roc_svm.fit, X, Y,
-          tol=tol)
+  raises_short(error, r"tol must be a finite number >= 0 .*; received .*tol=1e-6", roc_svm.fit,
+               X, Y, tol=tol)
 
 
 @pytest.mark.parametrize("changes, error, pattern", [
@@ -66,9 +66,9 @@ def test_fit_refuses_bad_rates_before_training(changes, error, pattern):
 
 def test_intercept_for_rate_names_a_target_that_is_not_a_number():
   raises_short(TypeError, r"target sensitivity must be a number in \(0, 1\]",
-          roc_svm.intercept_for_rate, np.arange(4.0), np.array([0, 1, 0, 1]), "a")
+               roc_svm.intercept_for_rate, np.arange(4.0), np.array([0, 1, 0, 1]), "a")
   raises_short(ValueError, r"target specificity must lie in \(0, 1\]", roc_svm.intercept_for_rate,
-          np.arange(4.0), np.array([0, 1, 0, 1]), np.nan, "specificity")
+               np.arange(4.0), np.array([0, 1, 0, 1]), np.nan, "specificity")
 
 
 def test_an_integral_float_count_is_accepted_as_that_integer():
@@ -119,11 +119,12 @@ def test_cross_validate_checks_folds_seed_and_grid_first(changes, error, pattern
 
 def test_building_blocks_refuse_fractional_counts():
   key = jax.random.key(0)
-  raises_short(TypeError, r"num_pairs must be an integer >= 1; received 2\.5", pairs_lib.sample_pairs,
-          key, 10, 10, 2.5)
+  raises_short(TypeError, r"num_pairs must be an integer >= 1; received 2\.5",
+               pairs_lib.sample_pairs,
+               key, 10, 10, 2.5)
   raises_short(TypeError, r"num_landmarks must be an integer >= 1; received 2\.5",
-          nystrom.select_landmarks, key, X, Y, 2.5, "uniform")
+               nystrom.select_landmarks, key, X, Y, 2.5, "uniform")
   raises_short(ValueError, r"kmeans_iters must be >= 0; received -1", nystrom.select_landmarks, key,
-          X, Y, 5, "kmeans", kmeans_iters=-1)
+               X, Y, 5, "kmeans", kmeans_iters=-1)
   raises_short(ValueError, r"max_iters must be >= 0; received -1", clustering.kmeans, key,
-          X.astype(np.float32), 3, max_iters=-1)
+               X.astype(np.float32), 3, max_iters=-1)
