@@ -175,3 +175,57 @@ def conclusion_lines(dataset, rows):
   if not lines:
     lines.append(f"{dataset}: no gamma < 1 differs from gamma = 1 by more than 2 standard errors.")
   return lines
+
+
+def rows_from_report(text):
+  """{dataset: (metric, rows)} read back from the markdown report ``unlabeled_value.md``.
+
+  The report's tables print every number ``plot_dataset`` draws ("mean AUC / diff +- se" per
+  gamma, "mean (ref)" at gamma = 1, "n/a" where every run diverged), so its figures can be
+  redrawn from the committed report without the run's files (which live in git-ignored results/).
+  """
+  out, dataset, metric = {}, None, None
+  for line in text.splitlines():
+    if line.startswith("### "):
+      dataset = line[4:].split(" ")[0]
+      metric = "ordinal AUC" if "ordinal AUC" in line else "AUC"
+      out[dataset] = (metric, [])
+      header = None
+      continue
+    if dataset is None or not line.startswith("|") or line.startswith("|---"):
+      continue
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    if cells[0] == "labeled":
+      header = cells
+      continue
+    if header is None or not cells[0].isdigit():
+      continue
+    for name, cell in zip(header[4:], cells[4:]):
+      gamma = float(name.split("=")[1])
+      if cell.endswith("(ref)"):
+        diff, se = 0.0, 0.0
+      elif cell.endswith("n/a"):
+        diff, se = float("nan"), float("nan")
+      else:
+        diff_text, se_text = cell.split(" / ")[1].split(" +- ")
+        diff, se = float(diff_text), float(se_text.rstrip("*"))
+      out[dataset][1].append({"num_labeled": int(cells[0]), "num_unlabeled": int(cells[1]),
+                              "trials": int(cells[2]), "gamma": gamma, "diff_mean": diff,
+                              "diff_se": se})
+  return out
+
+
+def main():
+  """``python -m experiments.unlabeled_value_report REPORT.md OUT_DIR``: every dataset's figure
+  redrawn from the published report (OUT_DIR/unlabeled_value_<dataset>.png)."""
+  import sys  # pylint: disable=import-outside-toplevel
+  if len(sys.argv) != 3:
+    raise SystemExit("usage: python -m experiments.unlabeled_value_report REPORT.md OUT_DIR")
+  out_dir = pathlib.Path(sys.argv[2])
+  out_dir.mkdir(parents=True, exist_ok=True)
+  for dataset, (metric, rows) in rows_from_report(pathlib.Path(sys.argv[1]).read_text()).items():
+    print(plot_dataset(rows, dataset, metric, out_dir / f"unlabeled_value_{dataset}.png"))
+
+
+if __name__ == "__main__":
+  main()

@@ -139,3 +139,20 @@ def test_summary_of_a_gamma_that_always_diverged():
   # Read back from JSON (NaN stored as None), the table still renders.
   table = report.table_rows(json.loads(json.dumps(reporting.jsonable(rows))))
   assert table[0]["gamma=0"] == "nan / n/a" and table[0]["diverged"] == "2,0"
+
+
+def test_figures_can_be_redrawn_from_the_published_tables(tmp_path):
+  rows = report.summarize([
+      {"num_labeled": 50, "num_unlabeled": 900, "trial": t, "gammas": [0.0, 1.0],
+       "auc": [a, b], "diverged": [False, False]}
+      for t, (a, b) in enumerate([(0.81, 0.80), (0.86, 0.83), (None, 0.9)])], [0.0, 1.0])
+  table = report.table_rows(rows)
+  lines = ["### toy (ordinal AUC on the unlabeled training points, k = 3)", "",
+           "| " + " | ".join(table[0]) + " |", "|" + "---|" * len(table[0])]
+  lines += ["| " + " | ".join(str(v) for v in row.values()) + " |" for row in table]
+  metric, parsed = report.rows_from_report("\n".join(lines))["toy"]
+  assert metric == "ordinal AUC" and [r["gamma"] for r in parsed] == [0.0, 1.0]
+  assert parsed[0]["diff_mean"] == pytest.approx(0.02, abs=1e-4)     # (0.01 + 0.03) / 2
+  assert parsed[0]["diff_se"] == pytest.approx(0.01, abs=1e-4)       # std 0.01414 / sqrt(2)
+  assert parsed[1]["diff_mean"] == 0.0 and parsed[1]["trials"] == 3
+  assert report.plot_dataset(parsed, "toy", metric, tmp_path / "toy.png").exists()
