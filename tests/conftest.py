@@ -12,6 +12,10 @@ jax.config.update("jax_numpy_rank_promotion", "raise")
 # Tests never touch the internet, and keep parsed-data caches out of the user's home.
 os.environ.setdefault("QSG_JAX_DOWNLOAD", "0")
 os.environ.setdefault("QSG_JAX_CACHE", tempfile.mkdtemp(prefix="qsg_jax_test_cache_"))
+# hypothesis keeps example / constant caches in ./.hypothesis unless told otherwise; the
+# properties are derandomized, so nothing there is worth keeping in the checkout.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY",
+                      tempfile.mkdtemp(prefix="qsg_jax_test_hypothesis_"))
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"

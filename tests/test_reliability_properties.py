@@ -22,8 +22,8 @@ from qsg_jax import online_pairwise as op
 from qsg_jax import thresholds
 from qsg_jax.errors import DivergenceError
 
-CI = settings(max_examples=15, deadline=None, derandomize=True)
-FEW = settings(max_examples=5, deadline=None, derandomize=True)
+CI = settings(max_examples=15, deadline=None, derandomize=True, database=None)
+FEW = settings(max_examples=5, deadline=None, derandomize=True, database=None)
 MAX_MESSAGE = 400       # characters: messages stay short whatever the input
 
 
