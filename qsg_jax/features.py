@@ -144,6 +144,19 @@ def block_features(key: jax.Array, block: int | jax.Array, x: ArrayLike, num_fre
   return fourier_features(x, omega)
 
 
+def block_features_of(key: jax.Array, block: int | jax.Array, point_sets: Tuple[ArrayLike, ...],
+                      num_frequencies: int, sigma: float | jax.Array) -> Tuple[jax.Array, ...]:
+  """``block_features`` of several point sets from one draw of block i's frequencies.
+
+  The training step's form: the labeled points and the unlabeled pool of one step share a block.
+
+  Returns:
+    One [n_s, 2m] feature array per point set.
+  """
+  omega = sample_frequencies(key, block, num_frequencies, point_sets[0].shape[1], sigma)
+  return tuple(fourier_features(x, omega) for x in point_sets)
+
+
 def grouped_scores(x: ArrayLike, omega: ArrayLike, coef: ArrayLike) -> jax.Array:
   """Scores sum_i alpha_i . phi_i(x) over a group of g blocks in one matrix product.
 

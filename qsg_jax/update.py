@@ -85,13 +85,18 @@ def dsg_update(coef: jax.Array, scale: jax.Array, partial: jax.Array, step: jax.
   chex.assert_axis_dimension(coef, 1, gradient.shape[0])
   alpha = -eta * gradient                                              # Eq. (13)
   decay = 1.0 - eta * lam                                              # Eq. (14)
-  new_scale = scale * decay
+  coef, new_scale, partial = _store_block(coef, scale * decay, partial, step, alpha)
+  return Update(coef, new_scale, partial, alpha, decay)
+
+
+def _store_block(coef, new_scale, partial, step, block):
+  """(coef with row ``step`` = block / scale, scale, partial) after folding a scale that fell
+  below ``RENORMALIZE_BELOW`` into ``coef`` and ``partial`` (exact up to rounding; rare)."""
   coef, partial, new_scale = jax.lax.cond(
       jnp.abs(new_scale) < RENORMALIZE_BELOW,
       lambda c, p, s: (c * s, p * s, jnp.ones_like(s)),
       lambda c, p, s: (c, p, s), coef, partial, new_scale)
-  coef = coef.at[step].set(alpha / new_scale)
-  return Update(coef, new_scale, partial, alpha, decay)
+  return coef.at[step].set(block / new_scale), new_scale, partial
 
 
 def split_functional_gradient(g_labeled: jax.Array, phi_labeled: jax.Array,
@@ -149,10 +154,5 @@ def correction_update(coef: jax.Array, scale: jax.Array, partial: jax.Array, ste
   chex.assert_axis_dimension(coef, 2, gradient.shape[0])
   shrink = 1.0 / (1.0 + eta * split_lam)
   alpha = -eta * shrink * gradient
-  new_scale = scale * shrink
-  coef, partial, new_scale = jax.lax.cond(
-      jnp.abs(new_scale) < RENORMALIZE_BELOW,
-      lambda c, p, s: (c * s, p * s, jnp.ones_like(s)),
-      lambda c, p, s: (c, p, s), coef, partial, new_scale)
-  coef = coef.at[step].set(alpha.T / new_scale)
+  coef, new_scale, partial = _store_block(coef, scale * shrink, partial, step, alpha.T)
   return Update(coef, new_scale, partial, alpha, shrink)

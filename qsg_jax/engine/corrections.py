@@ -130,10 +130,8 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams, config: Engin
   def step(carry, r):
     coef, scale, f_labeled, u_pool, split_coef, split_scale, g_labeled, v_pool = carry
     i = state.step + r
-    omega = features.sample_frequencies(state.feature_key, i, m, data.x_labeled.shape[1],
-                                        hyper.sigma)
-    phi_labeled = features.fourier_features(data.x_labeled, omega)     # [n_l, 2m]
-    phi_pool = features.fourier_features(x_pool, omega)                # [pool, 2m]
+    phi_labeled, phi_pool = features.block_features_of(                # [n_l, 2m], [pool, 2m]
+        state.feature_key, i, (data.x_labeled, x_pool), m, hyper.sigma)
     slots, rows = samples.labeled[r], batch_rows[r]
     d_slots, d_u = risk.split_score_grads(
         config.loss, f_labeled[slots], scale * u_pool[rows], g_labeled[:, slots],

@@ -140,10 +140,8 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams,
   def step(carry, r):
     coef, scale, f_labeled, u_pool = carry
     i = state.step + r
-    omega = features.sample_frequencies(state.feature_key, i, m, data.x_labeled.shape[1],
-                                        hyper.sigma)
-    phi_labeled = features.fourier_features(data.x_labeled, omega)     # [n_l, 2m]
-    phi_pool = features.fourier_features(x_pool, omega)                # [pool, 2m]
+    phi_labeled, phi_pool = features.block_features_of(                # [n_l, 2m], [pool, 2m]
+        state.feature_key, i, (data.x_labeled, x_pool), m, hyper.sigma)
     slots, rows = samples.labeled[r], batch_rows[r]
     g_slots, g_u = risk.score_grads(config.loss, f_labeled[slots], scale * u_pool[rows],
                                     state.pos_w, state.neg_w, hyper.gamma, axis)
