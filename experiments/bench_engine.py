@@ -28,8 +28,8 @@ import jax.numpy as jnp
 from qsg_jax import data as data_lib
 from qsg_jax import defaults
 from qsg_jax import engine
-from qsg_jax import features
-from qsg_jax import reference
+from qsg_jax.engine import features
+from qsg_jax.engine import reference
 from experiments import protocols
 from experiments import reporting
 

@@ -26,7 +26,7 @@ import numpy as np
 from experiments import common_flags
 from experiments import reporting
 from experiments import run_store
-from qsg_jax import kernels
+from qsg_jax.engine import kernels
 from qsg_jax.roc_svm import model as model_lib
 from qsg_jax.roc_svm import nystrom
 from qsg_jax.roc_svm import objective as objective_lib

@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from qsg_jax import _auto_step
+from qsg_jax.engine import auto_step
 from qsg_jax import data as data_lib
 from qsg_jax import defaults
 from qsg_jax import engine
@@ -97,7 +97,7 @@ def fit_over_gammas(x_labeled, y_labeled, x_unlabeled, x_eval, *, key, num_class
 
   Run g equals ``qsg_jax.fit(x_labeled, y_labeled, x_unlabeled, key=key, gamma=gammas[g], ...)``
   with the same other arguments, to float32 rounding: same config, same initial state, same
-  samples and features; "auto" resolves to each gamma's own step (``qsg_jax._auto_step``).
+  samples and features; "auto" resolves to each gamma's own step (``qsg_jax.engine.auto_step``).
 
   Args:
     x_labeled: [n_l, d] float32; y_labeled: [n_l] int 0..k-1; x_unlabeled: [n_u, d] float32.
@@ -123,7 +123,7 @@ def fit_over_gammas(x_labeled, y_labeled, x_unlabeled, x_eval, *, key, num_class
   if gammas.ndim != 1 or np.any((gammas < 0) | (gammas > 1)):
     raise ValueError(f"gammas must be a 1-D list of values in [0, 1]; received {gammas}.")
   if isinstance(step_size, str) and step_size == "auto":
-    eta0 = np.array([_auto_step.auto_step_size(x_l, y_l, x_u, k, sigma, lam, g, key,
+    eta0 = np.array([auto_step.auto_step_size(x_l, y_l, x_u, k, sigma, lam, g, key,
                                                unlabeled_batch_size) for g in gammas], np.float32)
   else:
     eta0 = np.full(gammas.shape, float(step_size), np.float32)

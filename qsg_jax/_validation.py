@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from qsg_jax import errors
-from qsg_jax import features
+from qsg_jax import numerics
 
 
 # Longest excerpt of user values quoted in a message (messages stay a few hundred characters).
@@ -353,24 +353,24 @@ def check_positive(name: str, value: float, allow_zero: bool = False) -> float:
 
 
 def check_phase_range(name: str, x: ArrayLike, sigma: float | jax.Array) -> None:
-  """Checks that random Fourier phases omega . x of ``x`` stay within ``features.MAX_PHASE``.
+  """Checks that random Fourier phases omega . x of ``x`` stay within ``numerics.MAX_PHASE``.
 
   omega ~ N(0, 2 sigma I_d), so |omega . x| <= ||x|| sqrt(2 sigma) (sqrt(d) + 8) except with
   probability below 1e-14 per frequency (chi tail). Past 2^19 a float32 phase keeps less than
   1/16 rad of precision, so the features are noise whatever computes the cosine.
 
   Raises:
-    ValueError: the bound exceeds ``features.MAX_PHASE``, with what to change.
+    ValueError: the bound exceeds ``numerics.MAX_PHASE``, with what to change.
   """
   arr = np.asarray(x, np.float64)
   if arr.size == 0:
     return
   norm = float(np.sqrt(np.max(np.sum(arr * arr, axis=1))))
   bound = norm * np.sqrt(2.0 * sigma) * (np.sqrt(arr.shape[1]) + 8.0)
-  if bound > features.MAX_PHASE:
+  if bound > numerics.MAX_PHASE:
     raise ValueError(
         f"{name} has a point of norm {norm:.3g}: with sigma={sigma:g} random Fourier phases can "
-        f"reach {bound:.3g}, beyond {features.MAX_PHASE:.0f} where float32 phases lose their "
+        f"reach {bound:.3g}, beyond {numerics.MAX_PHASE:.0f} where float32 phases lose their "
         "precision. Rescale the features (e.g. qsg_jax.data.minmax_fit on the training data) "
         "or lower sigma.")
 

@@ -32,7 +32,7 @@ HYPERPARAMS = dict(sigma=SIGMA, lam=LAM, gamma=GAMMA, step_size=STEP_SIZE, num_s
 # The default step (``step_size="auto"``): eta0 = min(STEP_SIZE_MAX, 1 / (lambda_max(K H) + lam)),
 # half the stability limit of the squared-loss scores' one-step map
 # f <- (1 - eta lam) f - eta K H f (K the Gaussian kernel, H the constant Hessian of the
-# mini-batch risk in the scores; ``qsg_jax._auto_step``). The cap is the former default eta0 = 3
+# mini-batch risk in the scores; ``qsg_jax.engine.auto_step``). The cap is the former default eta0 = 3
 # (it binds on sgemm, ijcnn1 and cod-rna at small sigma); on skin at sigma = 1, lam = 1e-3, where
 # eta0 = 3 diverged in 10 of 10 trials, the rule gives eta0 = 0.66-0.90 and none diverges
 # (experiments/select_step.py).

@@ -21,7 +21,7 @@ from typing import NamedTuple, Optional
 import jax
 import numpy as np
 
-from qsg_jax import sampling
+from qsg_jax.engine import sampling
 
 _P = jax.sharding.PartitionSpec
 

@@ -36,7 +36,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import _validation as validation
-from qsg_jax import features
+from qsg_jax import numerics
+from qsg_jax.engine import features
 from qsg_jax.engine import scoring
 from qsg_jax import thresholds as thresholds_lib
 from qsg_jax import training
@@ -69,7 +70,7 @@ class FrozenModel(NamedTuple):
 
 
 def check_phases(model: FrozenModel, x, name="x"):
-  """Returns ``x`` after checking every phase omega . x stays within ``features.MAX_PHASE``.
+  """Returns ``x`` after checking every phase omega . x stays within ``numerics.MAX_PHASE``.
 
   |omega . x| <= max ||omega|| max ||x|| (Cauchy-Schwarz) over the stored frequencies; past
   2^19 a float32 phase has lost its precision and the features would be NaN.
@@ -81,11 +82,11 @@ def check_phases(model: FrozenModel, x, name="x"):
   if arr.size:
     norm = float(np.sqrt(np.max(np.sum(np.square(arr, dtype=np.float64), axis=1))))
     largest = float(np.sqrt(np.max(np.sum(np.square(model.frequencies, dtype=np.float64), -1))))
-    if norm * largest > features.MAX_PHASE:
+    if norm * largest > numerics.MAX_PHASE:
       raise ValueError(
           f"{name} has a point of norm {norm:.3g}; with frequencies of norm up to "
           f"{largest:.3g} its Fourier phases can reach {norm * largest:.3g}, beyond "
-          f"{features.MAX_PHASE:.0f} where float32 phases lose their precision. Pass points "
+          f"{numerics.MAX_PHASE:.0f} where float32 phases lose their precision. Pass points "
           "preprocessed like the training data (same scaling).")
   return arr
 

@@ -14,7 +14,7 @@ hyper-parameters, not by their samples or frequencies), so task t equals
 ``qsg_jax.fit(x_l[train_t], y_l[train_t], x_u, key=key, ...)`` scored on its held-out fold.
 Two paths compute the tasks, with the same results to float32 rounding:
   * "grouped" (the default where it applies: squared loss, whole labeled set each step): tasks
-    with the same sigma share every sample and feature, so ``qsg_jax._grouped_cv`` computes each
+    with the same sigma share every sample and feature, so ``qsg_jax.engine.grouped`` computes each
     step's features once per sigma and batches only the per-task part, whose score gradients
     collapse to O(S + B) for the squared loss. sgemm (500 labels, 1,000 unlabeled, k = 5, T =
     1024), 539 x 5 tasks: 0.7 min on 2 CPU cores, against 22 min estimated per task
@@ -22,7 +22,7 @@ Two paths compute the tasks, with the same results to float32 rounding:
   * "per_task": ``Hyperparams`` are traced in ``engine.train``, so a batch of independent tasks
     is one ``jax.vmap`` of init + train + predict + AUC, compiled once for all batches.
 
-The step size grid may hold "auto" (``qsg_jax.fit``'s default, ``qsg_jax._auto_step``): each task
+The step size grid may hold "auto" (``qsg_jax.fit``'s default, ``qsg_jax.engine.auto_step``): each task
 then gets the eta0 ``fit(step_size="auto")`` would use on its fold. gamma is one value shared by
 all k-1 subproblems unless ``per_split_gamma`` (the ordinal paper's protocol) runs a
 coordinate-wise search per split after the grid (an exhaustive one grows as 11^(k-1)). A task
@@ -39,10 +39,10 @@ import numpy as np
 
 from qsg_jax import cv as cv_lib
 from qsg_jax import defaults
-from qsg_jax import _auto_step
-from qsg_jax import _grouped_cv
+from qsg_jax.engine import auto_step
+from qsg_jax.engine import grouped
 from qsg_jax import engine
-from qsg_jax import losses as losses_lib
+from qsg_jax.engine import losses as losses_lib
 from qsg_jax import metrics
 from qsg_jax import _validation as validation
 
@@ -72,7 +72,7 @@ def paper_grid(step_size=defaults.STEP_SIZE):
 
   Args:
     step_size: "auto" (the default of ``qsg_jax.fit``: eta0 from the curvature of each task's
-      risk, ``qsg_jax._auto_step``), or the initial step eta0 of eta_t = eta0 / (1 + eta0 lam t)
+      risk, ``qsg_jax.engine.auto_step``), or the initial step eta0 of eta_t = eta0 / (1 + eta0 lam t)
       (the papers do not search it); a value or a list of values.
 
   Returns:
@@ -209,7 +209,7 @@ def _grouped_runner(config, x_l, y_l, x_u, train, valid, key, divergence_thresho
     per_task = 4 * 3 * (x_l.shape[0] + x_u.shape[0]) * max(config.num_classes - 1, 1)
     batch = int(tasks_per_batch) if tasks_per_batch else int(
         max(1, min(GROUPED_TASKS_PER_BATCH, BATCH_BYTES // per_task)))
-    return _grouped_cv.task_aucs(
+    return grouped.task_aucs(
         key, x_l, y_l, x_u, train, valid, hyper.sigma, hyper.lam, hyper.gamma, hyper.eta0,
         fold_of, num_steps=config.num_steps, num_frequencies=config.num_frequencies,
         unlabeled_batch_size=config.unlabeled_batch_size,
@@ -220,13 +220,13 @@ def _grouped_runner(config, x_l, y_l, x_u, train, valid, key, divergence_thresho
 
 def _resolving_auto(run, key, x_l, y_l, x_u, train, k, config):
   """``run`` with NaN step sizes (grid value "auto") replaced by each task's auto eta0."""
-  pos_w, neg_w = _grouped_cv.fold_weights(train, y_l, k)
+  pos_w, neg_w = grouped.fold_weights(train, y_l, k)
 
   def resolved(hyper, fold_of):
     auto = np.isnan(hyper.eta0)
     if auto.any():
       eta0 = np.array(hyper.eta0)
-      eta0[auto] = _auto_step.task_step_sizes(
+      eta0[auto] = auto_step.task_step_sizes(
           key, x_l, x_u, pos_w, neg_w, hyper.sigma[auto], hyper.lam[auto], hyper.gamma[auto],
           fold_of[auto], config.unlabeled_batch_size)
       hyper = hyper._replace(eta0=eta0)
@@ -312,7 +312,7 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
       ``CPU_TASKS_PER_BATCH`` on CPU, where larger batches ran slower per task).
     progress: optional callable(dict) after each batch, with "tasks_done", "num_tasks".
     method: "grouped" trains the tasks of one sigma together, computing each step's features
-      once for all of them (``qsg_jax._grouped_cv``; squared loss with the whole labeled set
+      once for all of them (``qsg_jax.engine.grouped``; squared loss with the whole labeled set
       only); "per_task" vmaps independent trainings; "auto" (default) is "grouped" when it
       applies. Both give the same scores to float32 rounding.
     per_split_gamma: after the grid, choose gamma per split j (the ordinal paper's protocol) by

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from qsg_jax import _auto_step
+from qsg_jax.engine import auto_step
 from qsg_jax import _validation as validation
 from qsg_jax import defaults
 from qsg_jax import engine
@@ -57,7 +57,7 @@ def step_size_parts(step_size: engine.ScalarOrSchedule,
 
   Args:
     step_size: a number eta0, a schedule callable step -> eta, or "auto" (the default of ``fit``:
-      eta0 from the curvature of the squared-loss risk, ``qsg_jax._auto_step``).
+      eta0 from the curvature of the squared-loss risk, ``qsg_jax.engine.auto_step``).
     auto: zero-argument callable returning the "auto" eta0 (called only for "auto").
   """
   if isinstance(step_size, str) and step_size == "auto" and auto is not None:
@@ -159,7 +159,7 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
     lam: regularization lambda.
     gamma: scalar or [k-1] trade-off: 1 = labeled pairs only (supervised), 0 = PU + NU only.
     step_size: "auto" (default): eta0 = min(3, 1 / (lambda_max(K H) + lam)), half the stability
-      limit of the squared-loss scores (``qsg_jax._auto_step``, deterministic; the chosen eta0 is
+      limit of the squared-loss scores (``qsg_jax.engine.auto_step``, deterministic; the chosen eta0 is
       ``result.metrics["eta"][0]``); a number eta0 of eta_t = eta0 / (1 + eta0 lam t); or a
       schedule callable step -> eta (optax schedules work), as optax's ``ScalarOrSchedule``.
       A number or a schedule runs exactly the papers' Algorithm 1 with that step.
@@ -232,7 +232,7 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
   sigma = validation.check_positive("sigma", sigma)
   lam = validation.check_positive("lam", lam, allow_zero=True)
   auto_share = 1.0 if split_lam is None else 0.5
-  schedule, eta0 = step_size_parts(step_size, auto=lambda: auto_share * _auto_step.auto_step_size(
+  schedule, eta0 = step_size_parts(step_size, auto=lambda: auto_share * auto_step.auto_step_size(
       x_l, y_l, x_u, k, sigma, lam, gamma, key, counts["unlabeled_batch_size"]))
   hyper = engine.Hyperparams(
       sigma=jnp.float32(sigma),

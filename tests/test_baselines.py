@@ -11,9 +11,9 @@ import pytest
 from scipy import optimize
 
 from qsg_jax import baselines
-from qsg_jax import kernels
+from qsg_jax.engine import kernels
 from qsg_jax import memory
-from qsg_jax import risk
+from qsg_jax.engine import risk
 from qsg_jax.baselines import kernel_expansion
 from qsg_jax.baselines import pairwise_risk
 from qsg_jax.baselines import pnu_auc

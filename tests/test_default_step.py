@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 import qsg_jax
-from qsg_jax import _auto_step
-from qsg_jax import _grouped_cv
+from qsg_jax.engine import auto_step
+from qsg_jax.engine import grouped
 from qsg_jax import defaults
 from qsg_jax import baselines
 from qsg_jax import model_selection
-from qsg_jax import risk
+from qsg_jax.engine import risk
 from tests import _cv_data
 
 _SMALL = _cv_data.SMALL
@@ -24,7 +24,7 @@ _ordinal = _cv_data.ordinal
 def test_curvature_is_the_largest_eigenvalue_of_kernel_times_hessian(sigma, gamma):
   x_l, y_l, x_u = _ordinal()
   key = jax.random.key(3)
-  rows = np.asarray(_auto_step.unlabeled_rows(key, x_u.shape[0], 16))
+  rows = np.asarray(auto_step.unlabeled_rows(key, x_u.shape[0], 16))
   points = np.concatenate([x_l, x_u[rows]]).astype(np.float64)
   y = jnp.asarray(y_l, jnp.int32)
   pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=3))
@@ -36,14 +36,14 @@ def test_curvature_is_the_largest_eigenvalue_of_kernel_times_hessian(sigma, gamm
   sq = np.sum(points**2, axis=1)
   kernel = np.exp(-sigma * np.maximum(sq[:, None] + sq[None, :] - 2 * points @ points.T, 0))
   expected = np.max(np.linalg.eigvals(kernel @ hessian).real)
-  eta0 = _auto_step.auto_step_size(x_l, y_l, x_u, 3, sigma, 0.01, gamma, key, 16)
+  eta0 = auto_step.auto_step_size(x_l, y_l, x_u, 3, sigma, 0.01, gamma, key, 16)
   assert eta0 == pytest.approx(min(defaults.STEP_SIZE_MAX, 1 / (expected + 0.01)), rel=1e-4)
 
 
 def test_fit_defaults_to_the_auto_step_and_numbers_stay_literal():
   x_l, y_l, x_u = _ordinal()
   fitted = qsg_jax.fit(x_l, y_l, x_u, key=2, sigma=8.0, lam=1e-3, gamma=0.5, **_SMALL)
-  eta0 = _auto_step.auto_step_size(x_l, y_l, x_u, 3, 8.0, 1e-3, 0.5, jax.random.key(2), 16)
+  eta0 = auto_step.auto_step_size(x_l, y_l, x_u, 3, 8.0, 1e-3, 0.5, jax.random.key(2), 16)
   assert fitted.metrics["eta"][0] == pytest.approx(eta0, rel=1e-6)
   assert eta0 < 3.0
   # The former default eta0 = 3 diverges here; an explicit number is used as given.
@@ -81,7 +81,7 @@ def test_cv_auto_step_equals_fit_with_the_auto_step_on_each_fold():
 
 
 def test_docstring_examples_run():
-  for module in (_auto_step, _grouped_cv):
+  for module in (auto_step, grouped):
     finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
     for test in finder.find(module, globs={"np": np, "jnp": jnp, "jax": jax, **vars(module)}):
       runner.run(test)

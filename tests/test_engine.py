@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from qsg_jax import engine
-from qsg_jax import reference
+from qsg_jax.engine import reference
 
 
 def _data(k=3, n_l=40, n_u=300, d=4, seed=0):
@@ -119,7 +119,7 @@ class DsgUpdateVariantsTest(chex.TestCase):
 
   @chex.variants(with_jit=True, without_jit=True)
   def test_update_and_renormalization(self):
-    from qsg_jax import update  # pylint: disable=g-import-not-at-top
+    from qsg_jax.engine import update  # pylint: disable=g-import-not-at-top
     fn = self.variant(update.dsg_update)
     coef = jnp.zeros((3, 2)).at[0].set(jnp.array([1.0, 2.0]))
     out = fn(coef, jnp.float32(0.5), jnp.array([4.0]), 1, jnp.array([1.0, -1.0]), 0.5, 0.2)
@@ -200,7 +200,7 @@ def test_step_size_is_set_exactly_once(key):
 
 
 def test_init_computes_what_the_update_needs(key):
-  from qsg_jax import risk, sampling  # pylint: disable=g-import-not-at-top
+  from qsg_jax.engine import risk, sampling  # pylint: disable=g-import-not-at-top
   data = _data(4)
   config = engine.EngineConfig(num_classes=4, num_steps=8, labeled_batch_size=3,
                                unlabeled_batch_size=8, chunk_size=8, block_group=4)
@@ -215,7 +215,7 @@ def test_init_computes_what_the_update_needs(key):
 
 def test_functional_gradient_is_jax_grad_of_the_risk_through_the_new_block(key):
   """Eq. (13): the new block's gradient is d R(f + alpha . phi_i) / d alpha at alpha = 0."""
-  from qsg_jax import features, risk, update  # pylint: disable=g-import-not-at-top
+  from qsg_jax.engine import features, risk, update  # pylint: disable=g-import-not-at-top
   rng = np.random.default_rng(4)
   k, n_l, b, d, m = 3, 9, 5, 3, 4
   y = jnp.asarray(np.arange(n_l) % k)

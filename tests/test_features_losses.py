@@ -5,9 +5,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from qsg_jax import features
-from qsg_jax import kernels
-from qsg_jax import losses
+from qsg_jax import numerics
+from qsg_jax.engine import features
+from qsg_jax.engine import kernels
+from qsg_jax.engine import losses
 
 
 def test_features_approximate_gaussian_kernel(key):
@@ -39,7 +40,7 @@ def test_grouped_scores_equal_sum_over_blocks(key):
                              rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("limit", [1.0, 50.0, 1e4, features.MAX_PHASE])
+@pytest.mark.parametrize("limit", [1.0, 50.0, 1e4, numerics.MAX_PHASE])
 def test_cos_sin_matches_float64_cos_and_sin(limit):
   z = np.random.default_rng(0).uniform(-limit, limit, 200_000).astype(np.float32)
   z[:5] = [0.0, np.pi / 4, -np.pi / 2, np.float32(np.pi), limit]     # quadrant boundaries
@@ -49,7 +50,7 @@ def test_cos_sin_matches_float64_cos_and_sin(limit):
 
 
 def test_cos_sin_beyond_its_range_is_nan_not_noise():
-  cos, sin = features.cos_sin(jnp.asarray([2.0 * features.MAX_PHASE, -1e9, 3.0]))
+  cos, sin = features.cos_sin(jnp.asarray([2.0 * numerics.MAX_PHASE, -1e9, 3.0]))
   assert np.isnan(cos[:2]).all() and np.isnan(sin[:2]).all()
   np.testing.assert_allclose([cos[2], sin[2]], [np.cos(3.0), np.sin(3.0)], atol=1.5e-7)
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import qsg_jax
-from qsg_jax import _grouped_cv
+from qsg_jax.engine import grouped
 from qsg_jax import baselines
 from qsg_jax import model_selection
-from qsg_jax import risk
+from qsg_jax.engine import risk
 from tests import _cv_data
 
 _SMALL = _cv_data.SMALL
@@ -34,7 +34,7 @@ def test_collapsed_squared_grads_equal_the_pairwise_sums(seed):
   f_l = rng.normal(size=s).astype(np.float32)
   f_u = rng.normal(size=b).astype(np.float32)
   gamma = rng.random(k - 1).astype(np.float32)
-  fast = jax.jit(_grouped_cv.squared_score_grads)(f_l, f_u, pos_w, neg_w, gamma)
+  fast = jax.jit(grouped.squared_score_grads)(f_l, f_u, pos_w, neg_w, gamma)
   slow = jax.jit(risk.score_grads, static_argnums=0)("squared", f_l, f_u, pos_w, neg_w, gamma)
   np.testing.assert_allclose(fast[0], slow[0], atol=1e-5)
   np.testing.assert_allclose(fast[1], slow[1], atol=1e-6)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import qsg_jax
-from qsg_jax import _auto_step
+from qsg_jax.engine import auto_step
 from qsg_jax import data as data_lib
 from qsg_jax import engine
 from qsg_jax import estimators
@@ -37,7 +37,7 @@ def test_identical_points_get_a_zero_curvature_and_train():
   x = np.full((30, 3), 0.5)
   y = np.repeat([0, 1, 2], 10)
   # K H = 0: the power iteration would blow rounding noise up to NaN; the curvature is 0.
-  eta0 = _auto_step.auto_step_size(x, y, x, 3, 0.1, 1e-3, 0.5, jax.random.key(0), 16)
+  eta0 = auto_step.auto_step_size(x, y, x, 3, 0.1, 1e-3, 0.5, jax.random.key(0), 16)
   assert eta0 == qsg_jax.defaults.STEP_SIZE_MAX
   result = qsg_jax.fit(x, y, x, **_F)
   scores = qsg_jax.decision_function(result, x)

@@ -7,10 +7,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from qsg_jax import features
-from qsg_jax import losses
-from qsg_jax import risk
-from qsg_jax import sampling
+from qsg_jax.engine import features
+from qsg_jax.engine import losses
+from qsg_jax.engine import risk
+from qsg_jax.engine import sampling
 
 
 def _problem(k=4, n_l=30, n_u=9, seed=0):

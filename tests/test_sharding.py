@@ -15,7 +15,7 @@ import pytest
 
 import qsg_jax
 from qsg_jax import engine
-from qsg_jax import reference
+from qsg_jax.engine import reference
 
 FOUR_DEVICES = "--xla_force_host_platform_device_count=4"
 needs_four = pytest.mark.skipif(jax.device_count() < 4,
@@ -75,7 +75,7 @@ def test_fit_and_predict_on_a_mesh_equal_one_device():
 
 
 def test_stratified_sampling_covers_each_stratum():
-  from qsg_jax import sampling  # pylint: disable=g-import-not-at-top
+  from qsg_jax.engine import sampling  # pylint: disable=g-import-not-at-top
   sizes, offsets = sampling.strata(10, 4)
   np.testing.assert_array_equal(sizes, [3, 3, 2, 2])
   idx = np.asarray(sampling.sample_unlabeled(jax.random.key(0), 400, 10, 4))

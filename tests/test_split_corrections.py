@@ -18,12 +18,12 @@ import scipy.optimize
 import qsg_jax
 from qsg_jax import baselines
 from qsg_jax import engine
-from qsg_jax import features
-from qsg_jax import kernels
-from qsg_jax import reference
-from qsg_jax import risk
-from qsg_jax import sampling
-from qsg_jax import update
+from qsg_jax.engine import features
+from qsg_jax.engine import kernels
+from qsg_jax.engine import reference
+from qsg_jax.engine import risk
+from qsg_jax.engine import sampling
+from qsg_jax.engine import update
 from qsg_jax.baselines import exact_split
 from qsg_jax.baselines import kernel_expansion
 from qsg_jax.baselines import samult

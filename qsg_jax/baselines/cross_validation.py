@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import cv as cv_lib
-from qsg_jax import kernels
+from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax import metrics
 from qsg_jax import _validation as validation

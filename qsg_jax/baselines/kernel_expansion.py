@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from qsg_jax import kernels
+from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax import _validation as validation
 from qsg_jax.baselines import pairwise_risk

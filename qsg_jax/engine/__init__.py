@@ -5,25 +5,29 @@
     state, metrics = train(state, data, hyper, config, T)        # T DSG iterations (Eqs. 13-14)
     scores = model_scores(model_of(state, hyper), x)             # f(x), Algorithm 2
 
-Modules: ``config`` (types and the step size), ``loop`` (the training loop), ``scoring``
-(prediction through every block), ``sharding`` (the multi-device layout), ``corrections``
-(optional per-split corrections: split j ranks with f + g_j, ``split_lam``).
+Modules: ``types`` (the static config, hyper-parameters, state), ``step`` (one DSG iteration and
+its step size), ``loop`` (the training loop), ``scoring`` (prediction through every block),
+``sharding`` (the multi-device layout), ``corrections`` (optional per-split corrections: split j
+ranks with f + g_j, ``split_lam``). Building blocks: ``features`` (random Fourier features),
+``sampling``, ``losses`` (l1'..l6'), ``risk`` (the mini-batch risk and its score gradients),
+``update`` (Eqs. 13-14), ``kernels`` (exact Gaussian kernels), ``reference`` (literal Algorithm 1),
+``auto_step`` (the default eta0), ``grouped`` (the grouped cross-validation runner).
 """
 
+from qsg_jax.engine import auto_step
 from qsg_jax.engine import corrections
-from qsg_jax.engine.config import EngineConfig
-from qsg_jax.engine.config import Hyperparams
-from qsg_jax.engine.config import Model
-from qsg_jax.engine.config import ScalarOrSchedule
-from qsg_jax.engine.config import State
-from qsg_jax.engine.config import TrainData
-from qsg_jax.engine.config import inverse_time_schedule
-from qsg_jax.engine.config import make_config
-from qsg_jax.engine.config import step_size
-from qsg_jax.engine.config import use_unlabeled_cache
+from qsg_jax.engine import features
+from qsg_jax.engine import grouped
+from qsg_jax.engine import kernels
+from qsg_jax.engine import losses
+from qsg_jax.engine import reference
+from qsg_jax.engine import risk
+from qsg_jax.engine import sampling
+from qsg_jax.engine import update
 from qsg_jax.engine.loop import init
 from qsg_jax.engine.loop import train
 from qsg_jax.engine.loop import train_chunk
+from qsg_jax.engine.loop import use_unlabeled_cache
 from qsg_jax.engine.scoring import model_of
 from qsg_jax.engine.scoring import model_scores
 from qsg_jax.engine.scoring import scores_through_blocks
@@ -32,6 +36,15 @@ from qsg_jax.engine.sharding import place_train_data
 from qsg_jax.engine.sharding import shard_unlabeled
 from qsg_jax.engine.sharding import train_sharded
 from qsg_jax.engine.corrections import split_scores
+from qsg_jax.engine.step import inverse_time_schedule
+from qsg_jax.engine.step import step_size
+from qsg_jax.engine.types import EngineConfig
+from qsg_jax.engine.types import Hyperparams
+from qsg_jax.engine.types import Model
+from qsg_jax.engine.types import ScalarOrSchedule
+from qsg_jax.engine.types import State
+from qsg_jax.engine.types import TrainData
+from qsg_jax.engine.types import make_config
 
 __all__ = (
     "EngineConfig",

@@ -7,7 +7,7 @@ the model class, not the optimizer. This extension interpolates between the two 
 
     min_{f, g_1..g_{k-1}}  (1/(k-1)) sum_j [ R^j(f + g_j) + lam_g/2 ||g_j||^2 ] + lam/2 ||f||^2,
 
-with R^j the per-split risk of ``qsg_jax.risk.subproblem_risk`` (ordinal paper Eq. 7) and
+with R^j the per-split risk of ``engine.risk.subproblem_risk`` (ordinal paper Eq. 7) and
 f, g_j in the same RKHS. lam_g -> infinity forces g_j = 0 (QS3ORAO); lam_g -> 0 leaves each
 f + g_j free, k-1 independent functions (M-SAMULT-like, each regularized only through the
 shared part). Why this form: the corrections pay only for what a split does *differently* from
@@ -52,19 +52,19 @@ import jax
 import jax.numpy as jnp
 
 from qsg_jax import defaults
-from qsg_jax import features
-from qsg_jax import risk
-from qsg_jax import sampling
-from qsg_jax import update as update_lib
-from qsg_jax.engine.config import EngineConfig
-from qsg_jax.engine.config import Hyperparams
-from qsg_jax.engine.config import Model
-from qsg_jax.engine.config import State
-from qsg_jax.engine.config import TrainData
-from qsg_jax.engine.config import step_size
+from qsg_jax.engine import features
+from qsg_jax.engine import risk
+from qsg_jax.engine import sampling
+from qsg_jax.engine import update as update_lib
 from qsg_jax.engine.scoring import chunked_block_sums
 from qsg_jax.engine.scoring import scores_through_blocks
-from qsg_jax.features import HIGHEST
+from qsg_jax.engine.step import step_size
+from qsg_jax.engine.types import EngineConfig
+from qsg_jax.engine.types import Hyperparams
+from qsg_jax.engine.types import Model
+from qsg_jax.engine.types import State
+from qsg_jax.engine.types import TrainData
+from qsg_jax.numerics import HIGHEST
 
 
 def check_split_lam(config: EngineConfig, hyper: Hyperparams) -> None:

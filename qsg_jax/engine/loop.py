@@ -2,7 +2,7 @@
 
 Iteration i (0-based) of the papers' Algorithm 1 draws per-class labeled mini-batches and an
 unlabeled mini-batch, regenerates feature block i from (feature_key, i), scores the sampled
-points with f_i = sum_{j<i} alpha_j . phi_j, and applies the DSG update (``qsg_jax.update``,
+points with f_i = sum_{j<i} alpha_j . phi_j, and applies the DSG update (``engine.update``,
 Eqs. 13-14). The loop computes exactly these coefficients with less work:
   * the decay (Eq. 14) is one running scalar ``scale``: stored ``coef_j = alpha_j / scale``;
   * every labeled point's score is kept current (one new block per step over n_l points), so
@@ -24,18 +24,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import _validation as validation
-from qsg_jax import features
-from qsg_jax import risk
-from qsg_jax import sampling
-from qsg_jax import update as update_lib
 from qsg_jax.engine import corrections
-from qsg_jax.engine.config import EngineConfig
-from qsg_jax.engine.config import Hyperparams
-from qsg_jax.engine.config import State
-from qsg_jax.engine.config import TrainData
-from qsg_jax.engine.config import step_size
+from qsg_jax.engine import features
+from qsg_jax.engine import risk
+from qsg_jax.engine import sampling
+from qsg_jax.engine import update as update_lib
 from qsg_jax.engine.scoring import scores_through_blocks
-from qsg_jax.features import HIGHEST
+from qsg_jax.engine.step import step_size
+from qsg_jax.engine.types import EngineConfig
+from qsg_jax.engine.types import Hyperparams
+from qsg_jax.engine.types import State
+from qsg_jax.engine.types import TrainData
+from qsg_jax.numerics import HIGHEST
 
 Metrics = Dict[str, jax.Array]
 
@@ -277,3 +277,13 @@ def _train_jit(state, data, hyper, config, num_steps):
   state, metrics = train_steps(state, data, hyper, config, num_steps)
   # Past the last block the coefficient rows would be clipped silently: poison instead.
   return state._replace(coef=jnp.where(end > config.num_steps, jnp.nan, state.coef)), metrics
+
+
+def use_unlabeled_cache(num_unlabeled: int, config: EngineConfig) -> bool:
+  """Whether keeping f on every unlabeled point costs less than scoring batches through blocks.
+
+  Cached: n_u new-block features per step. Chunked: on average B (T / 2 + C) per step.
+  """
+  per_shard = -(-num_unlabeled // config.num_shards)
+  batch = config.unlabeled_batch_size // config.num_shards
+  return per_shard <= batch * (config.num_steps / 2 + config.chunk_size)

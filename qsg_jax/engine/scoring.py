@@ -7,10 +7,10 @@ import jax
 import jax.numpy as jnp
 
 from qsg_jax import defaults
-from qsg_jax import features
-from qsg_jax.engine.config import Hyperparams
-from qsg_jax.engine.config import Model
-from qsg_jax.engine.config import State
+from qsg_jax.engine import features
+from qsg_jax.engine.types import Hyperparams
+from qsg_jax.engine.types import Model
+from qsg_jax.engine.types import State
 
 
 def model_of(state: State, hyper: Hyperparams) -> Model:

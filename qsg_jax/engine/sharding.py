@@ -13,12 +13,12 @@ import jax
 import jax.numpy as jnp
 
 from qsg_jax import defaults
-from qsg_jax import sampling
-from qsg_jax.engine.config import EngineConfig
-from qsg_jax.engine.config import Hyperparams
-from qsg_jax.engine.config import Model
-from qsg_jax.engine.config import State
-from qsg_jax.engine.config import TrainData
+from qsg_jax.engine import sampling
+from qsg_jax.engine.types import EngineConfig
+from qsg_jax.engine.types import Hyperparams
+from qsg_jax.engine.types import Model
+from qsg_jax.engine.types import State
+from qsg_jax.engine.types import TrainData
 from qsg_jax.engine.loop import Metrics
 from qsg_jax.engine.loop import check_hyper
 from qsg_jax.engine.loop import check_steps

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from qsg_jax import _validation as validation
-from qsg_jax import kernels
+from qsg_jax.engine import kernels
 
 
 class KMeansResult(NamedTuple):

@@ -17,7 +17,7 @@ import numpy as np
 
 from qsg_jax import _validation as validation
 from qsg_jax import errors
-from qsg_jax import kernels
+from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax import metrics
 from qsg_jax.roc_svm import nystrom as nystrom_lib

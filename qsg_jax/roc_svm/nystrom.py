@@ -18,7 +18,7 @@ import numpy as np
 import threadpoolctl
 
 from qsg_jax import _validation as validation
-from qsg_jax import kernels
+from qsg_jax.engine import kernels
 from qsg_jax.roc_svm import clustering
 
 LANDMARK_METHODS = ("uniform", "stratified", "kmeans")

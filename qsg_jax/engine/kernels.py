@@ -4,6 +4,8 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from qsg_jax.numerics import HIGHEST
+
 
 def squared_distances(x: ArrayLike, z: ArrayLike) -> jax.Array:
   """Pairwise squared Euclidean distances.
@@ -21,14 +23,14 @@ def squared_distances(x: ArrayLike, z: ArrayLike) -> jax.Array:
         f"{jnp.shape(x)} and {jnp.shape(z)}.")
   xx = jnp.sum(x * x, axis=1)
   zz = jnp.sum(z * z, axis=1)
-  d2 = xx[:, None] + zz[None, :] - 2.0 * jnp.matmul(x, z.T, precision=jax.lax.Precision.HIGHEST)
+  d2 = xx[:, None] + zz[None, :] - 2.0 * jnp.matmul(x, z.T, precision=HIGHEST)
   return jnp.maximum(d2, 0.0)
 
 
 def gaussian_kernel(x: ArrayLike, z: ArrayLike, sigma: float | jax.Array) -> jax.Array:
   """Gaussian kernel k(x, z) = exp(-sigma ||x - z||^2) (the papers' parametrization).
 
-  Its spectral density is N(0, 2 sigma I), which ``qsg_jax.features`` samples.
+  Its spectral density is N(0, 2 sigma I), which ``engine.features`` samples.
 
   Args:
     x: [n, d] points.

@@ -12,11 +12,10 @@ import warnings
 from typing import Callable, NamedTuple, Optional, Union
 
 import jax
-import jax.numpy as jnp
 
 from qsg_jax import defaults
 from qsg_jax import errors
-from qsg_jax import losses as losses_lib
+from qsg_jax.engine import losses as losses_lib
 
 # A step size: a number (the initial step eta0 of ``inverse_time_schedule``) or a schedule
 # callable step -> eta (optax schedules work), as optax's ``ScalarOrSchedule``.
@@ -169,40 +168,3 @@ class Model(NamedTuple):
   split_coef: Optional[jax.Array] = None   # [T, 2m, k-1] float32 corrections g_j / split_scale,
                                            # or None (plain QS3ORAO).
   split_scale: Optional[jax.Array] = None  # float32 scalar, or None.
-
-
-def inverse_time_schedule(eta0, lam) -> Callable[[jax.Array], jax.Array]:
-  """eta_t = eta0 / (1 + eta0 lam t): starts at eta0, decays like 1 / (lam t) (theta = 1/lam).
-
-  Example:
-    >>> float(inverse_time_schedule(2.0, 0.5)(2.0))
-    0.6666666865348816
-  """
-  return lambda step: jnp.asarray(eta0 / (1.0 + eta0 * lam * step), jnp.float32)
-
-
-def step_size(config: EngineConfig, hyper: Hyperparams, step: jax.Array) -> jax.Array:
-  """eta of iteration ``step`` (0-based): ``config.schedule``, or the default from ``hyper.eta0``.
-
-  Raises:
-    ValueError (at trace time): both or neither of ``config.schedule`` and ``hyper.eta0`` set.
-  """
-  if (config.schedule is None) == (hyper.eta0 is None):
-    raise ValueError(
-        "set exactly one step size: EngineConfig.schedule (a callable) or Hyperparams.eta0 (the "
-        "initial step of eta0 / (1 + eta0 lam t)); received "
-        + ("both: Hyperparams.eta0 would be ignored, pass eta0=None."
-           if hyper.eta0 is not None else "neither."))
-  if config.schedule is not None:
-    return jnp.asarray(config.schedule(step), jnp.float32)
-  return inverse_time_schedule(hyper.eta0, hyper.lam)(jnp.asarray(step, jnp.float32))
-
-
-def use_unlabeled_cache(num_unlabeled: int, config: EngineConfig) -> bool:
-  """Whether keeping f on every unlabeled point costs less than scoring batches through blocks.
-
-  Cached: n_u new-block features per step. Chunked: on average B (T / 2 + C) per step.
-  """
-  per_shard = -(-num_unlabeled // config.num_shards)
-  batch = config.unlabeled_batch_size // config.num_shards
-  return per_shard <= batch * (config.num_steps / 2 + config.chunk_size)

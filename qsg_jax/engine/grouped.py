@@ -30,11 +30,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from qsg_jax import engine
-from qsg_jax import features
 from qsg_jax import metrics
-from qsg_jax import risk
-from qsg_jax import sampling
+from qsg_jax.engine import features
+from qsg_jax.engine import risk
+from qsg_jax.engine import sampling
+from qsg_jax.engine.step import inverse_time_schedule
 
 
 def squared_score_grads(f_l, f_u, pos_w, neg_w, gamma):
@@ -130,7 +130,7 @@ def group_aucs(key, x_labeled, y_labeled, x_unlabeled, sigma, tasks: Tasks, *, n
   def task_step(f_l, f_u, peak, task, phi_l, phi_u, rows, i):
     g_l, g_u = squared_score_grads(f_l, f_u[rows], task.pos_w, task.neg_w, task.gamma)
     grad = g_l @ phi_l + g_u @ phi_u[rows]                        # Eq. (13) without -eta
-    eta = engine.inverse_time_schedule(task.eta0, task.lam)(i.astype(jnp.float32))
+    eta = inverse_time_schedule(task.eta0, task.lam)(i.astype(jnp.float32))
     alpha, decay = -eta * grad, 1.0 - eta * task.lam              # Eqs. (13)-(14)
     f_l = decay * f_l + phi_l @ alpha
     f_u = decay * f_u + phi_u @ alpha

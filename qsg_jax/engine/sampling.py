@@ -8,7 +8,7 @@ variance, and cheap because labeled sets are small.
 Labeled points enter the risk through *slots*: slot s refers to labeled point ``labeled[s]`` of
 class ``slot_classes[s]``. With mini-batches, slots ``c*b .. (c+1)*b-1`` hold class c; with the
 whole set, slot s is labeled point s. Slot classes are fixed across steps, so the subproblem
-weights (``qsg_jax.risk.subproblem_weights``) are computed once.
+weights (``engine.risk.subproblem_weights``) are computed once.
 """
 
 from typing import NamedTuple, Optional, Tuple

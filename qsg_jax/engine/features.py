@@ -19,25 +19,21 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 import numpy as np
 
+from qsg_jax.numerics import HIGHEST
+from qsg_jax.numerics import MAX_PHASE
+
 # cos and sin of the same phase share one range reduction (Cody-Waite, pi/2 split into three
 # floats whose leading parts have few significant bits so that q * part is exact) and two short
 # minimax polynomials on [-pi/4, pi/4] (Moshier's Cephes sinf/cosf coefficients). XLA evaluates
 # jnp.cos and jnp.sin separately, each with its own reduction; fused with the preceding matrix
 # product this is 2.8x-9x faster on CPU (experiments/bench_engine.py measures both) and agrees with
 # them to 1.1e-7 absolute for |phase| <= MAX_PHASE (tests/test_features_losses.py).
-MAX_PHASE = 2.0**19
 _TWO_OVER_PI = np.float32(2.0 / np.pi)
 _PI_2_PARTS = tuple(map(np.float32, (1.5703125, 4.837512969970703125e-4, 7.54978995489188216e-8)))
 _SIN_COEFS = tuple(map(np.float32, (-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4)))
 _COS_COEFS = tuple(map(np.float32, (4.166664568298827e-2, -1.388731625493765e-3,
                                     2.443315711809948e-5)))
 
-
-# Full float32 for every matrix product of the method. On GPUs (TF32) and TPUs (bf16 passes)
-# the default precision of a float32 product is lower: random Fourier phases omega . x and the
-# sums over thousands of feature blocks then drift by about 1e-3 relative (measured on an H100:
-# coefficients 2e-4 away from the literal algorithm instead of 2e-7). CPUs are unaffected.
-HIGHEST = jax.lax.Precision.HIGHEST
 
 def sample_frequencies(key: jax.Array, block: int | jax.Array, num_frequencies: int, dim: int,
                        sigma: float | jax.Array) -> jax.Array:

@@ -1,7 +1,7 @@
 """The default step ("auto"): eta0 capped by the curvature of the squared-loss risk.
 
 One DSG step moves the scores by f <- (1 - eta lam) f - eta K_i g(f) (Eqs. 13-14), where
-g = dR/df is the score gradient of the mini-batch risk (``qsg_jax.risk``) and K_i = Phi_i Phi_i^T
+g = dR/df is the score gradient of the mini-batch risk (``engine.risk``) and K_i = Phi_i Phi_i^T
 the random-feature kernel of the step's block; its mean is the Gaussian kernel K and, as
 ||phi(x)||^2 = 1, it has K's unit diagonal. For the squared loss the risk is quadratic in the
 scores with a constant Hessian H (a weighted graph Laplacian of the positive-negative,
@@ -16,7 +16,7 @@ and eta_t = eta0 / (1 + eta0 lam t) as for an explicit number. H is the Hessian 
 the training labeled points and one unlabeled mini-batch drawn from the run's key, K the exact
 kernel on them; lambda_max(K H) (real and >= 0: K H is similar to K^(1/2) H K^(1/2)) is found by
 ``POWER_ITERATIONS`` steps of power iteration from ``start_vector``, applying H in closed form
-(``_grouped_cv.squared_score_grads`` is affine in the scores). Deterministic given the data, the
+(``grouped.squared_score_grads`` is affine in the scores). Deterministic given the data, the
 hyper-parameters and the key. Tests compare it with a dense eigen-decomposition.
 """
 
@@ -26,10 +26,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from qsg_jax import _grouped_cv
 from qsg_jax import defaults
-from qsg_jax import risk
-from qsg_jax import sampling
+from qsg_jax.engine import grouped
+from qsg_jax.engine import risk
+from qsg_jax.engine import sampling
 
 POWER_ITERATIONS = 200
 # The unlabeled mini-batch of the curvature is drawn from fold_in(key, _BATCH_SALT).
@@ -44,9 +44,9 @@ def unlabeled_rows(key, num_unlabeled, batch_size):
 
 def _hessian_times(v, pos_w, neg_w, gamma, num_labeled):
   """H v: the linear part of the affine squared-loss score gradient."""
-  g_l, g_u = _grouped_cv.squared_score_grads(v[:num_labeled], v[num_labeled:], pos_w, neg_w,
+  g_l, g_u = grouped.squared_score_grads(v[:num_labeled], v[num_labeled:], pos_w, neg_w,
                                              gamma)
-  z_l, z_u = _grouped_cv.squared_score_grads(jnp.zeros_like(v[:num_labeled]),
+  z_l, z_u = grouped.squared_score_grads(jnp.zeros_like(v[:num_labeled]),
                                              jnp.zeros_like(v[num_labeled:]), pos_w, neg_w,
                                              gamma)
   return jnp.concatenate([g_l - z_l, g_u - z_u])
@@ -147,7 +147,7 @@ def task_step_sizes(key, x_labeled, x_unlabeled, pos_w, neg_w, sigma, lam, gamma
   Args:
     key: PRNG key shared by the tasks.
     x_labeled: [n_l, d]; x_unlabeled: [n_u, d].
-    pos_w, neg_w: [F, k-1, n_l] fold weights (``_grouped_cv.fold_weights``).
+    pos_w, neg_w: [F, k-1, n_l] fold weights (``engine.grouped.fold_weights``).
     sigma, lam: [t]; gamma: [t, k-1]; fold: [t] int.
     unlabeled_batch_size: B.
 

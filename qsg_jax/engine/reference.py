@@ -14,11 +14,15 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from qsg_jax import engine
-from qsg_jax import features
-from qsg_jax import losses
-from qsg_jax import risk
-from qsg_jax import sampling
+from qsg_jax.engine import features
+from qsg_jax.engine import losses
+from qsg_jax.engine import risk
+from qsg_jax.engine import sampling
+from qsg_jax.engine.step import step_size
+from qsg_jax.engine.types import EngineConfig
+from qsg_jax.engine.types import Hyperparams
+from qsg_jax.engine.types import TrainData
+from qsg_jax.numerics import HIGHEST
 
 
 def predict_literal(feature_key: jax.Array, alphas: ArrayLike, num_blocks: int | jax.Array,
@@ -38,7 +42,7 @@ def predict_literal(feature_key: jax.Array, alphas: ArrayLike, num_blocks: int |
   """
   def body(j, f):
     phi = features.block_features(feature_key, j, x, num_frequencies, sigma)
-    return f + jnp.matmul(phi, alphas[j], precision=features.HIGHEST)
+    return f + jnp.matmul(phi, alphas[j], precision=HIGHEST)
   return jax.lax.fori_loop(0, num_blocks, body, jnp.zeros(x.shape[0], x.dtype))
 
 
@@ -49,19 +53,19 @@ def _new_coefficients(loss, f_l, f_u, phi_l, phi_u, pos_w, neg_w, gamma):
   total = jnp.zeros(phi_l.shape[1], phi_l.dtype)
   for j in range(pos_w.shape[0]):
     p, n = pos_w[j], neg_w[j]
-    pn = (jnp.einsum("ab,a,b,af->f", d.l1, p, n, phi_l, precision=features.HIGHEST)
-          + jnp.einsum("ab,a,b,bf->f", d.l2, p, n, phi_l, precision=features.HIGHEST))
-    pu = (jnp.einsum("au,a,af->f", d.l3, p, phi_l, precision=features.HIGHEST)
-          + jnp.einsum("au,a,uf->f", d.l4, p, phi_u, precision=features.HIGHEST)) / num_u
-    nu = (jnp.einsum("ub,b,uf->f", d.l5, n, phi_u, precision=features.HIGHEST)
-          + jnp.einsum("ub,b,bf->f", d.l6, n, phi_l, precision=features.HIGHEST)) / num_u
+    pn = (jnp.einsum("ab,a,b,af->f", d.l1, p, n, phi_l, precision=HIGHEST)
+          + jnp.einsum("ab,a,b,bf->f", d.l2, p, n, phi_l, precision=HIGHEST))
+    pu = (jnp.einsum("au,a,af->f", d.l3, p, phi_l, precision=HIGHEST)
+          + jnp.einsum("au,a,uf->f", d.l4, p, phi_u, precision=HIGHEST)) / num_u
+    nu = (jnp.einsum("ub,b,uf->f", d.l5, n, phi_u, precision=HIGHEST)
+          + jnp.einsum("ub,b,bf->f", d.l6, n, phi_l, precision=HIGHEST)) / num_u
     total = total + gamma[j] * pn + (1.0 - gamma[j]) * (pu + nu)
   return total
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def reference_fit(key: jax.Array, data: engine.TrainData, hyper: engine.Hyperparams,
-                  config: engine.EngineConfig) -> jax.Array:
+def reference_fit(key: jax.Array, data: TrainData, hyper: Hyperparams,
+                  config: EngineConfig) -> jax.Array:
   """Literal Algorithm 1.
 
   Args:
@@ -90,7 +94,7 @@ def reference_fit(key: jax.Array, data: engine.TrainData, hyper: engine.Hyperpar
     f_u = predict_literal(feature_key, alphas, i, x_u, m, hyper.sigma)
     phi_l = features.block_features(feature_key, i, x_l, m, hyper.sigma)
     phi_u = features.block_features(feature_key, i, x_u, m, hyper.sigma)
-    eta = engine.step_size(config, hyper, i)
+    eta = step_size(config, hyper, i)
     alpha_i = -eta / (k - 1) * _new_coefficients(
         config.loss, f_l, f_u, phi_l, phi_u, pos_w, neg_w, hyper.gamma)
     alphas = alphas * (1.0 - eta * hyper.lam)        # Eq. (14); rows >= i are still zero

@@ -25,9 +25,9 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from qsg_jax import losses as losses_lib
-from qsg_jax.features import HIGHEST
-from qsg_jax.losses import LossLike
+from qsg_jax.engine import losses as losses_lib
+from qsg_jax.engine.losses import LossLike
+from qsg_jax.numerics import HIGHEST
 
 
 def subproblem_weights(slot_classes: ArrayLike,

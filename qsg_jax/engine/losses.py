@@ -84,7 +84,7 @@ def get_loss(loss: LossLike) -> PairwiseLoss:
   if loss not in _LOSSES:
     raise ValueError(
         f"unknown pairwise loss {loss!r}; expected one of {sorted(_LOSSES)} or a "
-        "qsg_jax.losses.PairwiseLoss(name, value, d1, d2).")
+        "qsg_jax.engine.losses.PairwiseLoss(name, value, d1, d2).")
   return _LOSSES[loss]
 
 
@@ -111,7 +111,7 @@ def subproblem_derivatives(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike) -> De
   """l1'..l6' of the ordinal paper's Eq. (10) on every (labeled, labeled) and (labeled,
   unlabeled) pair of a mini-batch: the one definition the engine, the literal reference and the
   tests use. The subproblem (which slots are positive or negative) enters through the weights
-  ``qsg_jax.risk`` applies, so one call serves all k-1 subproblems.
+  ``engine.risk`` applies, so one call serves all k-1 subproblems.
 
   Args:
     loss: name or ``PairwiseLoss``.

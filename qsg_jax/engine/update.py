@@ -6,11 +6,11 @@ earlier block (ordinal paper, Algorithm 1; QSG-S2AUC Eq. 15):
     alpha_i = -eta_i * sum_x dR/df(x) phi_i(x)          (Eq. 13, l5 with x_u and l6 with x_n)
     alpha_j <- (1 - eta_i lam) alpha_j       for j < i  (Eq. 14)
 
-where dR/df(x) are the score gradients of the mini-batch risk (``qsg_jax.risk.score_grads``,
+where dR/df(x) are the score gradients of the mini-batch risk (``engine.risk.score_grads``,
 built from l1'..l6'). The engine stores alpha_j = scale * coef_j, so Eq. (14) costs one scalar
 multiplication instead of touching every old block; ``dsg_update`` applies both equations in
 that representation. Tests check ``functional_gradient`` against ``jax.grad`` of the risk through
-the features and ``dsg_update`` against the literal Algorithm 1 (``qsg_jax.reference``).
+the features and ``dsg_update`` against the literal Algorithm 1 (``engine.reference``).
 """
 
 from typing import NamedTuple, Optional
@@ -19,7 +19,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from qsg_jax.features import HIGHEST
+from qsg_jax.numerics import HIGHEST
 
 # Below this magnitude the running scale is folded into the stored coefficients.
 RENORMALIZE_BELOW = 1e-20
