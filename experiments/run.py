@@ -8,10 +8,16 @@ r"""Main job: QS3ORAO / QSG-S2AUC on a dataset over several trials, with the pap
 Ordinal datasets (sgemm and other regression sets discretized into 5 equal-frequency classes,
 embedded ordinal sets) run QS3ORAO with 500 labeled points and report ordinal AUC and MAE on the
 unlabeled points; binary datasets run QSG-S2AUC with 200 labeled points and report AUC on test
-data. Shows a progress bar with ETA and one line per trial (every training segment too with
---verbosity=1); writes each trial into --output_dir/trials/ the moment it ends, and at the end
-run.json (with package versions, git commit, command line and devices), run.md, run.csv and
-plots. Compilation is reported apart from the steady-state training time.
+data. Shows a progress bar (ETA measured after compilation) and one line per trial
+(``--verbosity=1`` adds every training segment's max |f|); writes each trial into
+--output_dir/cells/run/ the moment it ends (``--save_models``: its model into models/, for
+``qsg_jax.io.load``), and at the end run.json (the step "auto" chose per trial, data checksums,
+wall and compile time, versions, command line, devices), run.md, run.csv and the plots of
+``experiments.plot``. A finished run in --output_dir is never replaced without --overwrite.
+
+Trial t of a run seeded s uses the key ``protocols.trial_key(s, t)`` for its split, its
+evaluation subsample and its training, so a trial's numbers depend only on (s, t, settings): an
+interrupted run resumed from its trial files gives the uninterrupted run's numbers.
 
 Several processes (one per host): --coordinator_address, --num_processes and --process_id (or
 the JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES and JAX_PROCESS_ID environment variables), or
@@ -19,58 +25,86 @@ the JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES and JAX_PROCESS_ID environment va
 shards the unlabeled data over every device of every process. Only process 0 writes files.
 """
 
-import sys
+import dataclasses
+import logging
+import pathlib
+import time
+from typing import Optional
 
-from absl import app
-from absl import flags
-from absl import logging
 import jax
+import jax.numpy as jnp
+import numpy as np
+from sklearn import metrics as sk_metrics
 
-from experiments import common_flags
-from experiments import main_job
-from experiments import run_store
+import qsg_jax
+from qsg_jax import data as data_lib
 from qsg_jax import distributed
+from experiments import plot
+from experiments.common import cli
+from experiments.common import protocols
+from experiments.common import reporting
+from experiments.common import store as store_lib
 
-FLAGS = flags.FLAGS
-DEFAULT_DATASET = "lev"
+COLUMNS = ["trial", "auc", "mae", "eta0", "train_time_s", "compile_time_s", "predict_time_s",
+           "num_eval"]
+ROC_POINTS = 101   # false-positive rates at which each trial's ROC curve is stored
+_LOG = logging.getLogger("experiments.run")   # not __name__: "__main__" as a script
+# Seconds JAX spent tracing, lowering and compiling, summed over the process (jax.monitoring).
+_COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration",
+                   "/jax/core/compile/jaxpr_to_mlir_module_duration",
+                   "/jax/core/compile/backend_compile_duration")
+_compile_seconds = [0.0]
+jax.monitoring.register_event_duration_secs_listener(
+    lambda event, seconds, **_: _compile_seconds.__setitem__(0, _compile_seconds[0] + seconds)
+    if event in _COMPILE_EVENTS else None)
 
 
-def _define_flags():
-  """The job's flags (defined when it runs as a script, so tests can import it freely)."""
-  common_flags.define_data_flags(dataset=DEFAULT_DATASET)
-  common_flags.define_run_flags(output_dir="results/{dataset}")
-  common_flags.define_eval_size_flag()
-  common_flags.define_engine_flags()
-  flags.adopt_module_key_flags(common_flags)   # --help lists the shared flags too
-  flags.DEFINE_integer("num_labeled", None, "Labeled points (unset: 500 ordinal, 200 binary, at "
-                       "most half the data).")
-  flags.DEFINE_integer("num_classes", None, "k for regression targets (unset: 5).")
-  flags.register_validator("num_labeled", lambda v: v is None or v >= 2,
-                           "--num_labeled must be an integer >= 2 (one point per class at "
-                           "least) or unset; pass e.g. --num_labeled=200.")
-  flags.register_validator("num_classes", lambda v: v is None or v >= 2,
-                           "--num_classes must be an integer >= 2 or unset; pass e.g. "
-                           "--num_classes=5.")
-  flags.DEFINE_enum("cv", "none", ["paper", "quick", "none"],
-                    "Choose lam, sigma, gamma (step 'auto') by 5-fold CV on a separate split "
-                    "before the trials, as the papers do: paper = their 539-point grid, quick = "
-                    "12 points, none = the defaults (qsg_jax.defaults) or the flags given.")
-  flags.DEFINE_integer("cv_unlabeled", 1000, "Unlabeled points the CV trains on.", lower_bound=1)
-  common_flags.define_resume_flag()
-  flags.DEFINE_bool("mesh", False, "Shard the unlabeled data over all jax.devices() (mesh "
-                    "axis 'data').")
-  flags.DEFINE_string("coordinator_address", None, "host:port of process 0 of a multi-process "
-                      "run (unset: $JAX_COORDINATOR_ADDRESS, else a single process).")
-  flags.DEFINE_integer("num_processes", None, "Processes of a multi-process run (unset: "
-                       "$JAX_NUM_PROCESSES).")
-  flags.DEFINE_integer("process_id", None, "This process's index, 0..num_processes-1 (unset: "
-                       "$JAX_PROCESS_ID).")
-  flags.DEFINE_bool("distributed", False, "Call jax.distributed.initialize() with no arguments "
-                    "(a managed cluster such as SLURM or a TPU pod supplies them).")
-  flags.register_validator("num_processes", lambda v: v is None or v >= 1,
-                           "--num_processes must be an integer >= 1 or unset.")
-  flags.register_validator("process_id", lambda v: v is None or v >= 0,
-                           "--process_id must be an integer >= 0 or unset.")
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(cli.RunSettings):
+  """The main job's settings (one flag each)."""
+  dataset: str = "lev"
+  data_dir: Optional[str] = None
+  output_dir: str = cli.setting("results/{dataset}", "Directory of the results ({dataset} is "
+                                "replaced by --dataset); a finished run there is never replaced "
+                                "without --overwrite.", nonempty=True)
+  seed: int = 0
+  trials: int = 10
+  eval_size: int = 20000
+  sigma: float = cli.ENGINE_DEFAULTS["sigma"]
+  lam: float = cli.ENGINE_DEFAULTS["lam"]
+  gamma: float = cli.ENGINE_DEFAULTS["gamma"]
+  step_size: cli.StepSize = cli.ENGINE_DEFAULTS["step_size"]
+  num_steps: int = cli.ENGINE_DEFAULTS["num_steps"]
+  num_frequencies: int = cli.ENGINE_DEFAULTS["num_frequencies"]
+  unlabeled_batch_size: int = cli.ENGINE_DEFAULTS["unlabeled_batch_size"]
+  labeled_batch_size: Optional[int] = cli.ENGINE_DEFAULTS["labeled_batch_size"]
+  loss: str = cli.ENGINE_DEFAULTS["loss"]
+  num_labeled: Optional[int] = cli.setting(
+      None, "Labeled points (unset: 500 ordinal, 200 binary, at most half the data).", lower=2)
+  num_classes: Optional[int] = cli.setting(None, "k for regression targets (unset: 5).", lower=2)
+  cv: str = cli.setting("none", "Choose lam, sigma, gamma (step 'auto') by 5-fold CV on a "
+                        "separate split before the trials, as the papers do: paper = their "
+                        "539-point grid, quick = 12 points, none = the defaults or the flags "
+                        "given.", choices=("paper", "quick", "none"))
+  cv_unlabeled: int = cli.setting(1000, "Unlabeled points the CV trains on.", lower=1)
+  save_models: bool = cli.setting(False, "Save each trial's model into --output_dir/models/ "
+                                  "(qsg_jax.io.save; reload with qsg_jax.io.load).")
+  mesh: bool = cli.setting(False, "Shard the unlabeled data over all jax.devices() (mesh axis "
+                           "'data').")
+  coordinator_address: Optional[str] = cli.setting(
+      None, "host:port of process 0 of a multi-process run (unset: $JAX_COORDINATOR_ADDRESS, "
+      "else a single process).")
+  num_processes: Optional[int] = cli.setting(
+      None, "Processes of a multi-process run (unset: $JAX_NUM_PROCESSES).", lower=1)
+  process_id: Optional[int] = cli.setting(
+      None, "This process's index, 0..num_processes-1 (unset: $JAX_PROCESS_ID).", lower=0)
+  distributed: bool = cli.setting(False, "Call jax.distributed.initialize() with no arguments "
+                                  "(a managed cluster such as SLURM or a TPU pod supplies them).")
+
+
+# Settings that neither fix a trial's numbers nor choose which trials run.
+_NOT_STORED = cli.RUN_OPTIONS + ("save_models", "mesh", "coordinator_address", "num_processes",
+                                 "process_id", "distributed")
 
 
 def initialize_distributed(*, coordinator_address, num_processes, process_id, auto):
@@ -86,30 +120,228 @@ def initialize_distributed(*, coordinator_address, num_processes, process_id, au
   return distributed.initialize(coordinator_address, num_processes, process_id)
 
 
-def main(argv):
-  if len(argv) > 1:
-    raise app.UsageError(f"unexpected arguments {argv[1:]}; every setting is a --flag.")
-  if FLAGS.verbosity < 1:   # the full log (JAX's backend messages included) only with -v 1
-    logging.set_verbosity(logging.WARNING)
-  initialize_distributed(coordinator_address=FLAGS.coordinator_address,
-                         num_processes=FLAGS.num_processes, process_id=FLAGS.process_id,
-                         auto=FLAGS.distributed)
-  mesh = distributed.global_mesh() if FLAGS.mesh else None
+def method_and_metric(num_classes):
+  """(method name, metric description) for k classes."""
+  if num_classes == 2:
+    return "QSG-S2AUC", "AUC"
+  return "QS3ORAO", f"ordinal AUC (mean over {num_classes - 1} splits)"
+
+
+def check_evaluation_set(trial, num_classes, t):
+  """Raises ``cli.UserError`` when a split's AUC is undefined on trial ``t``'s evaluation points
+  (one side of y <= j vs y > j holds no point)."""
+  y = np.asarray(trial.y_eval)
+  empty = [j for j in range(num_classes - 1) if not (np.any(y > j) and np.any(y <= j))]
+  if empty:
+    raise cli.UserError(
+        f"trial {t}: the {y.size} evaluation points ({trial.eval_description}) have class counts "
+        f"{np.bincount(y, minlength=num_classes).tolist()}, so split(s) {empty} (y <= j vs "
+        "y > j) have no point on one side and no AUC. Score on more points (--eval_size=0 "
+        "scores every one) or label fewer (--num_labeled).")
+
+
+def roc_curves(scores, labels, num_classes):
+  """[k-1, ROC_POINTS] true-positive rates of split j (y > j positive) at the false-positive
+  rates ``np.linspace(0, 1, ROC_POINTS)``."""
+  grid = np.linspace(0.0, 1.0, ROC_POINTS)
+  curves = []
+  for j in range(num_classes - 1):
+    fpr, tpr, _ = sk_metrics.roc_curve(np.asarray(labels) > j, np.asarray(scores))
+    curves.append(np.round(np.interp(grid, fpr, tpr), 4))
+  return np.stack(curves)
+
+
+def run_trial(data, proto, key, settings, *, mesh=None, on_step=None, model_path=None):
+  """Trains on trial ``key``'s split and scores it; returns the trial's row (a JSON-able dict).
+
+  Args:
+    data: ``qsg_jax.data.Dataset``.
+    proto: ``protocols.Protocol``.
+    key: the trial's key (``protocols.trial_key``).
+    settings: ``Settings`` (its hyper-parameters and ``eval_size``).
+    mesh: optional ``jax.sharding.Mesh`` splitting the unlabeled data (axis "data").
+    on_step: optional callable(report) called by ``qsg_jax.fit`` after each training segment.
+    model_path: where to save the trained model (``qsg_jax.io.save``), or None.
+
+  Returns:
+    Dict with "auc", "auc_per_split" ([k-1]), "mae", "eta0" (the initial step used),
+    "train_time_s", "compile_time_s" (JAX compilation during the trial), "predict_time_s",
+    "max_abs_score" ([T] max |f| on the labeled points per iteration), "roc" ([k-1, 101] true
+    positive rates), sizes and description.
+  """
+  trial = protocols.make_trial(data, proto, key, settings.eval_size)
+  compiled_before = _compile_seconds[0]
+  start = time.perf_counter()
+  result = qsg_jax.fit(trial.x_labeled, trial.y_labeled, trial.x_unlabeled,
+                       key=protocols.stream_key(key, "training"), num_classes=proto.num_classes,
+                       progress=on_step, mesh=mesh, **cli.engine_params(settings))
+  jax.block_until_ready(result.model.coef)
+  train_time = time.perf_counter() - start
+  start = time.perf_counter()
+  scores = np.asarray(qsg_jax.decision_function(result, trial.x_eval, mesh=mesh))
+  predict_time = time.perf_counter() - start
+  if not np.all(np.isfinite(scores)):
+    raise qsg_jax.DivergenceError("non-finite scores on the evaluation points; lower "
+                                  "--step_size.")
+  if model_path is not None:
+    qsg_jax.io.save(result, model_path)
+  y_eval = jnp.asarray(trial.y_eval)
+  per_split = np.asarray(qsg_jax.ordinal_auc_per_split(jnp.asarray(scores), y_eval,
+                                                       proto.num_classes))
+  classes = qsg_jax.predict_classes(jnp.asarray(scores), result.thresholds)
+  return {"auc": float(np.mean(per_split)), "auc_per_split": per_split.tolist(),
+          "mae": float(qsg_jax.mean_absolute_error(classes, y_eval)),
+          "eta0": float(result.metrics["eta"][0]), "train_time_s": train_time,
+          "compile_time_s": _compile_seconds[0] - compiled_before,
+          "predict_time_s": predict_time,
+          "max_abs_score": np.asarray(result.metrics["max_abs_score"]).tolist(),
+          "roc": roc_curves(scores, trial.y_eval, proto.num_classes).tolist(),
+          "num_labeled": int(trial.x_labeled.shape[0]),
+          "num_unlabeled": int(trial.x_unlabeled.shape[0]),
+          "num_eval": int(trial.x_eval.shape[0]), "evaluated_on": trial.eval_description}
+
+
+def timing_summary(rows, wall_time_s, compile_time_s):
+  """This process's wall and compilation time, and the steady-state training time (over the
+  trials that compiled nothing)."""
+  steady = [r["train_time_s"] for r in rows if not r["includes_compilation"]]
+  mean, std, _ = reporting.mean_std(steady)
+  return {"wall_time_s": wall_time_s, "compile_time_s": compile_time_s,
+          "steady_train_time_mean_s": mean if steady else None,
+          "steady_train_time_std_s": std if steady else None, "steady_trials": len(steady)}
+
+
+def summary_lines(summary):
+  """The human summary of a finished run (list of lines)."""
+  t = summary["timing"]
+  lines = [f"{summary['method']} on {summary['dataset']}, {summary['num_trials']} trials, "
+           f"scored on {summary['evaluated_on']}:",
+           f"  {summary['metric']}: {summary['auc_mean']:.4f} +- {summary['auc_std']:.4f} (std)",
+           f"  MAE: {summary['mae_mean']:.3f} +- {summary['mae_std']:.3f}"]
+  if t["steady_trials"]:
+    lines.append(f"  training time per trial (steady state, {t['steady_trials']} trials): "
+                 f"{t['steady_train_time_mean_s']:.2f} +- {t['steady_train_time_std_s']:.2f} s")
+  lines.append(f"  wall time {t['wall_time_s']:.1f} s, of which JAX compilation "
+               f"{t['compile_time_s']:.1f} s (this process)")
+  return lines
+
+
+def select_by_cv(data, proto, settings, params, log):
+  """(params with the CV's choice applied, a report dict or None) for ``settings.cv``."""
+  if settings.cv == "none":
+    return params, None
+  split = protocols.make_trial(data, proto, protocols.trial_key(settings.seed,
+                                                                protocols.CV_TRIAL), eval_size=1)
+  start = time.perf_counter()
+  chosen = qsg_jax.model_selection.select_hyperparams(
+      split.x_labeled, split.y_labeled, split.x_unlabeled, protocol=settings.cv,
+      num_unlabeled=settings.cv_unlabeled, num_classes=proto.num_classes, seed=settings.seed,
+      **{name: params[name] for name in ("num_steps", "num_frequencies", "unlabeled_batch_size",
+                                         "labeled_batch_size", "loss")})
+  cv_auc = chosen.pop("cv_auc")
+  seconds = time.perf_counter() - start
+  log(f"{settings.cv} CV on a separate split ({seconds:.0f} s) chose {chosen}, CV AUC "
+      f"{cv_auc:.4f}")
+  return dict(params, **chosen), {"protocol": settings.cv, "chosen": chosen, "cv_auc": cv_auc,
+                                  "seconds": seconds, "num_unlabeled": settings.cv_unlabeled}
+
+
+def run(settings: Settings, log=cli.log_line):
+  """Runs (or resumes) the trials, writing each at once; returns the summary dict.
+
+  Raises:
+    store_lib.StoreError, PermissionError: the output directory cannot be used as asked.
+    cli.UserError: an evaluation set on which an AUC is undefined.
+    qsg_jax.data.DataNotFoundError: the dataset's files are missing.
+  """
+  started, compiled = time.perf_counter(), _compile_seconds[0]
+  initialize_distributed(coordinator_address=settings.coordinator_address,
+                         num_processes=settings.num_processes, process_id=settings.process_id,
+                         auto=settings.distributed)
+  mesh = distributed.global_mesh() if settings.mesh else None
   writer = jax.process_index() == 0
-  try:
-    main_job.run_job(
-        dataset=FLAGS.dataset, data_dir=FLAGS.data_dir, num_labeled=FLAGS.num_labeled,
-        num_classes=FLAGS.num_classes, eval_size=FLAGS.eval_size, seed=FLAGS.seed,
-        trials=FLAGS.trials, output_dir=FLAGS.output_dir.format(dataset=FLAGS.dataset),
-        params=common_flags.engine_kwargs(), resume=FLAGS.resume, mesh=mesh, cv=FLAGS.cv,
-        cv_unlabeled=FLAGS.cv_unlabeled,
-        show_progress=FLAGS.progress and writer, verbose=FLAGS.verbosity >= 1, writer=writer,
-        log=lambda line: print(line, flush=True) if writer else None)
-  except (run_store.ResumeError, PermissionError) as e:
-    print(f"error: {e}", file=sys.stderr)
-    sys.exit(2)
+  log = log if writer else (lambda line: None)
+  output_dir = pathlib.Path(settings.output_dir.format(dataset=settings.dataset))
+  data = data_lib.load(settings.dataset, data_dir=settings.data_dir)
+  proto = protocols.protocol_for(data, settings.num_labeled, settings.num_classes)
+  method, metric = method_and_metric(proto.num_classes)
+  for t in range(settings.trials):   # before any training: every AUC must be defined
+    check_evaluation_set(protocols.make_trial(data, proto, protocols.trial_key(settings.seed, t),
+                                              settings.eval_size), proto.num_classes, t)
+  stored = dict(settings.as_dict(exclude=_NOT_STORED),
+                mesh_devices=None if mesh is None else int(mesh.size))
+  store = store_lib.RunStore(output_dir, "run", writer=writer)
+  done = store.start(stored, resume=settings.resume, overwrite=settings.overwrite,
+                     selection=("trials",))
+  params, cv_report = store.cached("cv", lambda: select_by_cv(
+      data, proto, settings, cli.engine_params(settings), log))
+  settings = dataclasses.replace(settings, **params)
+  log(f"{method} on {data.name}: {data.x.shape[0]} points, {data.x.shape[1]} features, "
+      f"k={proto.num_classes}, {proto.num_labeled} labeled, {settings.trials} trials"
+      + (f" ({sum(n.startswith('trial_') for n in done)} already done, resumed)"
+         if settings.resume else ""))
+  _LOG.info("hyper-parameters %s; devices %s", params, jax.devices())
+  todo = [t for t in range(settings.trials) if not store.has(f"trial_{t:05d}")]
+  bar = reporting.Progress(len(todo) * settings.num_steps, enabled=settings.progress and writer)
+  models = output_dir / "models"
+  if settings.save_models and writer:
+    models.mkdir(exist_ok=True)
+  rows, first = [], True
+  for t in range(settings.trials):
+    base = bar.done
+
+    def on_step(report, base=base, t=t):
+      if _LOG.isEnabledFor(logging.INFO):
+        bar.write(f"  trial {t + 1}: step {report['step']}/{report['num_steps']}, max |f| on the "
+                  f"labeled points {report['max_abs_score']:.3g}")
+      bar.update(base + report["step"])
+
+    def trial_row(t=t, on_step=on_step):
+      row = run_trial(data, proto, protocols.trial_key(settings.seed, t), settings, mesh=mesh,
+                      on_step=on_step, model_path=models / f"trial_{t:05d}.npz"
+                      if settings.save_models and writer else None)
+      return dict(trial=t, includes_compilation=first, **row)
+
+    fresh = t in todo
+    row = store.cached(f"trial_{t:05d}", trial_row)
+    rows.append(row)
+    if fresh:
+      first = False
+      bar.update(base + settings.num_steps)
+      bar.write(f"trial {t + 1}/{settings.trials}: {metric} {row['auc']:.4f}, MAE "
+                f"{row['mae']:.3f}, eta0 {row['eta0']:.3g}; train {row['train_time_s']:.1f} s, "
+                f"predict {row['predict_time_s']:.1f} s ({row['num_eval']} points), "
+                f"compiling {row['compile_time_s']:.1f} s of them")
+  bar.close()
+  auc, mae = (reporting.mean_std([r[name] for r in rows]) for name in ("auc", "mae"))
+  summary = {"dataset": data.name, "method": method, "metric": metric,
+             "protocol": dataclasses.asdict(proto), "hyperparams": params, "cv": cv_report,
+             "num_trials": settings.trials, "evaluated_on": rows[0]["evaluated_on"],
+             "data_files": reporting.data_files(data), "auc_mean": auc[0], "auc_std": auc[1],
+             "mae_mean": mae[0], "mae_std": mae[1],
+             "timing": timing_summary(rows, time.perf_counter() - started,
+                                      _compile_seconds[0] - compiled), "trials": rows}
+  for line in [""] + summary_lines(summary):
+    log(line)
+  stats = [{"trial": "mean", "auc": auc[0], "mae": mae[0]},
+           {"trial": "std", "auc": auc[1], "mae": mae[1]}]
+  paths = store.finish(summary, [(None, rows + stats, COLUMNS), ("Timing", [summary["timing"]],
+                                                                 None)],
+                       title=f"{method} on {data.name} ({metric} on {rows[0]['evaluated_on']})")
+  if paths:
+    pngs = plot.draw(output_dir)
+    log(f"wrote {paths['json']}, {paths['md']} and " + ", ".join(str(p) for p in pngs))
+  return summary
+
+
+def _define_flags():
+  cli.define_flags(Settings)
+
+
+def main(argv):
+  run(cli.settings_from_flags(Settings, argv))
 
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run_main(main)
