@@ -18,11 +18,20 @@ In this package's uniform interface ``gamma`` is that eta: gamma = 0 is the supe
 problem (the same solution as SAMULT with gamma = 1), gamma = 1 is pure PU, gamma = -1 pure NU;
 the QSG-S2AUC paper searches it over -1..1 in steps of 0.1.
 
-Choices where our texts are silent (documented): the prior is estimated as the labeled share of
-positives, as the QSG-S2AUC paper does ("the class proportion in the training set"; for ordinal
-split j, the labeled share of classes > j); the positive-positive and negative-negative means run
-over all ordered pairs including a point with itself (V-statistics; the diagonal only adds a
-constant); the regularizer is the RKHS norm of QSG-S2AUC Eq. 9 rather than a ridge on the
+The class prior. The QSG-S2AUC paper (Sec. 6.1) sets pi to "the class proportion in the whole
+training set, which can be estimated by du Plessis et al. (2015)": the share of positives among
+the labeled AND unlabeled training points, whose labels a semi-supervised learner does not see.
+Two options: ``prior=None`` (or "labeled", the default) estimates it as the labeled share of
+positives (for ordinal split j, the labeled share of classes > j; ``estimate_prior``), which needs
+no hidden label and is an unbiased estimate when the labeled points are a uniform sample;
+``prior=training_set_prior(y_labeled, y_unlabeled_true)`` is the paper's whole-training-set
+proportion (an oracle in experiments, where the unlabeled points' labels are known). Its effect
+on the paper's protocol is measured in ``experiments/reproduction/RESULTS.md`` (section "PNU-AUC
+class prior").
+
+Choices where our texts are silent (documented): the positive-positive and negative-negative
+means run over all ordered pairs including a point with itself (V-statistics; the diagonal only
+adds a constant); the regularizer is the RKHS norm of QSG-S2AUC Eq. 9 rather than a ridge on the
 coefficients. The negative PP / NN coefficients make the empirical risk non-convex when
 |eta| theta_P/theta_N > 1 (eta > 0) or |eta| theta_N/theta_P > 1 (eta < 0); the closed form then
 returns the stationary point, which cross-validation judges like any other grid point.
@@ -60,6 +69,54 @@ def estimate_prior(y_labeled, num_classes=None):
   return np.array([np.mean(y > j) for j in range(k - 1)])
 
 
+def training_set_prior(y_labeled, y_unlabeled, num_classes=None):
+  """The QSG-S2AUC paper's prior: class proportion of the whole training set, per split.
+
+  pi_j = share of points with label > j among the labeled AND unlabeled training points (the
+  unlabeled points' true labels, hidden from the learner: an oracle the paper says can be
+  estimated by the method of du Plessis, Niu and Sugiyama 2015).
+
+  Args:
+    y_labeled: [n_l] int labels 0..k-1 of the labeled points (every class present).
+    y_unlabeled: [n_u] int labels 0..k-1 of the unlabeled training points (their true labels).
+    num_classes: k, or None to infer max(y) + 1 over both.
+
+  Returns:
+    [k-1] NumPy float64 priors in (0, 1).
+
+  Example:
+    >>> training_set_prior(np.array([0, 1]), np.array([0, 0, 0, 0, 0, 0, 0, 1]))
+    array([0.2])
+  """
+  y_l = np.asarray(y_labeled)
+  y_u = np.asarray(y_unlabeled)
+  for name, y in (("y_labeled", y_l), ("y_unlabeled", y_u)):
+    if y.ndim != 1:
+      raise ValueError(f"{name} must have shape [n]; received shape {y.shape}.")
+  y_l, k = validation.check_labels(y_l, y_l.shape[0], num_classes)
+  y = np.concatenate([y_l.astype(np.int64), _true_labels(y_u, k)])
+  return np.array([np.mean(y > j) for j in range(k - 1)])
+
+
+def _true_labels(y, k):
+  """The unlabeled points' true labels as int64 in 0..k-1 (a class may be absent)."""
+  if y.dtype == bool:
+    y = y.astype(np.int64)
+  if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
+    raise ValueError(f"y_unlabeled must hold integer labels 0..{k - 1}; received dtype {y.dtype}.")
+  if np.any(~np.isfinite(y)) or np.any(y != np.round(y)):
+    raise ValueError(f"y_unlabeled must hold integer labels 0..{k - 1}; it holds non-integer or "
+                     "non-finite values.")
+  if np.any(y < 0):
+    raise ValueError("y_unlabeled must hold the unlabeled points' true labels 0..k-1 (the "
+                     "paper's prior is an oracle); it holds negative values such as the "
+                     "unlabeled marker -1. Without those labels use prior=None (labeled share).")
+  if np.any(y > k - 1):
+    raise ValueError(f"y_unlabeled holds labels up to {int(np.max(y))}, but the labeled points "
+                     f"give k = {k} classes (0..{k - 1}).")
+  return y.astype(np.int64)
+
+
 def pnu_coefficients(gamma, prior):
   """Pair coefficients of the PNU-AUC risk.
 
@@ -94,7 +151,9 @@ def fit_pnu_auc(x_labeled, y_labeled, x_unlabeled, *, lam, sigma, gamma, prior=N
     lam: regularization lambda > 0.
     sigma: Gaussian kernel parameter > 0, k(x, z) = exp(-sigma ||x - z||^2).
     gamma: eta in [-1, 1] (0 = supervised PN, > 0 adds PU, < 0 adds NU).
-    prior: positive class prior in (0, 1); default the labeled proportion (``estimate_prior``).
+    prior: None or "labeled" (default): the labeled share of positives (``estimate_prior``);
+      or the positive class prior in (0, 1), e.g. ``training_set_prior(y_labeled, y_u_true)``,
+      the QSG-S2AUC paper's class proportion of the whole training set.
     dtype: float32 (default) or float64 (needs jax_enable_x64).
     memory_fraction: share of free memory the 4 n^2 numbers may take before the fit refuses.
 
@@ -111,6 +170,12 @@ def fit_pnu_auc_splits(method, x_labeled, y_labeled, x_unlabeled, *, lam, sigma,
   """PNU-AUC fit of every split with its prior (the body of the binary and multi-class fits)."""
   x_l = validation.check_points("x_labeled", x_labeled)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  if isinstance(prior, str):
+    if prior != "labeled":
+      raise ValueError(f"prior must be None, 'labeled' or numbers in (0, 1); received {prior!r}. "
+                       "For the paper's whole-training-set proportion pass "
+                       "training_set_prior(y_labeled, y_unlabeled_true).")
+    prior = None
   if prior is None:
     prior = estimate_prior(y_l, k)
   else:

@@ -13,6 +13,9 @@ generator's value beside the paper's. ``population_auc_quadrature`` computes the
 for any share of negatives, and ``negative_fraction_for_auc`` inverts it: the paper's linear value
 needs 76.3 % negatives and its radial value 56.3 % (no single share gives both);
 ``PAPER_AUC_NEGATIVE_FRACTION`` holds them for the experiments' ``--generator=paper_auc``.
+Keeping the paper's 80 % negatives instead, the noise scale ``noise_sd`` (eps ~ N(0, noise_sd^2);
+the paper: 1) reproduces either value: ``noise_sd_for_auc`` gives 1.0313 (linear) and 1.5734
+(radial), held in ``PAPER_AUC_NOISE_SD`` (no single scale gives both either).
 """
 
 import functools
@@ -55,24 +58,34 @@ def _normal_cdf(t):
   return 0.5 * special.erfc(-t / math.sqrt(2.0))
 
 
-def latent_cdf(model, t):
-  """P(f(X) + eps <= t), in closed form.
+def _check_noise_sd(noise_sd):
+  if not (isinstance(noise_sd, (int, float, np.floating, np.integer)) and 0.0 < noise_sd
+          and math.isfinite(noise_sd)):
+    raise ValueError(f"noise_sd must be a positive finite number (the paper: 1); received "
+                     f"{noise_sd!r}.")
+  return float(noise_sd)
 
-  Linear: f + eps ~ N(0, 3). Radial: f = ||x||^2 ~ Exponential(mean 2), so
-  P(f + eps <= t) = Phi(t) - exp(1/8 - t/2) Phi(t - 1/2).
+
+def latent_cdf(model, t, noise_sd=1.0):
+  """P(f(X) + eps <= t), in closed form, eps ~ N(0, s^2) with s = ``noise_sd``.
+
+  Linear: f + eps ~ N(0, 2 + s^2). Radial: f = ||x||^2 ~ Exponential(mean 2), so
+  P(f + eps <= t) = Phi(t / s) - exp(s^2/8 - t/2) Phi(t / s - s/2) (s = 1: the paper's model).
   """
   _check_model(model)
+  s = _check_noise_sd(noise_sd)
   if model == "linear":
-    return _normal_cdf(t / math.sqrt(3.0))
-  return _normal_cdf(t) - math.exp(0.125 - 0.5 * t) * _normal_cdf(t - 0.5)
+    return _normal_cdf(t / math.sqrt(2.0 + s * s))
+  return _normal_cdf(t / s) - math.exp(s * s / 8.0 - 0.5 * t) * _normal_cdf(t / s - 0.5 * s)
 
 
-def offset_for_negative_fraction(model, negative_fraction=0.8):
+def offset_for_negative_fraction(model, negative_fraction=0.8, noise_sd=1.0):
   """The offset alpha with P(alpha + f(X) + eps <= 0) = ``negative_fraction``.
 
   Args:
     model: "linear" or "radial".
     negative_fraction: share of negative labels, in (0, 1).
+    noise_sd: standard deviation of eps (the paper: 1).
 
   Returns:
     alpha as a float (linear, 0.8: -sqrt(3) Phi^-1(0.8) = -1.4577).
@@ -80,35 +93,37 @@ def offset_for_negative_fraction(model, negative_fraction=0.8):
   _check_model(model)
   if not 0.0 < negative_fraction < 1.0:
     raise ValueError(f"negative_fraction must lie in (0, 1); received {negative_fraction!r}.")
-  t = optimize.brentq(lambda s: latent_cdf(model, s) - negative_fraction, -50.0, 100.0,
-                      xtol=1e-12)
+  t = optimize.brentq(lambda s: latent_cdf(model, s, noise_sd) - negative_fraction, -50.0,
+                      100.0, xtol=1e-12)
   return -float(t)
 
 
-def population_auc_quadrature(model, negative_fraction=0.8, num_grid=100001):
+def population_auc_quadrature(model, negative_fraction=0.8, num_grid=100001, noise_sd=1.0):
   """Population AUC P(f(X+) > f(X-)) by trapezoidal quadrature over the density of f(X).
 
   With p the density of f = f(X) (linear: N(0, 2); radial: Exponential with mean 2),
-  p+(t) = p(t) Phi(alpha + t) / pi+ and p-(t) = p(t) (1 - Phi(alpha + t)) / pi-, and
-  AUC = int p+(t) F-(t) dt.
+  p+(t) = p(t) Phi((alpha + t) / s) / pi+ and p-(t) = p(t) (1 - Phi((alpha + t) / s)) / pi-
+  (s = ``noise_sd``), and AUC = int p+(t) F-(t) dt.
 
   Args:
     model: "linear" or "radial".
     negative_fraction: share of negatives, in (0, 1).
     num_grid: quadrature points.
+    noise_sd: standard deviation of eps (the paper: 1).
 
   Returns:
     The AUC as a float (0.80 negatives: 0.90809 linear, 0.96471 radial).
   """
-  alpha = offset_for_negative_fraction(model, negative_fraction)
+  alpha = offset_for_negative_fraction(model, negative_fraction, noise_sd)
+  s = float(noise_sd)
   if model == "linear":
     t = np.linspace(-12.0, 12.0, num_grid)
     p = np.exp(-t * t / 4.0) / math.sqrt(4.0 * math.pi)
   else:
     t = np.linspace(0.0, 60.0, num_grid)
     p = 0.5 * np.exp(-0.5 * t)
-  p_pos = p * _normal_cdf(alpha + t)
-  p_neg = p * _normal_cdf(-(alpha + t))
+  p_pos = p * _normal_cdf((alpha + t) / s)
+  p_neg = p * _normal_cdf(-(alpha + t) / s)
   f_neg = integrate.cumulative_trapezoid(p_neg, t, initial=0.0)
   return float(integrate.trapezoid(p_pos * f_neg, t)
                / (integrate.trapezoid(p_pos, t) * integrate.trapezoid(p_neg, t)))
@@ -130,10 +145,30 @@ def negative_fraction_for_auc(model, target_auc, bracket=(0.5, 0.95)):
                                *bracket, xtol=1e-6))
 
 
-# The paper's population AUCs (Sec. 4.1) and the shares of negatives that reproduce them with
-# the generator as written (``negative_fraction_for_auc``; a test recomputes them).
+def noise_sd_for_auc(model, target_auc, negative_fraction=0.8, bracket=(0.2, 5.0)):
+  """The noise standard deviation whose population AUC equals ``target_auc`` (root in ``bracket``).
+
+  The population AUC falls as the noise grows, so with the paper's 80 % negatives this finds the
+  one noise scale that reproduces a published population AUC.
+
+  Raises:
+    ValueError: no noise scale in the bracket reaches the target.
+  """
+  auc = lambda s: population_auc_quadrature(model, negative_fraction, noise_sd=s) - target_auc
+  lo, hi = auc(bracket[0]), auc(bracket[1])
+  if lo * hi > 0:
+    raise ValueError(f"no noise_sd in {bracket} gives population AUC {target_auc} for the "
+                     f"{model} model at {negative_fraction:.0%} negatives; the bracket spans "
+                     f"{lo + target_auc:.5f} to {hi + target_auc:.5f}.")
+  return float(optimize.brentq(auc, *bracket, xtol=1e-6))
+
+
+# The paper's population AUCs (Sec. 4.1) and, for the generator as written, the shares of
+# negatives (noise sd 1) or the noise sds (80 % negatives) that reproduce them
+# (``negative_fraction_for_auc``, ``noise_sd_for_auc``; tests recompute them).
 PAPER_POPULATION_AUC = {"linear": 0.90377, "radial": 0.90985}
 PAPER_AUC_NEGATIVE_FRACTION = {"linear": 0.7628, "radial": 0.5635}
+PAPER_AUC_NOISE_SD = {"linear": 1.0313, "radial": 1.5734}
 
 
 # Points are drawn in blocks of this many, block b from fold_in(key, b): one compiled sampler
@@ -141,7 +176,7 @@ PAPER_AUC_NEGATIVE_FRACTION = {"linear": 0.7628, "radial": 0.5635}
 BLOCK_SIZE = 8192
 
 
-def generate(key, num_points, model="linear", negative_fraction=0.8):
+def generate(key, num_points, model="linear", negative_fraction=0.8, noise_sd=1.0):
   """Draws n points of the paper's synthetic model.
 
   Args:
@@ -149,24 +184,27 @@ def generate(key, num_points, model="linear", negative_fraction=0.8):
     num_points: n.
     model: "linear" or "radial".
     negative_fraction: expected share of negatives (the paper: about 80%).
+    noise_sd: standard deviation of eps (the paper: 1); 1 draws exactly the points of the
+      generator without this parameter.
 
   Returns:
     (x [n, 2] float32, y [n] int32 in {0, 1} with 1 = positive). The first n points of the
     blocks drawn from ``fold_in(key, 0), fold_in(key, 1), ...``, so a prefix of a larger draw
     with the same key.
   """
-  x, y, _ = _generate_with_scores(key, num_points, model, negative_fraction)
+  x, y, _ = _generate_with_scores(key, num_points, model, negative_fraction, noise_sd)
   return jnp.asarray(x), jnp.asarray(y)
 
 
-def _generate_with_scores(key, num_points, model, negative_fraction):
+def _generate_with_scores(key, num_points, model, negative_fraction, noise_sd=1.0):
   """NumPy (x, y, f(x)) of ``generate``."""
   _check_model(model)
   num_points = int(num_points)
   if num_points < 1:
     raise ValueError(f"num_points must be >= 1; received {num_points}.")
-  alpha = jnp.float32(offset_for_negative_fraction(model, negative_fraction))
-  blocks = [_sample_block(jax.random.fold_in(key, b), model, alpha)
+  alpha = jnp.float32(offset_for_negative_fraction(model, negative_fraction, noise_sd))
+  scale = jnp.float32(noise_sd)
+  blocks = [_sample_block(jax.random.fold_in(key, b), model, alpha, scale)
             for b in range(-(-num_points // BLOCK_SIZE))]
   # Joined on the host: a device concatenate would compile once per number of blocks.
   return tuple(np.concatenate([np.asarray(block[i]) for block in blocks])[:num_points]
@@ -174,10 +212,10 @@ def _generate_with_scores(key, num_points, model, negative_fraction):
 
 
 @functools.partial(jax.jit, static_argnames="model")
-def _sample_block(key, model, alpha):
+def _sample_block(key, model, alpha, scale):
   key_x, key_eps = jax.random.split(key)
   x = jax.random.normal(key_x, (BLOCK_SIZE, 2))
-  eps = jax.random.normal(key_eps, (BLOCK_SIZE,))
+  eps = scale * jax.random.normal(key_eps, (BLOCK_SIZE,))
   score = true_score(model, x)
   return x, (alpha + score + eps > 0).astype(jnp.int32), score
 
@@ -186,7 +224,7 @@ _binary_auc = jax.jit(metrics.binary_auc)   # one compilation per chunk size, bo
 
 
 def population_auc(key, model="linear", num_samples=4_000_000, negative_fraction=0.8,
-                   num_chunks=4):
+                   num_chunks=4, noise_sd=1.0):
   """Monte Carlo population AUC P(f(X+) > f(X-)) of the true score f.
 
   Each of ``num_chunks`` independent samples of ``num_samples / num_chunks`` points gives an
@@ -199,6 +237,7 @@ def population_auc(key, model="linear", num_samples=4_000_000, negative_fraction
     num_samples: total Monte Carlo sample size.
     negative_fraction: as in ``generate``.
     num_chunks: independent chunks (>= 2 for a standard error).
+    noise_sd: as in ``generate``.
 
   Returns:
     (estimate, standard error) as floats.
@@ -210,7 +249,7 @@ def population_auc(key, model="linear", num_samples=4_000_000, negative_fraction
   aucs = []
   for c in range(num_chunks):
     _, y, score = _generate_with_scores(jax.random.fold_in(key, c), per_chunk, model,
-                                        negative_fraction)
+                                        negative_fraction, noise_sd)
     aucs.append(float(_binary_auc(score, y)))
   aucs = np.asarray(aucs)
   return float(aucs.mean()), float(aucs.std(ddof=1) / math.sqrt(num_chunks))
