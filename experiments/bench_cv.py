@@ -15,19 +15,33 @@ For each dataset (sgemm: k = 5, 500 labels; ijcnn1: binary, 200 labels; both wit
      between the two (they must agree to float32 rounding; on data with many duplicate points,
      such as the embedded lev, rounding breaks exact score ties differently in the two paths and
      the AUCs can differ by a few 1e-3).
-The machine may be shared: run with ``nice`` and read the numbers as upper bounds.
+The machine may be shared: run with ``nice`` and read the numbers as upper bounds. Writes
+bench_cv.{json,md} into --output_dir.
 """
 
+import dataclasses
 import time
+from typing import Optional
 
-from absl import app
-from absl import flags
 import numpy as np
 
-from experiments import protocols
 from qsg_jax import data as data_lib
 from qsg_jax import model_selection
+from experiments.common import cli
+from experiments.common import protocols
+from experiments.common import store as store_lib
 
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(cli.RunSettings):
+  """The benchmark's settings (one flag each)."""
+  datasets: tuple[str, ...] = ("sgemm", "ijcnn1")
+  data_dir: Optional[str] = None
+  output_dir: str = "results/bench_cv"
+  num_unlabeled: int = cli.setting(1000, "Unlabeled points of the CV.", lower=1)
+  num_steps: int = cli.setting(1024, "T of every task.", lower=1)
+  old_points: int = cli.setting(8, "Grid points timed with the per-task path.", lower=1)
+  skip_full: bool = cli.setting(False, "Skip the full grouped grid (smoke runs).")
 
 
 def cv_data(name, num_unlabeled, data_dir=None, seed=0):
@@ -72,35 +86,39 @@ def bench_dataset(name, num_unlabeled, num_steps, old_points, skip_full=False, d
   return row
 
 
-FLAGS = flags.FLAGS
+def run(settings: Settings, log=cli.log_line):
+  """Times both paths on every dataset; writes bench_cv.{json,md}; returns the rows."""
+  store = store_lib.RunStore(settings.output_dir, "bench_cv")
+  store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
+              overwrite=settings.overwrite)
+  rows = []
+  for name in settings.datasets:
+    row = store.cached(name, lambda name=name: bench_dataset(
+        name, settings.num_unlabeled, settings.num_steps, settings.old_points,
+        settings.skip_full, settings.data_dir))
+    rows.append(row)
+    log(f"{name}: n_l={row['n_l']} n_u={row['n_u']} k={row['k']} T={settings.num_steps}")
+    log(f"  per-task (old): {row['old_s']:.1f} s for {row['old_points']} points x 5 folds "
+        f"-> {row['old_full_est_s'] / 60:.1f} min estimated for 539 x 5")
+    log(f"  grouped (new) on the same subset: {row['new_subset_s']:.1f} s "
+        f"(compilation included); max |fold score diff| = {row['max_score_diff']:.2e}")
+    if "new_full_s" in row:
+      log(f"  grouped (new), full 539 x 5 grid: {row['new_full_s'] / 60:.2f} min "
+          f"({row['old_full_est_s'] / row['new_full_s']:.1f}x faster); best {row['best']} "
+          f"AUC {row['best_score']:.4f}")
+  store.finish({"rows": rows}, [(None, rows, None)],
+               title="The paper-grid CV: grouped vs per-task")
+  return rows
 
 
 def _define_flags():
-  """Flags are defined only when run as a script, so tests can import this module."""
-  flags.DEFINE_list("datasets", ["sgemm", "ijcnn1"], "datasets to time")
-  flags.DEFINE_integer("num_unlabeled", 1000, "unlabeled points of the CV")
-  flags.DEFINE_integer("num_steps", 1024, "T of every task")
-  flags.DEFINE_integer("old_points", 8, "grid points timed with the per-task path")
-  flags.DEFINE_bool("skip_full", False, "skip the full grouped grid (smoke runs)")
-  flags.DEFINE_string("data_dir", None, "data directory (default $QSG_JAX_DATA)")
+  cli.define_flags(Settings)
 
 
 def main(argv):
-  del argv
-  for name in FLAGS.datasets:
-    row = bench_dataset(name, FLAGS.num_unlabeled, FLAGS.num_steps, FLAGS.old_points,
-                        FLAGS.skip_full, FLAGS.data_dir)
-    print(f"{name}: n_l={row['n_l']} n_u={row['n_u']} k={row['k']} T={FLAGS.num_steps}")
-    print(f"  per-task (old): {row['old_s']:.1f} s for {row['old_points']} points x 5 folds "
-          f"-> {row['old_full_est_s'] / 60:.1f} min estimated for 539 x 5")
-    print(f"  grouped (new) on the same subset: {row['new_subset_s']:.1f} s "
-          f"(compilation included); max |fold score diff| = {row['max_score_diff']:.2e}")
-    if "new_full_s" in row:
-      print(f"  grouped (new), full 539 x 5 grid: {row['new_full_s'] / 60:.2f} min "
-            f"({row['old_full_est_s'] / row['new_full_s']:.1f}x faster); best {row['best']} "
-            f"AUC {row['best_score']:.4f}")
+  run(cli.settings_from_flags(Settings, argv))
 
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run_main(main)

@@ -3,7 +3,7 @@ r"""Engine benchmarks, each measured side by side in one run (issue: speed and s
   QSG_JAX_DATA=../shared/data python -m experiments.bench_engine
   JAX_PLATFORMS=cuda python -m experiments.bench_engine        # on a GPU
 
-Prints and writes (results/bench_engine/bench_engine.{json,md}):
+Prints and writes (--output_dir/bench_engine.{json,md}):
   1. engine vs the literal Algorithm 1 (qsg_jax.reference) on an ordinal (sgemm, k = 5) and a
      binary dataset at T in --steps, both drawing one mini-batch per class and one unlabeled
      mini-batch per step (identical samples), with the max coefficient difference;
@@ -18,37 +18,43 @@ A feature evaluation is one (point, frequency) pair: one multiply-add row of the
 cos and one sin.
 """
 
+import dataclasses
 import time
+from typing import Optional
 
-from absl import app
-from absl import flags
 import jax
 import jax.numpy as jnp
 
+from qsg_jax import config as fit_config
 from qsg_jax import data as data_lib
-from qsg_jax import defaults
 from qsg_jax import engine
 from qsg_jax.engine import features
 from qsg_jax.engine import reference
-from experiments import protocols
-from experiments import reporting
+from experiments.common import cli
+from experiments.common import protocols
+from experiments.common import reporting
+from experiments.common import store as store_lib
 
-_ORDINAL = flags.DEFINE_string("dataset", "sgemm", "Ordinal (or regression) dataset.")
-_BINARY = flags.DEFINE_string("binary_dataset", "ijcnn1", "Binary dataset.")
-_DATA_DIR = flags.DEFINE_string("data_dir", None, "Data directory (default $QSG_JAX_DATA).")
-_STEPS = flags.DEFINE_list("steps", ["256", "1024"], "Iteration counts T to compare.")
-_BATCH = flags.DEFINE_integer("batch", 64, "Mini-batch size per class and for unlabeled data.")
-_FREQ = flags.DEFINE_integer("num_frequencies", 32, "Frequencies per block.")
-_SCALING_STEPS = flags.DEFINE_integer("scaling_steps", 512, "T of the n_u scaling benchmark.")
-_CEILING_POINTS = flags.DEFINE_integer("ceiling_points", 16384,
-                                       "Points of the fused-ceiling GEMM (x 2048 features).")
-_SCALING_ROUNDS = flags.DEFINE_integer("scaling_rounds", 3, "Rounds of the n_u scaling run.")
-_THROUGHPUT_STEPS = flags.DEFINE_integer("throughput_steps", 1024, "T of the throughput run.")
-_SKIP_REFERENCE = flags.DEFINE_bool("skip_reference", False, "Skip the slow literal runs.")
-_OUTPUT_DIR = flags.DEFINE_string("output_dir", "results/bench_engine", "Output directory.")
+HYPER = dict(sigma=cli.ENGINE_DEFAULTS["sigma"], lam=cli.ENGINE_DEFAULTS["lam"],
+             gamma=cli.ENGINE_DEFAULTS["gamma"], step_size=fit_config.STEP_SIZE_MAX)
 
-HYPER = dict(sigma=defaults.SIGMA, lam=defaults.LAM, gamma=defaults.GAMMA,
-             step_size=defaults.STEP_SIZE_MAX)
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(cli.RunSettings):
+  """The benchmark's settings (one flag each)."""
+  dataset: str = cli.setting("sgemm", "Ordinal (or regression) dataset.", nonempty=True)
+  binary_dataset: str = cli.setting("ijcnn1", "Binary dataset.", nonempty=True)
+  data_dir: Optional[str] = None
+  output_dir: str = "results/bench_engine"
+  steps: tuple[int, ...] = cli.setting((256, 1024), "Iteration counts T to compare.", lower=1)
+  batch: int = cli.setting(64, "Mini-batch size per class and for unlabeled data.", lower=1)
+  num_frequencies: int = cli.setting(32, "Frequencies per block.", lower=1)
+  scaling_steps: int = cli.setting(512, "T of the n_u scaling benchmark.", lower=1)
+  ceiling_points: int = cli.setting(16384, "Points of the fused-ceiling GEMM (x 2048 "
+                                    "features).", lower=1)
+  scaling_rounds: int = cli.setting(3, "Rounds of the n_u scaling run.", lower=1)
+  throughput_steps: int = cli.setting(1024, "T of the throughput run.", lower=1)
+  skip_reference: bool = cli.setting(False, "Skip the slow literal runs.")
 
 
 def _timed(fn, *args):
@@ -102,14 +108,13 @@ def fused_ceiling(num_points=16384, num_features=2048, dim=14, cos_sin=None, til
   return num_points * num_features / best
 
 
-def ceilings():
+def ceilings(num_points):
   """(jnp.cos/jnp.sin ceiling, features.cos_sin ceiling), measured back to back."""
-  n = _CEILING_POINTS.value
-  return fused_ceiling(n), fused_ceiling(n, cos_sin=features.cos_sin)
+  return fused_ceiling(num_points), fused_ceiling(num_points, cos_sin=features.cos_sin)
 
 
-def _trial_data(name, seed=0):
-  dataset = data_lib.load(name, data_dir=_DATA_DIR.value)
+def _trial_data(name, data_dir, seed=0):
+  dataset = data_lib.load(name, data_dir=data_dir)
   proto = protocols.protocol_for(dataset)
   trial = protocols.make_trial(dataset, proto, seed)
   data = engine.TrainData(jnp.asarray(trial.x_labeled), jnp.asarray(trial.y_labeled, jnp.int32),
@@ -123,19 +128,19 @@ def _hyper(k):
                             jnp.float32(HYPER["step_size"]))
 
 
-def engine_vs_reference(name, k, data, steps):
+def engine_vs_reference(name, k, data, steps, settings):
   """Row comparing engine and literal reference on identical samples."""
-  config = engine.make_config(k, steps, num_frequencies=_FREQ.value,
-                                labeled_batch_size=_BATCH.value,
-                                unlabeled_batch_size=_BATCH.value)
+  config = engine.make_config(k, steps, num_frequencies=settings.num_frequencies,
+                              labeled_batch_size=settings.batch,
+                              unlabeled_batch_size=settings.batch)
   hyper = _hyper(k)
   key = jax.random.key(0)
   state = engine.init(key, data, config)
   run = lambda s: engine.train(s, data, hyper, config, config.num_steps)
   t_engine, (final, _) = _timed(run, state)
   row = {"dataset": name, "k": k, "T": steps, "m": config.num_frequencies,
-         "batch": _BATCH.value, "engine_s": t_engine}
-  if not _SKIP_REFERENCE.value:
+         "batch": settings.batch, "engine_s": t_engine}
+  if not settings.skip_reference:
     start = time.perf_counter()
     compiled = reference.reference_fit.lower(key, data, hyper, config=config).compile()
     compile_s = time.perf_counter() - start
@@ -154,18 +159,18 @@ def engine_vs_reference(name, k, data, steps):
   return row
 
 
-def throughput(name, k, data):
+def throughput(name, k, data, settings):
   """Engine throughput with the default protocol configuration (all labeled points, B = 128).
 
   Both ceilings are measured right before the engine runs, so they share its machine load.
   """
-  params = protocols.DEFAULT_HYPERPARAMS
-  config = engine.make_config(k, _THROUGHPUT_STEPS.value,
-                                num_frequencies=params["num_frequencies"],
-                                unlabeled_batch_size=params["unlabeled_batch_size"])
+  params = cli.ENGINE_DEFAULTS
+  config = engine.make_config(k, settings.throughput_steps,
+                              num_frequencies=params["num_frequencies"],
+                              unlabeled_batch_size=params["unlabeled_batch_size"])
   hyper = _hyper(k)
   state = engine.init(jax.random.key(0), data, config)
-  ceiling, own_ceiling = ceilings()
+  ceiling, own_ceiling = ceilings(settings.ceiling_points)
   seconds, (final, _) = _timed(lambda s: engine.train(s, data, hyper, config, config.num_steps),
                                state)
   evals = feature_evaluations(config, data.x_labeled.shape[0])
@@ -184,13 +189,12 @@ def throughput(name, k, data):
           "ceiling_evals_per_s": ceiling, "own_ceiling_evals_per_s": own_ceiling}
 
 
-def scaling(name, k, data, steps):
+def scaling(name, k, data, steps, settings):
   """Time per iteration for growing unlabeled sets (the papers: it does not grow)."""
   n_full = data.x_unlabeled.shape[0]
   sizes = [n for n in (1_000, 10_000, 100_000) if n < n_full] + [n_full]
-  config = engine.make_config(k, steps, num_frequencies=_FREQ.value,
-                                unlabeled_batch_size=protocols.DEFAULT_HYPERPARAMS[
-                                    "unlabeled_batch_size"])
+  config = engine.make_config(k, steps, num_frequencies=settings.num_frequencies,
+                              unlabeled_batch_size=cli.ENGINE_DEFAULTS["unlabeled_batch_size"])
   hyper = _hyper(k)
   runs = []
   for n in sizes:
@@ -200,7 +204,7 @@ def scaling(name, k, data, steps):
     jax.block_until_ready(run(state))                                    # compile
     runs.append((n, run, state))
   best = {n: float("inf") for n in sizes}
-  for _ in range(_SCALING_ROUNDS.value):
+  for _ in range(settings.scaling_rounds):
     for n, run, state in runs:
       start = time.perf_counter()
       jax.block_until_ready(run(state))
@@ -213,36 +217,46 @@ def scaling(name, k, data, steps):
   return rows
 
 
-def main(argv):
-  del argv
-  reporting.check_writable(_OUTPUT_DIR.value)
+def run(settings: Settings, log=cli.log_line):
+  """Runs the three benchmarks; writes bench_engine.{json,md}; returns the payload."""
+  store = store_lib.RunStore(settings.output_dir, "bench_engine")
+  store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
+              overwrite=settings.overwrite)
   device = jax.devices()[0]
-  print(f"device: {device.device_kind} ({jax.default_backend()}), {jax.device_count()} device(s)")
-  ceiling, own_ceiling = ceilings()
-  print(f"fused GEMM + cos/sin ceiling: {ceiling:.3g} feature evaluations/s with jnp.cos/jnp.sin, "
-        f"{own_ceiling:.3g} with features.cos_sin (one shared range reduction)")
-  ordinal = _trial_data(_ORDINAL.value)
-  binary = _trial_data(_BINARY.value)
+  log(f"device: {device.device_kind} ({jax.default_backend()}), {jax.device_count()} device(s)")
+  ceiling, own_ceiling = ceilings(settings.ceiling_points)
+  log(f"fused GEMM + cos/sin ceiling: {ceiling:.3g} feature evaluations/s with jnp.cos/jnp.sin, "
+      f"{own_ceiling:.3g} with features.cos_sin (one shared range reduction)")
+  ordinal = _trial_data(settings.dataset, settings.data_dir)
+  binary = _trial_data(settings.binary_dataset, settings.data_dir)
   comparison = []
   for name, k, data in (ordinal, binary):
-    for steps in map(int, _STEPS.value):
-      row = engine_vs_reference(name, k, data, steps)
-      comparison.append(row)
-      print(reporting.markdown_table([row]), flush=True)
-  rate = [throughput(*ordinal)]
-  print(reporting.markdown_table(rate), flush=True)
-  scale = scaling(*ordinal, _SCALING_STEPS.value)
-  print(reporting.markdown_table(scale), flush=True)
+    for steps in settings.steps:
+      comparison.append(engine_vs_reference(name, k, data, steps, settings))
+      log(reporting.markdown_table([comparison[-1]]))
+  rate = [throughput(*ordinal, settings)]
+  log(reporting.markdown_table(rate))
+  scale = scaling(*ordinal, settings.scaling_steps, settings)
+  log(reporting.markdown_table(scale))
   payload = {"device": str(device.device_kind), "backend": jax.default_backend(),
              "comparison": comparison, "throughput": rate, "scaling": scale}
   sections = [("Engine vs literal Algorithm 1 (identical samples)", comparison, None),
               ("Throughput (default protocol configuration)", rate, None),
               ("Time per iteration vs unlabeled set size", scale, None)]
-  paths = reporting.write_report(
-      _OUTPUT_DIR.value, "bench_engine", payload, sections,
-      title=f"Engine benchmark on {device.device_kind} ({jax.default_backend()})")
-  print(f"wrote {paths['json']} and {paths['md']}")
+  paths = store.finish(payload, sections, title=f"Engine benchmark on {device.device_kind} "
+                       f"({jax.default_backend()})")
+  log(f"wrote {paths['json']} and {paths['md']}")
+  return payload
+
+
+def _define_flags():
+  cli.define_flags(Settings)
+
+
+def main(argv):
+  run(cli.settings_from_flags(Settings, argv))
 
 
 if __name__ == "__main__":
-  app.run(main)
+  _define_flags()
+  cli.run_main(main)

@@ -10,20 +10,33 @@ examples of dimension --dim: once as a single scan over data already in memory, 
 Writes bench_online_pairwise.{json,md,csv} into --output_dir.
 """
 
+import dataclasses
 import functools
 import os
 import time
 
-from absl import app
-from absl import flags
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import online_pairwise as op
-from experiments import reporting
+from experiments.common import cli
+from experiments.common import store as store_lib
 
 _scan = jax.jit(op.run, static_argnames=("step_size", "metrics_fn"))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(cli.RunSettings):
+  """The benchmark's settings (one flag each)."""
+  output_dir: str = "results/online_pairwise"
+  dim: int = cli.setting(20, "Features d.", lower=1)
+  at_step: int = cli.setting(10**4, "t at which the per-step time is measured.", lower=1)
+  measure_steps: int = cli.setting(1000, "Steps timed after at_step.", lower=1)
+  stream_steps: int = cli.setting(10**6, "Examples of the incremental end-to-end run.", lower=1)
+  chunk_size: int = cli.setting(10**4, "Examples per streamed chunk.", lower=1)
+  repeats: int = cli.setting(5, "Timed repetitions (the best is kept).", lower=1)
+  seed: int = cli.setting(0, "Seed of the synthetic stream.")
 
 
 def _best_time(fn, repeats):
@@ -87,51 +100,46 @@ def benchmark(*, dim=20, at_step=10**4, measure_steps=1000, stream_steps=10**6,
       "device": str(jax.devices()[0].device_kind), "cpu_count": os.cpu_count()}
 
 
-def run_all(*, output_dir, **kwargs):
-  """Runs the benchmark, prints it, writes it into ``output_dir``; returns the record."""
-  reporting.check_writable(output_dir)
-  res = benchmark(**kwargs)
-  print(f"device: {res['device']} ({res['cpu_count']} CPU cores visible), d = {res['dim']}")
-  print(f"time per step at t = {res['at_step']} (best of jitted scans over "
-        f"{res['measure_steps']} steps):")
-  print(f"  literal O(t d):      {res['literal_us_per_step']:10.2f} us")
-  print(f"  incremental O(d^2):  {res['incremental_us_per_step']:10.2f} us")
-  print(f"  ratio literal / incremental: {res['ratio_literal_over_incremental']:.1f}x "
-        f"(iterates agree to {res['relative_difference_of_w']:.1e} relative, float32)")
-  print(f"incremental form, {res['stream_steps']} examples: {res['scan_seconds']:.2f} s as one "
-        f"scan over data in memory, {res['stream_seconds']:.2f} s streamed in chunks of "
-        f"{res['chunk_size']} generated on the device (||w - w*||^2 = "
-        f"{res['stream_sq_error_to_w_star']:.2e})")
+def run(settings: Settings, log=cli.log_line):
+  """Runs the benchmark, prints it, writes it into the output directory; returns the record."""
+  store = store_lib.RunStore(settings.output_dir, "bench_online_pairwise")
+  store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
+              overwrite=settings.overwrite)
+  res = benchmark(**settings.as_dict(exclude=cli.RUN_OPTIONS))
+  log(f"device: {res['device']} ({res['cpu_count']} CPU cores visible), d = {res['dim']}")
+  log(f"time per step at t = {res['at_step']} (best of jitted scans over "
+      f"{res['measure_steps']} steps):")
+  log(f"  literal O(t d):      {res['literal_us_per_step']:10.2f} us")
+  log(f"  incremental O(d^2):  {res['incremental_us_per_step']:10.2f} us")
+  log(f"  ratio literal / incremental: {res['ratio_literal_over_incremental']:.1f}x "
+      f"(iterates agree to {res['relative_difference_of_w']:.1e} relative, float32)")
+  log(f"incremental form, {res['stream_steps']} examples: {res['scan_seconds']:.2f} s as one "
+      f"scan over data in memory, {res['stream_seconds']:.2f} s streamed in chunks of "
+      f"{res['chunk_size']} generated on the device (||w - w*||^2 = "
+      f"{res['stream_sq_error_to_w_star']:.2e})")
   rows = [{"form": "literal", "us_per_step_at_t": res["literal_us_per_step"]},
           {"form": "incremental", "us_per_step_at_t": res["incremental_us_per_step"]},
           {"form": "ratio", "us_per_step_at_t": res["ratio_literal_over_incremental"]}]
-  paths = reporting.write_results(
-      output_dir, "bench_online_pairwise", res, rows=rows,
-      title=f"Online pairwise LS, d={res['dim']}, time per step at t={res['at_step']} "
-            f"({res['device']})")
-  print(f"wrote {paths['json']}")
+  paths = store.finish(res, [(None, rows, None)],
+                       title=f"Online pairwise LS, d={res['dim']}, time per step at "
+                             f"t={res['at_step']} ({res['device']})")
+  log(f"wrote {paths['json']}")
   return res
 
 
+def run_all(**settings):
+  """``run(Settings(**settings))`` (the keyword form tests/test_online_pairwise.py calls)."""
+  return run(Settings(**settings))
+
+
 def _define_flags():
-  """Flags are defined only when run as a script, so tests can import this module freely."""
-  flags.DEFINE_integer("dim", 20, "Features d.")
-  flags.DEFINE_integer("at_step", 10**4, "t at which the per-step time is measured.")
-  flags.DEFINE_integer("measure_steps", 1000, "Steps timed after at_step.")
-  flags.DEFINE_integer("stream_steps", 10**6, "Examples of the incremental end-to-end run.")
-  flags.DEFINE_integer("chunk_size", 10**4, "Examples per streamed chunk.")
-  flags.DEFINE_integer("repeats", 5, "Timed repetitions (the best is kept).")
-  flags.DEFINE_integer("seed", 0, "Seed of the synthetic stream.")
-  flags.DEFINE_string("output_dir", "results/online_pairwise", "Where to write results.")
+  cli.define_flags(Settings)
 
 
 def main(argv):
-  del argv
-  f = flags.FLAGS
-  run_all(output_dir=f.output_dir, dim=f.dim, at_step=f.at_step, measure_steps=f.measure_steps,
-          stream_steps=f.stream_steps, chunk_size=f.chunk_size, repeats=f.repeats, seed=f.seed)
+  run(cli.settings_from_flags(Settings, argv))
 
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run_main(main)

@@ -18,26 +18,26 @@ where n <= --full_stream_max_n; above, one streamed gradient evaluation is timed
 by the number of steps the same objective needed), and the full U-statistic evaluated exactly by
 sorting. Compilation is excluded from every time (``fit`` reports it separately).
 The paper reports 819 s (full) vs 3.0 s (incomplete) at n = 10k, and 10.3 s incomplete at 100k.
-Also records the memory refusal for materializing all pairs at the largest size.
+Also records the memory refusal for materializing all pairs at the largest size. Writes
+bench_roc_svm_kernel.{json,md,csv} or bench_roc_svm.{json,md,csv} into --output_dir.
 """
 
+import dataclasses
 import time
+from typing import Optional
 
-from absl import app
-from absl import flags
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments import reporting
-from experiments import roc_svm_real_data
-from experiments import roc_svm_report as report
-from qsg_jax import data as data_lib
 from qsg_jax import memory
 from qsg_jax.roc_svm import model as model_lib
 from qsg_jax.roc_svm import objective as objective_lib
 from qsg_jax.roc_svm import pairs as pairs_lib
 from qsg_jax.roc_svm import synthetic
+from experiments.common import cli
+from experiments.common import roc_svm as roc
+from experiments.common import store as store_lib
 
 PAPER_SECONDS = {("incomplete", 10000): 3.02, ("full", 10000): 819.10,
                  ("incomplete", 100000): 10.26}
@@ -78,7 +78,7 @@ def _stream_step_seconds(x, y, loss, pairs_per_block, repeats=2):
 def run_benchmark(*, sizes=(10000, 100000), full_stream_max_n=10000, repeats=3,
                   full_stream_repeats=1, lam=1e-3,
                   learning_rate=0.05, max_steps=2000, tol=1e-6, n_test=25000, seed=0,
-                  log=print):
+                  log=cli.log_line):
   """Times the three ways of fitting at each size; returns (rows, payload).
 
   Args:
@@ -139,7 +139,7 @@ def run_benchmark(*, sizes=(10000, 100000), full_stream_max_n=10000, repeats=3,
     refusal = str(e)
   log(f"materializing all pairs at n={n}: {refusal}")
   payload = {"rows": rows, "ratios": ratios, "materialize_all_pairs": refusal,
-             "settings": dict(common, repeats=repeats, full_stream_max_n=full_stream_max_n,
+             "fit_settings": dict(common, repeats=repeats, full_stream_max_n=full_stream_max_n,
                               full_stream_repeats=full_stream_repeats)}
   return rows, payload
 
@@ -159,19 +159,9 @@ def _stage_fit(x, y, repeats, **kwargs):
 
 def _real_split(name, data_dir, seed, test_fraction=0.3, skin_subsample=100000):
   """First split of Table 3's protocol: stratified 70/30, min-max scaled on the training part."""
-  ds = data_lib.load(name, data_dir=data_dir)
   rng = np.random.default_rng(seed)
-  x, y = np.asarray(ds.x, np.float64), (np.asarray(ds.y) > 0).astype(np.int32)
-  if name == "skin" and x.shape[0] > skin_subsample:
-    keep = roc_svm_real_data._stratified_subsample(rng, y, skin_subsample)
-    x, y = x[keep], y[keep]
-  test = roc_svm_real_data._stratified_subsample(rng, y, int(round(test_fraction * y.size)))
-  train = np.setdiff1d(np.arange(y.size), test)
-  lo, scale = data_lib.minmax_fit(x[train])
-  x_train = data_lib.minmax_apply(x[train], lo, scale).astype(np.float32)
-  x_test = data_lib.minmax_apply(x[test], lo, scale).astype(np.float32)
-  sigma = roc_svm_real_data._median_heuristic(rng, x_train)
-  return x_train, y[train], x_test, y[test], sigma
+  return roc.real_split(rng, *roc.load_binary(name, data_dir, rng, skin_subsample),
+                        test_fraction)
 
 
 def kernel_cases(*, table2_sizes=(5000, 10000, 50000, 100000), exact_max_n=10000,
@@ -196,14 +186,14 @@ def kernel_cases(*, table2_sizes=(5000, 10000, 50000, 100000), exact_max_n=10000
       x, y = synthetic.generate(key, n, "radial")
       x_test, y_test = synthetic.generate(jax.random.fold_in(key, 1), n_test, "radial")
       return (np.asarray(x), np.asarray(y), np.asarray(x_test), np.asarray(y_test), 0.1)
-    paper = report.PAPER_TABLE2[n]
+    paper = roc.PAPER_TABLE2[n]
     if n <= exact_max_n:
       yield (f"Table 2 exact kernel n={n}", paper["exact_time"][0], data,
              dict(kernel="gaussian", lam=1e-3))
     yield (f"Table 2 Nystrom d=300 n={n}", paper["nys_time"][0], data,
            dict(kernel="nystrom", lam=1e-3, landmarks="stratified"))
   for name in datasets:
-    paper = report.PAPER_TABLE3[name][3]
+    paper = roc.PAPER_TABLE3[name][3]
     def data(name=name):
       return _real_split(name, data_dir, seed)
     yield (f"Table 3 {name} linear", paper["linear"][0][0], data, dict(kernel="linear", lam=1e-3))
@@ -211,7 +201,7 @@ def kernel_cases(*, table2_sizes=(5000, 10000, 50000, 100000), exact_max_n=10000
            dict(kernel="nystrom", lam=1e-3, landmarks="kmeans"))
 
 
-def run_kernel_benchmark(*, cases, repeats=3, adamax=False, log=print):
+def run_kernel_benchmark(*, cases, repeats=3, adamax=False, log=cli.log_line):
   """Times each case with the default L-BFGS (and the paper's Adamax when ``adamax``).
 
   Args:
@@ -262,57 +252,65 @@ def run_kernel_benchmark(*, cases, repeats=3, adamax=False, log=print):
   return rows, {"rows": rows, "radial_over_linear": ratios, "repeats": repeats}
 
 
-FLAGS = flags.FLAGS
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(cli.RunSettings):
+  """The benchmarks' settings (one flag each)."""
+  output_dir: str = "results/roc_svm"
+  bench: str = cli.setting("kernel", "kernel: Tables 2-3 kernel rows; risk: incomplete vs full U "
+                           "(Table 1).", choices=("kernel", "risk"))
+  table2_sizes: tuple[int, ...] = cli.setting((5000, 10000, 50000, 100000), "Table 2 sizes.",
+                                              lower=2)
+  exact_max_n: int = cli.setting(10000, "Largest n of the exact-kernel rows.", lower=0)
+  exact_extra_sizes: tuple[int, ...] = cli.setting(
+      (20000, 50000), "Exact-kernel sizes beyond the paper's (refused past the memory limit).",
+      lower=2)
+  datasets: tuple[str, ...] = ("skin", "bank_marketing", "accelerometer")
+  data_dir: Optional[str] = None
+  adamax: bool = cli.setting(True, "Kernel bench: also time the paper's Adamax.")
+  sizes: tuple[int, ...] = cli.setting((10000, 100000), "Training sizes (risk bench).", lower=2)
+  full_stream_max_n: int = cli.setting(10000, "Largest n whose streamed full-U fit runs.",
+                                       lower=0)
+  repeats: int = cli.setting(3, "Timed fits per configuration (median).", lower=1)
+  full_stream_repeats: int = cli.setting(1, "Timed fits of the streamed full-U model.", lower=1)
+  lam: float = cli.setting(1e-3, "Regularization lambda.", positive=True)
+  learning_rate: float = cli.setting(0.05, "Adamax learning rate.", positive=True)
+  max_steps: int = cli.setting(2000, "Most full-batch steps.", lower=1)
+  tol: float = cli.setting(1e-6, "Relative-change tolerance.", positive=True)
+  seed: int = cli.setting(0, "Data seed.")
+
+
+def run(settings: Settings, log=cli.log_line):
+  """Runs ``settings.bench``; writes its table into the output directory; returns the rows."""
+  s = settings
+  name = "bench_roc_svm_kernel" if s.bench == "kernel" else "bench_roc_svm"
+  store = store_lib.RunStore(s.output_dir, name)   # checked before any fit
+  store.start(s.as_dict(exclude=cli.RUN_OPTIONS), resume=s.resume, overwrite=s.overwrite)
+  if s.bench == "kernel":
+    rows, payload = run_kernel_benchmark(
+        cases=kernel_cases(table2_sizes=s.table2_sizes, exact_max_n=s.exact_max_n,
+                           datasets=s.datasets, exact_extra_sizes=s.exact_extra_sizes,
+                           data_dir=s.data_dir, seed=s.seed),
+        repeats=s.repeats, adamax=s.adamax, log=log)
+    title = "ROC-SVM kernel fits: ours vs the paper's time"
+  else:
+    rows, payload = run_benchmark(sizes=s.sizes, full_stream_max_n=s.full_stream_max_n,
+                                  repeats=s.repeats, full_stream_repeats=s.full_stream_repeats,
+                                  lam=s.lam, learning_rate=s.learning_rate,
+                                  max_steps=s.max_steps, tol=s.tol, seed=s.seed, log=log)
+    title = "Incomplete vs full U-statistic ROC-SVM training time"
+  paths = store.finish(payload, [(None, rows, None)], title=title)
+  log(paths["md"].read_text())
+  return rows
 
 
 def _define_flags():
-  """Flags are defined only when run as a script, so tests can import this module freely."""
-  flags.DEFINE_string("output_dir", "results/roc_svm", "Where to write the results.")
-  flags.DEFINE_enum("bench", "kernel", ["kernel", "risk"],
-                    "kernel: Tables 2-3 kernel rows; risk: incomplete vs full U (Table 1).")
-  flags.DEFINE_list("table2_sizes", ["5000", "10000", "50000", "100000"], "Table 2 sizes.")
-  flags.DEFINE_integer("exact_max_n", 10000, "Largest n of the exact-kernel rows.")
-  flags.DEFINE_list("exact_extra_sizes", ["20000", "50000"],
-                    "Exact-kernel sizes beyond the paper's (refused past the memory limit).")
-  flags.DEFINE_list("datasets", ["skin", "bank_marketing", "accelerometer"], "Table 3 data.")
-  flags.DEFINE_string("data_dir", None, "Data directory (default: $QSG_JAX_DATA).")
-  flags.DEFINE_bool("adamax", True, "Kernel bench: also time the paper's Adamax.")
-  flags.DEFINE_list("sizes", ["10000", "100000"], "Training sizes.")
-  flags.DEFINE_integer("full_stream_max_n", 10000, "Largest n whose streamed full-U fit runs.")
-  flags.DEFINE_integer("repeats", 3, "Timed fits per configuration (median).")
-  flags.DEFINE_integer("full_stream_repeats", 1, "Timed fits of the streamed full-U model.")
-  flags.DEFINE_float("lam", 1e-3, "Regularization lambda.")
-  flags.DEFINE_float("learning_rate", 0.05, "Adamax learning rate.")
-  flags.DEFINE_integer("max_steps", 2000, "Most full-batch steps.")
-  flags.DEFINE_float("tol", 1e-6, "Relative-change tolerance.")
-  flags.DEFINE_integer("seed", 0, "Data seed.")
+  cli.define_flags(Settings)
 
 
 def main(argv):
-  del argv
-  reporting.check_writable(FLAGS.output_dir)   # before any fit, not after minutes of them
-  if FLAGS.bench == "kernel":
-    rows, payload = run_kernel_benchmark(
-        cases=kernel_cases(table2_sizes=[int(n) for n in FLAGS.table2_sizes],
-                           exact_max_n=FLAGS.exact_max_n, datasets=FLAGS.datasets,
-                           exact_extra_sizes=[int(n) for n in FLAGS.exact_extra_sizes],
-                           data_dir=FLAGS.data_dir, seed=FLAGS.seed),
-        repeats=FLAGS.repeats, adamax=FLAGS.adamax)
-    paths = reporting.write_results(FLAGS.output_dir, "bench_roc_svm_kernel", payload, rows,
-                                    title="ROC-SVM kernel fits: ours vs the paper's time")
-    print(open(paths["md"]).read())
-    return
-  rows, payload = run_benchmark(sizes=[int(s) for s in FLAGS.sizes],
-                                full_stream_max_n=FLAGS.full_stream_max_n,
-                                repeats=FLAGS.repeats,
-                                full_stream_repeats=FLAGS.full_stream_repeats, lam=FLAGS.lam,
-                                learning_rate=FLAGS.learning_rate, max_steps=FLAGS.max_steps,
-                                tol=FLAGS.tol, seed=FLAGS.seed)
-  paths = reporting.write_results(FLAGS.output_dir, "bench_roc_svm", payload, rows,
-                                  title="Incomplete vs full U-statistic ROC-SVM training time")
-  print(open(paths["md"]).read())
+  run(cli.settings_from_flags(Settings, argv))
 
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run_main(main)

@@ -14,26 +14,43 @@ possible AUC. Writes online_pairwise_rate.{json,md,csv}, online_pairwise_auc.{js
 online_pairwise_rate.png into --output_dir.
 """
 
+import dataclasses
 import functools
 import itertools
 import time
 
-from absl import app
-from absl import flags
 import jax
 import jax.numpy as jnp
-import matplotlib
 import numpy as np
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
 from qsg_jax import metrics
 from qsg_jax import online_pairwise as op
-from experiments import reporting
+from experiments.common import cli
+from experiments.common import reporting
+from experiments.common import store as store_lib
 
 
 _binary_auc = jax.jit(metrics.binary_auc)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(cli.RunSettings):
+  """The experiment's settings (one flag each)."""
+  output_dir: str = "results/online_pairwise"
+  thetas: tuple[float, ...] = cli.setting((0.6, 0.75, 0.9), "Step-size exponents theta in "
+                                          "(1/2, 1).", lower=0.5, upper=1.0)
+  num_steps: int = cli.setting(10**6, "T, examples per run.", lower=2)
+  num_repeats: int = cli.setting(30, "Independent streams per theta.", lower=1)
+  dim: int = cli.setting(10, "Features d.", lower=1)
+  rank: int = cli.setting(3, "Rank r of C_rho (d - r zero eigenvalues).", lower=1)
+  noise: float = cli.setting(1.0, "Half-width of the uniform label noise.", lower=0.0)
+  chunk_size: int = cli.setting(10000, "Examples per streamed chunk (one jitted scan).", lower=1)
+  fit_from: int = cli.setting(10**4, "Fit slopes over T in [fit_from, num_steps].", lower=1)
+  seed: int = cli.setting(0, "Seed of the problem and the streams.")
+  float64: bool = cli.setting(True, "Run in float64 (jax_enable_x64).")
+  bipartite_steps: int = cli.setting(10**6, "T of the bipartite ranking run.", lower=1)
+  bipartite_dim: int = cli.setting(10, "Features of the bipartite ranking problem.", lower=1)
+  test_size: int = cli.setting(20000, "Test points of the bipartite AUC.", lower=2)
 
 
 def fit_slope(steps, values, fit_from):
@@ -99,7 +116,7 @@ class _StepMetrics:
 
 def rate_experiment(*, thetas=(0.6, 0.75, 0.9), num_steps=10**6, num_repeats=10, dim=10, rank=3,
                     scale=1.0, noise=1.0, chunk_size=10000, fit_from=10**4, num_checkpoints=120,
-                    seed=0):
+                    seed=0, log=cli.log_line):
   """Runs the Theorem 1 experiment; returns a dict of per-theta results and curves."""
   problem = op.make_linear_problem(seed, dim, rank, scale=scale, noise=noise)
   mu = problem.mu
@@ -146,10 +163,10 @@ def rate_experiment(*, thetas=(0.6, 0.75, 0.9), num_steps=10**6, num_repeats=10,
         "sq_distance_to_w_true_T": float(np.mean(final_true)),
         "seconds": seconds, "mean_curve": mean_curve, "predicted_curve": predicted,
         "curves": curves})
-    print(f"theta={theta}: slope {slope:.3f} (per repeat {np.mean(rep_slopes):.3f} +- "
+    log(f"theta={theta}: slope {slope:.3f} (per repeat {np.mean(rep_slopes):.3f} +- "
           f"{np.std(rep_slopes):.3f}), Theorem 1 {theory:.3f}, mean-square recursion "
           f"{results[-1]['predicted_slope']:.3f}; ||w_T - w*||^2 = {mean_curve[-1]:.3e}; "
-          f"max |P_V0 w_t| = {null_max:.1e}; {seconds:.1f} s", flush=True)
+          f"max |P_V0 w_t| = {null_max:.1e}; {seconds:.1f} s")
   return {"problem": {"dim": dim, "rank": rank, "scale": scale, "noise": noise,
                       "lambda_rho": problem.lambda_rho, "kappa": problem.kappa, "mu": mu,
                       "w_star_norm": float(np.linalg.norm(problem.w_star)),
@@ -171,7 +188,8 @@ def _cut_stream(sample, key, chunk_size, cuts):
 
 
 def bipartite_experiment(*, num_steps=10**6, dim=10, thetas=(0.6, 0.75, 0.9), chunk_size=10000,
-                         test_size=20000, separation=1.5, positive_rate=0.3, seed=0):
+                         test_size=20000, separation=1.5, positive_rate=0.3, seed=0,
+                         log=cli.log_line):
   """Online pairwise least squares on {0, 1} labels; test AUC of w_T at checkpoints."""
   problem = op.make_bipartite_problem(seed, dim, separation=separation,
                                       positive_rate=positive_rate)
@@ -201,10 +219,10 @@ def bipartite_experiment(*, num_steps=10**6, dim=10, thetas=(0.6, 0.75, 0.9), ch
       rows.append({"theta": theta, "T": target, "test_auc": auc,
                    "optimal_auc": problem.optimal_auc, "w_star_test_auc": auc_star,
                    "gap_to_w_star": auc_star - auc, "cosine_to_w_star": cosine})
-    print(f"bipartite theta={theta}: test AUC at T = {checkpoints}: "
+    log(f"bipartite theta={theta}: test AUC at T = {checkpoints}: "
           f"{[round(r['test_auc'], 4) for r in rows[-len(checkpoints):]]} (w* on the same test "
           f"set {auc_star:.4f}, population optimum {problem.optimal_auc:.4f}); "
-          f"cos(w_T, w*) = {rows[-1]['cosine_to_w_star']:.4f}", flush=True)
+          f"cos(w_T, w*) = {rows[-1]['cosine_to_w_star']:.4f}")
   return {"dim": dim, "thetas": list(thetas), "mu": mu, "separation": separation,
           "positive_rate": positive_rate, "test_size": test_size,
           "optimal_auc": problem.optimal_auc, "w_star_test_auc": auc_star, "rows": rows}
@@ -212,6 +230,7 @@ def bipartite_experiment(*, num_steps=10**6, dim=10, thetas=(0.6, 0.75, 0.9), ch
 
 def plot(rate, bipartite, path):
   """Log-log error curves with fitted and theoretical slopes; AUC against T."""
+  plt = reporting.pyplot()
   fig, (ax, ax_auc) = plt.subplots(1, 2, figsize=(13, 5))
   steps = rate["checkpoints"]
   fit_from = rate["fit_from"]
@@ -243,69 +262,54 @@ def plot(rate, bipartite, path):
   ax_auc.set_title("bipartite ranking, labels in {0, 1}")
   ax_auc.legend()
   fig.tight_layout()
-  reporting.save_figure(fig, path)
+  return reporting.save_figure(fig, path)
 
 
-def run_all(*, output_dir, thetas=(0.6, 0.75, 0.9), num_steps=10**6, num_repeats=30, dim=10,
-            rank=3, noise=1.0, chunk_size=10000, fit_from=10**4, seed=0, float64=True,
-            bipartite_steps=10**6, bipartite_dim=10, test_size=20000):
-  """The whole experiment; writes the results into ``output_dir`` and returns them."""
-  reporting.check_writable(output_dir)
-  with jax.enable_x64(float64):
-    rate = rate_experiment(thetas=thetas, num_steps=num_steps, num_repeats=num_repeats, dim=dim,
-                           rank=rank, noise=noise, chunk_size=chunk_size, fit_from=fit_from,
-                           seed=seed)
-    bipartite = bipartite_experiment(num_steps=bipartite_steps, dim=bipartite_dim,
-                                     thetas=thetas, chunk_size=chunk_size,
-                                     test_size=test_size, seed=seed)
+def run(settings: Settings, log=cli.log_line):
+  """The whole experiment; writes the results into the output directory and returns them."""
+  s = settings
+  store = store_lib.RunStore(s.output_dir, "online_pairwise_rate")
+  store.start(s.as_dict(exclude=cli.RUN_OPTIONS), resume=s.resume, overwrite=s.overwrite)
+  with jax.enable_x64(s.float64):
+    rate = rate_experiment(thetas=s.thetas, num_steps=s.num_steps, num_repeats=s.num_repeats,
+                           dim=s.dim, rank=s.rank, noise=s.noise, chunk_size=s.chunk_size,
+                           fit_from=s.fit_from, seed=s.seed, log=log)
+    bipartite = bipartite_experiment(num_steps=s.bipartite_steps, dim=s.bipartite_dim,
+                                     thetas=s.thetas, chunk_size=s.chunk_size,
+                                     test_size=s.test_size, seed=s.seed, log=log)
   columns = ["theta", "slope", "slope_per_repeat_mean", "slope_per_repeat_std", "theorem_slope",
              "abs_diff", "within_0.15", "predicted_slope", "slope_last_decade",
              "predicted_slope_last_decade", "asymptotic_slope", "sq_error_T",
              "predicted_sq_error_T", "max_null_component", "seconds"]
   small = ("sq_error_T", "predicted_sq_error_T", "max_null_component")   # not 0.0000 in tables
   rows = [{c: (f"{r[c]:.3e}" if c in small else r[c]) for c in columns} for r in rate["results"]]
-  summary = dict(rate, float64=float64, bipartite=bipartite)
-  paths = reporting.write_results(
-      output_dir, "online_pairwise_rate", summary, rows=rows, columns=columns,
-      title=f"Theorem 1: log-log slope of ||w_T - w*||^2 over T in [{fit_from}, {num_steps}], "
-            f"d={dim}, rank {rank}, {num_repeats} repeats")
-  reporting.write_results(
-      output_dir, "online_pairwise_auc", bipartite, rows=bipartite["rows"],
-      title=f"Bipartite ranking (labels 0/1), d={bipartite_dim}, test AUC of w_T")
-  plot(rate, bipartite, paths["json"].with_suffix(".png"))
-  print(reporting.markdown_table(rows, columns, floatfmt=".4g"))
-  print(f"wrote {paths['json']}, {paths['md']} and {paths['json'].with_suffix('.png')}")
+  summary = dict(rate, bipartite=bipartite)
+  reporting.write_report(
+      store.dir, "online_pairwise_auc", bipartite, [(None, bipartite["rows"], None)],
+      title=f"Bipartite ranking (labels 0/1), d={s.bipartite_dim}, test AUC of w_T")
+  png = plot(rate, bipartite, store.dir / "online_pairwise_rate.png")
+  paths = store.finish(summary, [(None, rows, columns)],
+                       title=f"Theorem 1: log-log slope of ||w_T - w*||^2 over T in "
+                             f"[{s.fit_from}, {s.num_steps}], d={s.dim}, rank {s.rank}, "
+                             f"{s.num_repeats} repeats")
+  log(reporting.markdown_table(rows, columns, floatfmt=".4g"))
+  log(f"wrote {paths['json']}, {paths['md']} and {png}")
   return summary
 
 
+def run_all(**settings):
+  """``run(Settings(**settings))`` (the keyword form tests/test_online_pairwise.py calls)."""
+  return run(Settings(**settings))
+
+
 def _define_flags():
-  """Flags are defined only when run as a script, so tests can import this module freely."""
-  flags.DEFINE_list("thetas", ["0.6", "0.75", "0.9"], "Step-size exponents theta in (1/2, 1).")
-  flags.DEFINE_integer("num_steps", 10**6, "T, examples per run.")
-  flags.DEFINE_integer("num_repeats", 30, "Independent streams per theta.")
-  flags.DEFINE_integer("dim", 10, "Features d.")
-  flags.DEFINE_integer("rank", 3, "Rank r of C_rho (d - r zero eigenvalues).")
-  flags.DEFINE_float("noise", 1.0, "Half-width of the uniform label noise.")
-  flags.DEFINE_integer("chunk_size", 10000, "Examples per streamed chunk (one jitted scan).")
-  flags.DEFINE_integer("fit_from", 10**4, "Fit slopes over T in [fit_from, num_steps].")
-  flags.DEFINE_integer("seed", 0, "Seed of the problem and the streams.")
-  flags.DEFINE_bool("float64", True, "Run in float64 (jax_enable_x64).")
-  flags.DEFINE_integer("bipartite_steps", 10**6, "T of the bipartite ranking run.")
-  flags.DEFINE_integer("bipartite_dim", 10, "Features of the bipartite ranking problem.")
-  flags.DEFINE_integer("test_size", 20000, "Test points of the bipartite AUC.")
-  flags.DEFINE_string("output_dir", "results/online_pairwise", "Where to write results.")
+  cli.define_flags(Settings)
 
 
 def main(argv):
-  del argv
-  f = flags.FLAGS
-  run_all(output_dir=f.output_dir, thetas=tuple(float(t) for t in f.thetas),
-          num_steps=f.num_steps, num_repeats=f.num_repeats, dim=f.dim, rank=f.rank,
-          noise=f.noise, chunk_size=f.chunk_size, fit_from=f.fit_from, seed=f.seed,
-          float64=f.float64, bipartite_steps=f.bipartite_steps, bipartite_dim=f.bipartite_dim,
-          test_size=f.test_size)
+  run(cli.settings_from_flags(Settings, argv))
 
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run_main(main)

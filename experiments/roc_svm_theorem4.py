@@ -11,27 +11,38 @@ iteration), N_max (most uses of one point in D_B), and the n-dependent part of t
     sqrt(1 / B) + N_max / B (E_2 sqrt(n) + sqrt(N_max E_2 n^1.5 / B))      (A_1 = A_2 = A_3 = 1),
 then draws the gaps on a log-log plot with that rate beside them (scaled to the first point).
 
-Each (n, repetition) is written at once to --output_dir/cells/; ``--resume`` continues an
-interrupted run from them (same flags required).
+Each (n, repetition) is written at once to --output_dir/cells/roc_svm_theorem4/; ``--resume``
+continues an interrupted run from them (same flags required).
 """
 
+import dataclasses
 import math
 
-from absl import app
-from absl import flags
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments import common_flags
-from experiments import reporting
-from experiments import run_store
+from experiments.common import cli
+from experiments.common import reporting
+from experiments.common import store as store_lib
 from qsg_jax.engine import kernels
 from qsg_jax.roc_svm import model as model_lib
 from qsg_jax.roc_svm import nystrom
 from qsg_jax.roc_svm import objective as objective_lib
 from qsg_jax.roc_svm import pairs as pairs_lib
 from qsg_jax.roc_svm import synthetic
+
+POWER_ITERATION_STREAM = 7   # fold_in(data key, this): the start vector of the E_2 iteration
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(cli.RunSettings):
+  """The measurement's settings (one flag each)."""
+  output_dir: str = "results/roc_svm"
+  sizes: tuple[int, ...] = cli.setting((500, 1000, 2000, 4000, 8000), "Training sizes n.",
+                                       lower=10)
+  repetitions: int = cli.setting(3, "Data sets per size.", lower=1)
+  seed: int = cli.setting(0, "Base seed.")
 
 
 def landmark_counts(n, ds=(100, 300, "n/log n")):
@@ -68,17 +79,17 @@ def exact_full_risk(result, x, y):
                                               jnp.asarray(scores[y <= 0])))
 
 
-def run(*, sizes=(500, 1000, 2000, 4000, 8000), repetitions=3, ds=(100, 300, "n/log n"),
-        sigma=0.1, lam=1e-3, seed=0, log=print, store=None):
+def gaps(*, sizes=(500, 1000, 2000, 4000, 8000), repetitions=3, ds=(100, 300, "n/log n"),
+         sigma=0.1, lam=1e-3, seed=0, log=cli.log_line, store=None):
   """Measures the gap of Theorem 4; returns (rows, payload).
 
-  ``store``: a started ``run_store.CellStore``; each (n, repetition) is written to it at once
+  ``store``: a started ``store_lib.RunStore``; each (n, repetition) is written to it at once
   and taken from it on a resumed run.
   """
   rows = []
   for n in sizes:
     for rep in range(repetitions):
-      rows += run_store.cached(store, f"n{n}-rep{rep}",
+      rows += store_lib.cached(store, f"n{n}-rep{rep}",
                                lambda n=n, rep=rep: _measure(n, rep, ds, sigma, lam, seed, log))
   return rows, {"rows": rows, "sigma": sigma, "lam": lam, "repetitions": repetitions}
 
@@ -102,7 +113,8 @@ def _measure(n, rep, ds, sigma, lam, seed, log):
     pairs = pairs_lib.sample_pairs(key_pairs, n_pos, n - n_pos, n)
     n_max = int(max(np.bincount(np.asarray(pairs.positive)).max(),
                     np.bincount(np.asarray(pairs.negative)).max()))
-    e2 = spectral_error(jax.random.fold_in(key, 7), jnp.asarray(x), fit.model.feature_map,
+    e2 = spectral_error(jax.random.fold_in(key, POWER_ITERATION_STREAM), jnp.asarray(x),
+                        fit.model.feature_map,
                         sigma)
     b = n
     rate = (math.sqrt(1.0 / b)
@@ -117,9 +129,7 @@ def _measure(n, rep, ds, sigma, lam, seed, log):
 
 def plot(rows, path):
   """Log-log plot of the mean gap per d against n, with the bound's rate and 1/sqrt(n)."""
-  import matplotlib
-  matplotlib.use("Agg")
-  from matplotlib import pyplot as plt
+  plt = reporting.pyplot()
   fig, ax = plt.subplots(figsize=(6, 4.5))
   for name in dict.fromkeys(r["d"] for r in rows):
     ns = sorted({r["n"] for r in rows if r["d"] == name})
@@ -137,34 +147,31 @@ def plot(rows, path):
   ax.set_title("Theorem 4: exact kernel + full U vs Nystrom + incomplete U")
   ax.legend(fontsize=7)
   fig.tight_layout()
-  fig.savefig(path, dpi=120)
-  plt.close(fig)
+  return reporting.save_figure(fig, path)
 
 
-FLAGS = flags.FLAGS
+def run(settings: Settings, log=cli.log_line):
+  """Measures every size; writes roc_svm_theorem4.{json,md,csv,png}; returns the rows."""
+  store = store_lib.RunStore(settings.output_dir, "roc_svm_theorem4")
+  store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
+              overwrite=settings.overwrite)
+  rows, payload = gaps(sizes=settings.sizes, repetitions=settings.repetitions,
+                       seed=settings.seed, log=log, store=store)
+  plot(rows, store.dir / "roc_svm_theorem4.png")
+  paths = store.finish(payload, [(None, rows, None)],
+                       title="Theorem 4: gap of the empirical risks against n")
+  log(paths["md"].read_text())
+  return rows
 
 
 def _define_flags():
-  flags.DEFINE_string("output_dir", "results/roc_svm", "Where to write the results.")
-  flags.DEFINE_list("sizes", ["500", "1000", "2000", "4000", "8000"], "Training sizes n.")
-  flags.DEFINE_integer("repetitions", 3, "Data sets per size.")
-  flags.DEFINE_integer("seed", 0, "Base seed.")
-  common_flags.define_resume_flag()
+  cli.define_flags(Settings)
 
 
 def main(argv):
-  del argv
-  sizes = [int(n) for n in FLAGS.sizes]
-  store = run_store.CellStore(FLAGS.output_dir)    # checks --output_dir before any fit
-  store.start({"sizes": sizes, "repetitions": FLAGS.repetitions, "seed": FLAGS.seed}, FLAGS.resume)
-  rows, payload = run(sizes=sizes, repetitions=FLAGS.repetitions, seed=FLAGS.seed, store=store)
-  paths = reporting.write_results(FLAGS.output_dir, "roc_svm_theorem4", payload, rows,
-                                  title="Theorem 4: gap of the empirical risks against n")
-  plot(rows, f"{FLAGS.output_dir}/roc_svm_theorem4.png")
-  store.finish_cells()
-  print(open(paths["md"]).read())
+  run(cli.settings_from_flags(Settings, argv))
 
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run_main(main)

@@ -186,7 +186,7 @@ def run_trial(data, proto, key, settings, *, mesh=None, on_step=None, model_path
   if model_path is not None:
     qsg_jax.io.save(result, model_path)
   y_eval = jnp.asarray(trial.y_eval)
-  per_split = np.asarray(qsg_jax.ordinal_auc_per_split(jnp.asarray(scores), y_eval,
+  per_split = np.asarray(qsg_jax.split_aucs(jnp.asarray(scores), y_eval,
                                                        proto.num_classes))
   classes = qsg_jax.predict_classes(jnp.asarray(scores), result.thresholds)
   return {"auc": float(np.mean(per_split)), "auc_per_split": per_split.tolist(),
@@ -282,7 +282,8 @@ def run(settings: Settings, log=cli.log_line):
          if settings.resume else ""))
   _LOG.info("hyper-parameters %s; devices %s", params, jax.devices())
   todo = [t for t in range(settings.trials) if not store.has(f"trial_{t:05d}")]
-  bar = reporting.Progress(len(todo) * settings.num_steps, enabled=settings.progress and writer)
+  bar = reporting.Progress(len(todo) * settings.num_steps, enabled=settings.progress and writer,
+                           log=log)
   models = output_dir / "models"
   if settings.save_models and writer:
     models.mkdir(exist_ok=True)

@@ -10,33 +10,45 @@ For each dataset, on the papers' protocol (``experiments.protocols``), and each 
   2. --num_trials trials at those hyper-parameters, trained on --num_unlabeled unlabeled points
      and scored on --eval_size evaluation points, with step "auto" and eta0 = 1, 3, 10: AUC per
      trial or "div" (``DivergenceError``), and the gap of "auto" to the best converging eta0.
-Prints one table per dataset and writes results/select_step/<dataset>.json (atomically); each
-finished dataset is also written at once to --output_dir/cells/, and ``--resume`` continues an
-interrupted run from them.
+Prints one table per dataset and writes select_step.json (every dataset's record) into
+--output_dir; each finished dataset is written at once to --output_dir/cells/select_step/, and
+``--resume`` continues an interrupted run from them.
 """
 
-from absl import app
-from absl import flags
+import dataclasses
+from typing import Optional
+
 import numpy as np
 
-from experiments import common_flags
-from experiments import protocols
-from experiments import reporting
-from experiments import run_store
+import qsg_jax
 from qsg_jax import data as data_lib
-from qsg_jax import metrics
 from qsg_jax import model_selection
-from qsg_jax import training
-from qsg_jax.errors import DivergenceError
-
+from experiments.common import cli
+from experiments.common import protocols
+from experiments.common import store as store_lib
 
 STEPS = ("auto", 1.0, 3.0, 10.0)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(cli.RunSettings):
+  """The study's settings (one flag each)."""
+  datasets: tuple[str, ...] = ("skin_nonskin", "sgemm")
+  data_dir: Optional[str] = None
+  output_dir: str = "results/select_step"
+  num_trials: int = cli.setting(10, "Trials per dataset.", lower=1)
+  num_unlabeled: int = cli.setting(2000, "Unlabeled training points.", lower=1)
+  cv_unlabeled: int = cli.setting(1000, "Unlabeled points of the CV.", lower=1)
+  eval_size: int = 2000
+  num_steps: int = cli.setting(1024, "Iterations T.", lower=1)
+  grids: tuple[str, ...] = cli.setting(("paper", "quick"), "CV grids whose pick is tested.",
+                                       choices=("paper", "quick"), nonempty=True)
 
 
 def _subsample(x, size, seed):
   if x.shape[0] <= size:
     return x
-  return x[np.random.default_rng([seed, 2]).choice(x.shape[0], size, replace=False)]
+  return x[protocols.seed_rng(seed, "unlabeled_subset").choice(x.shape[0], size, replace=False)]
 
 
 def _trials(dataset, proto, best, num_trials, num_unlabeled, eval_size, num_steps):
@@ -48,18 +60,18 @@ def _trials(dataset, proto, best, num_trials, num_unlabeled, eval_size, num_step
     row = {}
     for step in STEPS:
       try:
-        fitted = training.fit(trial.x_labeled, trial.y_labeled, x_u, key=seed,
-                              num_classes=proto.num_classes, step_size=step,
-                              num_steps=num_steps, **best)
-        scores = training.decision_function(fitted, trial.x_eval)
-        row[str(step)] = float(metrics.ordinal_auc(scores, trial.y_eval, proto.num_classes))
+        fitted = qsg_jax.fit(trial.x_labeled, trial.y_labeled, x_u, key=seed,
+                             num_classes=proto.num_classes, step_size=step,
+                             num_steps=num_steps, **best)
+        scores = qsg_jax.decision_function(fitted, trial.x_eval)
+        row[str(step)] = float(qsg_jax.ordinal_auc(scores, trial.y_eval, proto.num_classes))
         if step == "auto":
           row["auto_eta0"] = float(fitted.metrics["eta"][0])
-      except DivergenceError:
+      except qsg_jax.DivergenceError:
         row[str(step)] = None
     rows.append(row)
-    print(dataset.name, best, seed,
-          {key: (round(v, 4) if v is not None else "div") for key, v in row.items()}, flush=True)
+    cli.log_line(f"{dataset.name} {best} trial {seed}: " + ", ".join(
+        f"{key} {'div' if v is None else round(v, 4)}" for key, v in row.items()))
   mean = lambda s: (None if any(r[str(s)] is None for r in rows)
                     else float(np.mean([r[str(s)] for r in rows])))
   out = {"trials": rows, "mean_auc": {str(s): mean(s) for s in STEPS},
@@ -99,45 +111,35 @@ def study(name, num_trials, num_unlabeled, cv_unlabeled, eval_size, num_steps,
   return out
 
 
-FLAGS = flags.FLAGS
+def run(settings: Settings, log=cli.log_line):
+  """Runs the study on every dataset; writes select_step.json; returns {dataset: record}."""
+  store = store_lib.RunStore(settings.output_dir, "select_step")
+  store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
+              overwrite=settings.overwrite)
+  out = {}
+  for name in settings.datasets:
+    out[name] = store.cached(name, lambda name=name: study(
+        name, settings.num_trials, settings.num_unlabeled, settings.cv_unlabeled,
+        settings.eval_size, settings.num_steps, settings.grids, settings.data_dir))
+    for grid_name in settings.grids:
+      r = out[name][grid_name]
+      log(f"{name}, {grid_name} grid: CV pick {r['best']} (CV AUC {r['best_cv_auc']:.4f}); "
+          f"diverged tasks of {r['grid_tasks']} per step: {r['grid_diverged_tasks']}")
+      log(f"  {len(r['trials'])} trials: mean AUC {r['mean_auc']}; diverged trials "
+          f"{r['diverged_trials']}; auto - best converging fixed eta0 = "
+          f"{r['auto_minus_best_fixed']}")
+  store.finish({"datasets": out})
+  return out
 
 
 def _define_flags():
-  """Flags are defined only when run as a script, so tests can import this module."""
-  flags.DEFINE_list("datasets", ["skin_nonskin", "sgemm"], "datasets")
-  flags.DEFINE_integer("num_trials", 10, "trials per dataset")
-  flags.DEFINE_integer("num_unlabeled", 2000, "unlabeled training points")
-  flags.DEFINE_integer("cv_unlabeled", 1000, "unlabeled points of the CV")
-  flags.DEFINE_integer("eval_size", 2000, "evaluation points per trial")
-  flags.DEFINE_integer("num_steps", 1024, "T")
-  flags.DEFINE_list("grids", ["paper", "quick"], "CV grids whose pick is tested")
-  flags.DEFINE_string("output_dir", "results/select_step", "output directory")
-  flags.DEFINE_string("data_dir", None, "data directory (default $QSG_JAX_DATA)")
-  common_flags.define_resume_flag()
+  cli.define_flags(Settings)
 
 
 def main(argv):
-  del argv
-  settings = {name: FLAGS[name].value for name in (
-      "datasets", "num_trials", "num_unlabeled", "cv_unlabeled", "eval_size", "num_steps",
-      "grids", "data_dir")}
-  store = run_store.CellStore(FLAGS.output_dir)    # checks --output_dir before any fit
-  store.start(settings, FLAGS.resume)
-  for name in FLAGS.datasets:
-    out = store.cached(name, lambda name=name: study(
-        name, FLAGS.num_trials, FLAGS.num_unlabeled, FLAGS.cv_unlabeled, FLAGS.eval_size,
-        FLAGS.num_steps, FLAGS.grids, FLAGS.data_dir))
-    reporting.atomic_write_json(f"{FLAGS.output_dir}/{name}.json", out)
-    for grid_name in FLAGS.grids:
-      r = out[grid_name]
-      print(f"{name}, {grid_name} grid: CV pick {r['best']} (CV AUC {r['best_cv_auc']:.4f}); "
-            f"diverged tasks of {r['grid_tasks']} per step: {r['grid_diverged_tasks']}")
-      print(f"  {len(r['trials'])} trials: mean AUC {r['mean_auc']}; diverged trials "
-            f"{r['diverged_trials']}; auto - best converging fixed eta0 = "
-            f"{r['auto_minus_best_fixed']}")
-  store.finish_cells()
+  run(cli.settings_from_flags(Settings, argv))
 
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run_main(main)

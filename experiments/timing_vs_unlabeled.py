@@ -19,16 +19,17 @@ Time is the wall time of one ``fit`` (training only: no data loading, no predict
 first call takes under ``--rerun_below_s`` seconds the fit is run again and the second (warm)
 time is reported, so compilation is excluded there; slower first calls are reported as they are
 (compilation, a few seconds at most, is then a small share). Prints the exact-vs-QSG speed ratio
-at n_u = 20,000 (issue check: (M-)SAMULT >= 5x slower) and writes timing_vs_unlabeled.{json,md,
-csv,png} into --output_dir. Each timed fit is written at once (atomically) to
---output_dir/cells/, and ``--resume`` continues an interrupted run from them. ``run_timing`` does
-the work with plain keyword arguments (flags are defined only when this runs as a script).
+at n_u = 20,000 (the papers' claim: (M-)SAMULT at least 5x slower) and writes
+timing_vs_unlabeled.{json,md,csv,png} into --output_dir. Each timed fit is written at once
+(atomically) to --output_dir/cells/timing_vs_unlabeled/, and ``--resume`` continues an
+interrupted run from them.
 """
 
 import time
 
-from absl import app
-from absl import flags
+import dataclasses
+from typing import Optional
+
 import jax
 import numpy as np
 
@@ -37,17 +38,38 @@ from qsg_jax import baselines
 from qsg_jax import data as data_lib
 from qsg_jax import memory
 from qsg_jax.baselines import kernel_expansion
-from experiments import common_flags
-from experiments import protocols
-from experiments import reporting
-from experiments import run_store
+from experiments.common import cli
+from experiments.common import protocols
+from experiments.common import reporting
+from experiments.common import store as store_lib
 
-FLAGS = flags.FLAGS
-
-RATIO_AT = 20000          # issue check: the speed ratio is taken at this n_u
-SPEEDUP_REQUIRED = 5.0    # ... and must be at least this for (M-)SAMULT
-DEFAULT_SIZES = (1000, 2000, 5000, 10000, 20000, 50000, 100000)
+RATIO_AT = 20000          # the papers' speed claim is checked at this n_u
+SPEEDUP_REQUIRED = 5.0    # ... where (M-)SAMULT must be at least this much slower
 OK, OOM, CAPPED, FAILED = "ok", "out of memory", "not run (cap)", "failed"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(cli.RunSettings):
+  """The timing run's settings (one flag each)."""
+  datasets: tuple[str, ...] = ("cod_rna", "ijcnn1", "sgemm")
+  data_dir: Optional[str] = None
+  output_dir: str = "results/timing_vs_unlabeled"
+  sizes: tuple[int, ...] = cli.setting((1000, 2000, 5000, 10000, 20000, 50000, 100000),
+                                       "Unlabeled sizes (those below the full set).", lower=1)
+  full: bool = cli.setting(True, "Also time the whole unlabeled set.")
+  exact_cap: int = cli.setting(20000, "Largest n_u the binary exact methods run.", lower=0)
+  exact_cap_ordinal: int = cli.setting(10000, "Largest n_u M-SAMULT / M-PNU-AUC run (k-1 solves "
+                                       "each).", lower=0)
+  rerun_below_s: float = cli.setting(30.0, "Re-time fits whose first call took less than this "
+                                     "(the warm time excludes compilation).", lower=0.0)
+  num_labeled: Optional[int] = cli.setting(None, "Labeled points (default 200 binary, 500 "
+                                           "ordinal).", lower=2)
+  seed: int = cli.setting(0, "Seed of the split and the unlabeled permutation.")
+  num_steps: int = cli.ENGINE_DEFAULTS["num_steps"]
+  num_frequencies: int = cli.ENGINE_DEFAULTS["num_frequencies"]
+  memory_fraction: float = cli.setting(0.8, "Share of free memory the exact methods' n x n "
+                                       "matrices may take before they refuse.", positive=True,
+                                       upper=1.0)
 
 
 def methods_for(num_classes):
@@ -98,22 +120,22 @@ def exact_status_above_cap(name, num_labeled, num_unlabeled, memory_fraction):
   return CAPPED, ""
 
 
-def time_dataset(name, *, data_dir, sizes, include_full, caps, rerun_below_s, seed, num_labeled,
-                 params, memory_fraction, log=print, store=None):
-  """Rows of (method, n_u, status, time) for one dataset; ``caps`` = (binary, ordinal) caps.
+def time_dataset(name, settings, params, log=cli.log_line, store=None):
+  """Rows of (method, n_u, status, time) for one dataset.
 
-  ``store``: a started ``run_store.CellStore``; each timed fit is written to it at once and
+  ``store``: a started ``store_lib.RunStore``; each timed fit is written to it at once and
   taken from it on a resumed run.
   """
-  dataset = data_lib.load(name, data_dir=data_dir)
-  proto = protocols.protocol_for(dataset, num_labeled)
-  trial = protocols.make_trial(dataset, proto, seed, eval_size=1)
+  dataset = data_lib.load(name, data_dir=settings.data_dir)
+  proto = protocols.protocol_for(dataset, settings.num_labeled)
+  trial = protocols.make_trial(dataset, proto, settings.seed, eval_size=1)
   x_l, y_l = trial.x_labeled, trial.y_labeled
   num_u = trial.x_unlabeled.shape[0]
-  order = np.random.default_rng([seed, 3]).permutation(num_u)
-  grid = sorted({int(s) for s in sizes if int(s) < num_u} | ({num_u} if include_full else set()))
+  order = protocols.seed_rng(settings.seed, "timing_order").permutation(num_u)
+  grid = sorted({s for s in settings.sizes if s < num_u} | ({num_u} if settings.full else set()))
   k = proto.num_classes
-  cap = caps[0] if k == 2 else caps[1]
+  cap = settings.exact_cap if k == 2 else settings.exact_cap_ordinal
+  memory_fraction = settings.memory_fraction
   exact_params = dict(lam=params["lam"], sigma=params["sigma"], gamma=0.5)
   log(f"\n{name}: {x_l.shape[0]} labeled, unlabeled sizes {grid} (of {num_u}), k={k}, exact "
       f"methods capped at {cap}")
@@ -145,14 +167,15 @@ def time_dataset(name, *, data_dir, sizes, include_full, caps, rerun_below_s, se
 
       def measure(row=row, fit=fit, x_u=x_u):
         try:
-          row["train_time_s"], row["first_call_s"] = time_fit(fit, x_l, y_l, x_u, rerun_below_s)
+          row["train_time_s"], row["first_call_s"] = time_fit(fit, x_l, y_l, x_u,
+                                                              settings.rerun_below_s)
         except memory.InsufficientMemoryError as e:
           row["status"], row["note"] = OOM, str(e)
         except (FloatingPointError, qsg_jax.DivergenceError) as e:
           row["status"], row["note"] = FAILED, str(e)[:200]
         return row
 
-      row = measure() if store is None else store.cached(f"{name}-{n}-{method}", measure)
+      row = store_lib.cached(store, f"{name}-{n}-{method}", measure)
       if row["status"] == OOM:
         stopped[method] = OOM
       rows.append(row)
@@ -225,7 +248,7 @@ def plot(rows, path):
 
 
 def ratio_checks(ratios, at=RATIO_AT, factor=SPEEDUP_REQUIRED):
-  """The issue's speed check per dataset: (M-)SAMULT time / QSG time >= ``factor`` at n_u = ``at``.
+  """The papers' speed claim per dataset: (M-)SAMULT time / QSG time >= ``factor`` at n_u = ``at``.
 
   A dataset where (M-)SAMULT was not timed at ``at`` (capped or out of memory) is reported with
   ``passed`` None and the ratio at the largest size both methods ran, never dropped.
@@ -243,53 +266,29 @@ def ratio_checks(ratios, at=RATIO_AT, factor=SPEEDUP_REQUIRED):
   return out
 
 
-def run_timing(datasets, *, output_dir, data_dir=None, sizes=DEFAULT_SIZES, include_full=True,
-               exact_cap=20000, exact_cap_ordinal=10000, rerun_below_s=30.0, seed=0,
-               num_labeled=None, params=None, memory_fraction=0.8, log=print, resume=False):
+def run(settings: Settings, log=cli.log_line):
   """Times every method on every dataset and writes timing_vs_unlabeled.{json,md,csv,png}.
 
-  Args:
-    datasets: names for ``qsg_jax.data.load``.
-    output_dir: directory of the outputs (created).
-    data_dir: data directory (default $QSG_JAX_DATA).
-    sizes: unlabeled sizes (those below each dataset's full unlabeled set are run).
-    include_full: also time the whole unlabeled set.
-    exact_cap: largest n_u the binary exact methods run.
-    exact_cap_ordinal: largest n_u M-SAMULT / M-PNU-AUC run.
-    rerun_below_s: re-time fits whose first call took less than this.
-    seed: seed of the split and the unlabeled permutation.
-    num_labeled: labeled points (default 200 binary, 500 ordinal).
-    params: QSG keyword arguments (default ``protocols.DEFAULT_HYPERPARAMS``); the exact methods
-      use its lam and sigma with gamma 0.5.
-    memory_fraction: share of free memory the exact methods' n x n matrices may take.
-    log: callable(str) for progress lines.
-    resume: continue the interrupted run in ``output_dir`` (same settings): its finished fits
-      are reused, the rest are timed.
+  QSG runs with the library's hyper-parameters (``num_steps`` and ``num_frequencies`` from the
+  settings); the exact methods with its lam and sigma and gamma = 0.5.
 
   Returns:
     The JSON payload (dict with "rows", "ratios", "checks", ...).
 
   Raises:
-    PermissionError: ``output_dir`` is not writable (checked before any fit).
-    run_store.ResumeError: ``resume`` with nothing to resume or other settings, or an
-      unfinished run in ``output_dir`` without ``resume``.
+    store_lib.StoreError, PermissionError: the output directory cannot be used as asked.
   """
-  params = dict(protocols.DEFAULT_HYPERPARAMS, **(params or {}))
-  store = run_store.CellStore(output_dir)
-  store.start({"datasets": list(datasets), "data_dir": data_dir, "sizes": [int(s) for s in sizes],
-               "include_full": include_full, "exact_cap": exact_cap,
-               "exact_cap_ordinal": exact_cap_ordinal, "rerun_below_s": rerun_below_s,
-               "seed": seed, "num_labeled": num_labeled, "params": params,
-               "memory_fraction": memory_fraction}, resume)
+  params = dict(cli.ENGINE_DEFAULTS, num_steps=settings.num_steps,
+                num_frequencies=settings.num_frequencies)
+  store = store_lib.RunStore(settings.output_dir, "timing_vs_unlabeled")
+  store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
+              overwrite=settings.overwrite)
   log(f"QSG hyper-parameters {params}; exact methods lam={params['lam']}, "
       f"sigma={params['sigma']}, gamma=0.5; devices {jax.devices()}; "
       f"{memory.available_bytes() / 2**30:.1f} GiB free")
   rows = []
-  for name in datasets:
-    rows += time_dataset(name, data_dir=data_dir, sizes=sizes, include_full=include_full,
-                         caps=(exact_cap, exact_cap_ordinal), rerun_below_s=rerun_below_s,
-                         seed=seed, num_labeled=num_labeled, params=params,
-                         memory_fraction=memory_fraction, log=log, store=store)
+  for name in settings.datasets:
+    rows += time_dataset(name, settings, params, log=log, store=store)
   ratios = speed_ratios(rows)
   checks = ratio_checks(ratios)
   log("\nspeed ratio (exact time / QSG time), measured side by side:")
@@ -297,69 +296,34 @@ def run_timing(datasets, *, output_dir, data_dir=None, sizes=DEFAULT_SIZES, incl
     log(f"  {r['dataset']}: {r['method']} / QSG at n_u={r['num_unlabeled']}: "
         f"{r['exact_time_s']:.1f} s / {r['qsg_time_s']:.1f} s = {r['ratio']:.2f}x; "
         f"QSG faster from n_u={r['qsg_faster_from']}")
-  log(f"\ncheck (b): (M-)SAMULT at least {SPEEDUP_REQUIRED}x slower than QSG at n_u={RATIO_AT}:")
+  log(f"\n(M-)SAMULT at least {SPEEDUP_REQUIRED}x slower than QSG at n_u={RATIO_AT}:")
   for c in checks:
-    verdict = {True: "pass", False: "FAIL", None: "not measured"}[c["passed"]]
+    verdict = {True: "yes", False: "NO", None: "not measured"}[c["passed"]]
     log(f"  {c['dataset']}: {c['method']} / QSG = {c['ratio']:.2f}x at n_u={c['num_unlabeled']}"
         f" ({verdict}){'; ' + c['note'] if c['note'] else ''}")
   columns = ["dataset", "method", "num_labeled", "num_unlabeled", "status", "train_time_s",
              "first_call_s"]
-  payload = {"qsg_hyperparams": params, "rows": rows, "ratios": ratios, "checks": checks,
-             "rerun_below_s": rerun_below_s, "exact_cap": exact_cap,
-             "exact_cap_ordinal": exact_cap_ordinal, "seed": seed}
+  payload = {"qsg_hyperparams": params, "rows": rows, "ratios": ratios, "checks": checks}
   sections = [(None, rows, columns),
               ("Speed ratio (exact / QSG)", ratios,
                ["dataset", "method", "num_unlabeled", "exact_time_s", "qsg_time_s", "ratio",
                 "qsg_faster_from"]),
-              (f"Check (b): (M-)SAMULT / QSG >= {SPEEDUP_REQUIRED} at n_u = {RATIO_AT}", checks,
-               None)]
-  paths = reporting.write_report(output_dir, "timing_vs_unlabeled", payload, sections,
-                                 title="Training time against unlabeled points")
-  png = f"{output_dir}/timing_vs_unlabeled.png"
+              (f"(M-)SAMULT / QSG >= {SPEEDUP_REQUIRED} at n_u = {RATIO_AT}", checks, None)]
+  png = store.dir / "timing_vs_unlabeled.png"
   plot(rows, png)
-  store.finish_cells()
+  paths = store.finish(payload, sections, title="Training time against unlabeled points")
   log(f"wrote {paths['json']}, {paths['md']}, {paths['csv']} and {png}")
   return payload
 
 
 def _define_flags():
-  """Flags are defined only when run as a script, so tests can import this module freely."""
-  flags.DEFINE_list("datasets", ["cod_rna", "ijcnn1", "sgemm"], "Datasets to time.")
-  flags.DEFINE_string("data_dir", None, "Data directory (default $QSG_JAX_DATA).")
-  flags.DEFINE_list("sizes", [str(s) for s in DEFAULT_SIZES],
-                    "Unlabeled sizes (those below the full set).")
-  flags.DEFINE_bool("full", True, "Also time the whole unlabeled set.")
-  flags.DEFINE_integer("exact_cap", 20000, "Largest n_u the binary exact methods run.")
-  flags.DEFINE_integer("exact_cap_ordinal", 10000,
-                       "Largest n_u M-SAMULT / M-PNU-AUC run (k-1 solves each).")
-  flags.DEFINE_float("rerun_below_s", 30.0, "Re-time fits whose first call took less than this "
-                     "(the warm time excludes compilation).")
-  flags.DEFINE_integer("num_labeled", None, "Labeled points (default 200 binary, 500 ordinal).")
-  flags.DEFINE_integer("seed", 0, "Seed of the split and the unlabeled permutation.")
-  flags.DEFINE_integer("num_steps", None, "QSG iterations T (default 1024).")
-  flags.DEFINE_integer("num_frequencies", None, "QSG frequencies per block (default 32).")
-  flags.DEFINE_float("memory_fraction", 0.8, "Share of free memory the exact methods' n x n "
-                     "matrices may take before they refuse.")
-  flags.DEFINE_string("output_dir", "results/timing_vs_unlabeled", "Output directory.")
-  common_flags.define_resume_flag()
+  cli.define_flags(Settings)
 
 
 def main(argv):
-  del argv
-  params = {}
-  if FLAGS.num_steps:
-    params["num_steps"] = FLAGS.num_steps
-  if FLAGS.num_frequencies:
-    params["num_frequencies"] = FLAGS.num_frequencies
-  run_timing(FLAGS.datasets, output_dir=FLAGS.output_dir, data_dir=FLAGS.data_dir,
-             sizes=[int(s) for s in FLAGS.sizes], include_full=FLAGS.full,
-             exact_cap=FLAGS.exact_cap, exact_cap_ordinal=FLAGS.exact_cap_ordinal,
-             rerun_below_s=FLAGS.rerun_below_s, seed=FLAGS.seed,
-             num_labeled=FLAGS.num_labeled, params=params,
-             memory_fraction=FLAGS.memory_fraction, resume=FLAGS.resume,
-             log=lambda line: print(line, flush=True))
+  run(cli.settings_from_flags(Settings, argv))
 
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run_main(main)

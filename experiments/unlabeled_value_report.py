@@ -11,7 +11,7 @@ import pathlib
 
 import numpy as np
 
-from experiments import reporting
+from experiments.common import reporting
 
 # |mean difference| above this many standard errors counts as an effect in the verdicts.
 EFFECT_SE = 2.0

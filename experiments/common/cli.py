@@ -45,7 +45,6 @@ from absl import flags
 import jax
 import qsg_jax
 from qsg_jax import data as data_lib
-from qsg_jax import defaults
 
 FLAGS = flags.FLAGS
 # JAX's persistent compilation cache: a directory, or "off". Default <user cache>/jax, i.e.
@@ -108,25 +107,24 @@ COMMON = {
                     "that fix its numbers must equal the stored run's)."),
     "overwrite": _meta("Replace the run in --output_dir (its stored results are deleted)."),
     "progress": _meta("Progress bar with an ETA (measured after compilation) on a terminal."),
-    "sigma": _meta("Gaussian kernel parameter, k(x, x') = exp(-sigma ||x - x'||^2).",
-                   positive=True),
-    "lam": _meta("Regularization lambda.", lower=0.0),
-    "gamma": _meta("Trade-off in [0, 1]: 1 = labeled pairs only, 0 = PU + NU risks only.",
-                   lower=0.0, upper=1.0),
-    "step_size": _meta("Initial step eta0 of eta_t = eta0 / (1 + eta0 lam t): a number, or "
-                       "'auto' (eta0 from the curvature of the risk).", positive=True,
-                       words=("auto",)),
-    "num_steps": _meta("Iterations T (= random feature blocks).", lower=1),
-    "num_frequencies": _meta("Frequencies m per feature block (2m features).", lower=1),
-    "unlabeled_batch_size": _meta("Unlabeled points per step.", lower=1),
-    "labeled_batch_size": _meta("Labeled points per class and step (unset: every labeled point "
-                                "every step).", lower=1),
-    "loss": _meta("Pairwise loss.", choices=("squared", "hinge", "logistic")),
+    # The engine's hyper-parameters: help and defaults from qsg_jax.FitConfig (below).
+    "sigma": _meta("", positive=True),
+    "lam": _meta("", lower=0.0),
+    "gamma": _meta("", lower=0.0, upper=1.0),
+    "step_size": _meta("", positive=True, words=("auto",)),
+    "num_steps": _meta("", lower=1),
+    "num_frequencies": _meta("", lower=1),
+    "unlabeled_batch_size": _meta("", lower=1),
+    "labeled_batch_size": _meta("", lower=1),
+    "loss": _meta("", choices=("squared", "hinge", "logistic")),
 }
 # The engine's hyper-parameters by their keyword name in ``qsg_jax.fit``, and their defaults.
 ENGINE_PARAMS = ("sigma", "lam", "gamma", "step_size", "num_steps", "num_frequencies",
                  "unlabeled_batch_size", "labeled_batch_size", "loss")
-ENGINE_DEFAULTS = dict(defaults.HYPERPARAMS)
+_FIT_FIELDS = {f.name: f for f in dataclasses.fields(qsg_jax.FitConfig)}
+ENGINE_DEFAULTS = {name: _FIT_FIELDS[name].default for name in ENGINE_PARAMS}
+for _name in ENGINE_PARAMS:
+  COMMON[_name]["help"] = _FIT_FIELDS[_name].metadata["help"]
 StepSize = Union[float, str]
 
 

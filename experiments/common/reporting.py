@@ -228,8 +228,8 @@ class Progress:
   (tqdm's ``disable=None``), so logs hold the per-trial lines alone.
   """
 
-  def __init__(self, total, unit="steps", enabled=True):
-    self.total, self.unit, self.enabled = int(total), unit, enabled
+  def __init__(self, total, unit="steps", enabled=True, log=print):
+    self.total, self.unit, self.enabled, self.log = int(total), unit, enabled, log
     self.done = 0
     self._bar = self._open(0, "compiling")
 
@@ -251,9 +251,9 @@ class Progress:
       self._bar.update(self.done - self._bar.n)
 
   def write(self, line):
-    """Prints ``line`` on stdout without garbling the bar."""
-    tqdm.tqdm.write(line, file=sys.stdout)
-    sys.stdout.flush()
+    """``log(line)`` without garbling the bar."""
+    with tqdm.tqdm.external_write_mode():
+      self.log(line)
 
   def close(self):
     if self._bar is not None:
