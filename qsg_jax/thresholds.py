@@ -9,13 +9,19 @@ with delta(z) = [margin - z]_+ ("hinge") or [margin - z]_+^2 ("squared_hinge"). 
 k-1 one-dimensional convex problems, one per threshold, each piecewise linear or quadratic with
 one breakpoint per point; after one sort the minimizer is found exactly from cumulative sums.
 Where the minimizer is an interval (flat objective) its midpoint is returned. Lemma 1 of the
-ordinal paper says the thresholds come out ordered. Predicted class = number of thresholds
-below f(x) (0-based; the paper's 1 + that count).
+ordinal paper says the optimal thresholds are unique and ordered; what holds for this solver
+(``tests/test_thresholds.py`` checks it over random scores) is: every b_j minimizes its problem,
+b_1 <= ... <= b_{k-1}, strictly when the classes' scores do not overlap, and the squared hinge
+with a margin > 0 has a unique minimizer. (With the hinge at margin 0 a minimizer may be an
+interval, and tied scores across classes can give equal thresholds; the midpoint rule makes the
+answer unique.) Predicted class = number of thresholds below f(x) (0-based; the paper's 1 + that
+count).
+
+Precision: concrete scores are solved on the host in float64 (one NumPy copy of ``_solve_one``),
+so float64 input gets exact thresholds; under jit the same function runs with ``jax.numpy``.
 """
 
 import functools
-from typing import Optional
-
 import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
@@ -26,38 +32,42 @@ from qsg_jax import _validation as validation
 SURROGATES = ("hinge", "squared_hinge")
 
 
-def _solve_one(scores, positive, margin, surrogate):
+def _solve_one(xp, scores, positive, margin, surrogate):
   """Exact minimizer of sum_{pos} delta(f - b) + sum_{neg} delta(b - f) over scalar b.
 
-  Point i contributes from its breakpoint z_i = f_i - margin (positive, active for b > z_i) or
-  z_i = f_i + margin (negative, active for b < z_i).
+  Written once for both array modules: ``xp`` is NumPy (concrete input, on the host in float64)
+  or ``jax.numpy`` (under jit, in the scores' dtype). Point i contributes from its breakpoint
+  z_i = f_i - margin (positive, active for b > z_i) or z_i = f_i + margin (negative, active for
+  b < z_i).
   """
-  z = jnp.where(positive, scores - margin, scores + margin)
-  order = jnp.argsort(z)
+  z = xp.where(positive, scores - margin, scores + margin)
+  order = xp.argsort(z)
   z, pos = z[order], positive[order]
   pos_f = pos.astype(z.dtype)
   neg_f = 1.0 - pos_f
+  zero = xp.zeros(1, z.dtype)
   # Right of breakpoint r (b in (z_r, z_{r+1})): active positives are those at 0..r, active
   # negatives those at r+1..n-1. Index r = -1 is the interval left of every breakpoint.
-  cnt_pos = jnp.concatenate([jnp.zeros(1), jnp.cumsum(pos_f)])          # [n+1], r = -1..n-1
-  sum_pos = jnp.concatenate([jnp.zeros(1), jnp.cumsum(pos_f * z)])
-  cnt_neg = jnp.sum(neg_f) - jnp.concatenate([jnp.zeros(1), jnp.cumsum(neg_f)])
-  sum_neg = jnp.sum(neg_f * z) - jnp.concatenate([jnp.zeros(1), jnp.cumsum(neg_f * z)])
-  left = jnp.concatenate([jnp.full(1, -jnp.inf), z])                    # interval ends
-  right = jnp.concatenate([z, jnp.full(1, jnp.inf)])
+  cnt_pos = xp.concatenate([zero, xp.cumsum(pos_f)])                    # [n+1], r = -1..n-1
+  sum_pos = xp.concatenate([zero, xp.cumsum(pos_f * z)])
+  cnt_neg = xp.sum(neg_f) - xp.concatenate([zero, xp.cumsum(neg_f)])
+  sum_neg = xp.sum(neg_f * z) - xp.concatenate([zero, xp.cumsum(neg_f * z)])
+  left = xp.concatenate([xp.full(1, -xp.inf, z.dtype), z])             # interval ends
+  right = xp.concatenate([z, xp.full(1, xp.inf, z.dtype)])
   if surrogate == "hinge":
+    # The objective decreases while the slope is < 0, is flat where it is 0 and increases
+    # after; the slope runs from -n_neg to n_pos (both > 0), so both ends below are finite. The
+    # minimizers are [left[r1], left[r2]] whatever order ties were sorted in; take its middle.
     slope = cnt_pos - cnt_neg                                           # nondecreasing in r
-    first = jnp.argmax(slope >= 0)       # first interval where the objective stops decreasing
-    # slope > 0 there: minimum at its left end; slope == 0: flat, take the interval's middle.
-    flat_end = jnp.where(jnp.isfinite(right[first]), right[first], left[first])
-    return jnp.where(slope[first] > 0, left[first], 0.5 * (left[first] + flat_end))
+    lo, hi = left[xp.argmax(slope >= 0)], left[xp.argmax(slope > 0)]
+    return 0.5 * lo + 0.5 * hi
   # squared hinge: derivative on interval r is 2 [(cnt_pos + cnt_neg) b - sum_pos - sum_neg].
   active = cnt_pos + cnt_neg
-  root = (sum_pos + sum_neg) / jnp.where(active > 0, active, 1.0)
-  mid = 0.5 * (left + right)
-  candidate = jnp.where(active > 0, root, mid)
+  root = (sum_pos + sum_neg) / xp.where(active > 0, active, 1.0)
+  mid = 0.5 * left + 0.5 * right                  # halves first: no overflow near the max
+  candidate = xp.where(active > 0, root, mid)
   inside = (candidate >= left) & (candidate <= right)
-  return candidate[jnp.argmax(inside)]
+  return candidate[xp.argmax(inside)]
 
 
 def check_surrogate(surrogate: str):
@@ -68,8 +78,13 @@ def check_surrogate(surrogate: str):
 
 
 def fit_thresholds(scores: ArrayLike, labels: ArrayLike, num_classes: int, surrogate: str = "hinge",
-                   margin: float = 0.0) -> jax.Array:
+                   margin: float = 0.0):
   """Thresholds minimizing the all-threshold loss, solved exactly per threshold.
+
+  Concrete input (NumPy, pandas, lists, JAX arrays outside jit) is solved on the host in float64,
+  so float64 scores that float32 would merge (1e8 + 0.25 and 1e8 + 0.5) or overflow (1e300)
+  get their exact thresholds; under ``jax.jit`` / ``vmap`` the same solver runs on the device in
+  the scores' dtype.
 
   Args:
     scores: [n] labeled scores f(x_i).
@@ -80,23 +95,43 @@ def fit_thresholds(scores: ArrayLike, labels: ArrayLike, num_classes: int, surro
       objective, not by the thresholds).
 
   Returns:
-    [k-1] thresholds, nondecreasing. Under jit, NaN scores give NaN thresholds (and a missing
-    class, which cannot be checked there, gives a meaningless threshold).
+    [k-1] thresholds, nondecreasing: a NumPy float64 array for concrete float64 or integer
+    scores (exact), else a JAX array of the scores' float dtype (float32 for float16/float32/bool
+    scores; computed in float64 and rounded once). Under jit, NaN scores give NaN thresholds
+    (and a missing class, which cannot be checked there, gives a meaningless threshold).
 
   Raises:
     ValueError: scores and labels not both of shape [n]; concrete non-finite scores, labels
       outside 0..k-1 (1..k: "subtract 1") or a class 0..k-1 with no point; k < 2; an unknown
-      surrogate.
+      surrogate; a margin that takes the thresholds beyond float64.
   """
   num_classes = validation.check_num_classes(num_classes)
   check_surrogate(surrogate)
   _check_shapes(scores, labels)
+  if any(validation.is_traced(v) for v in (scores, labels, margin)):
+    return _fit_thresholds(jnp.asarray(scores), jnp.asarray(labels), num_classes, surrogate,
+                           margin)
   validation.check_scores("scores", scores)
   validation.check_class_labels(labels, num_classes)
   _check_every_class(labels, num_classes)
-  if not validation.is_traced(margin):
-    validation.check_positive("margin", margin, allow_zero=True)
-  return _fit_thresholds(scores, labels, num_classes, surrogate, margin)
+  margin = validation.check_positive("margin", margin, allow_zero=True)
+  exact, host = _host_scores(scores)
+  labels = np.asarray(labels).astype(np.int64)
+  with np.errstate(over="ignore", invalid="ignore"):
+    b = np.array([_solve_one(np, host, labels > j, margin, surrogate)
+                  for j in range(num_classes - 1)], np.float64)
+  if not np.all(np.isfinite(b)):
+    raise ValueError(f"fit_thresholds: margin={margin:g} with scores up to "
+                     f"{np.max(np.abs(host)):.3g} puts the thresholds beyond float64; use a "
+                     "margin on the scale of the scores.")
+  return b if exact else jnp.asarray(b, jnp.promote_types(np.asarray(scores).dtype, jnp.float32))
+
+
+def _host_scores(scores):
+  """(exact, float64 NumPy scores): exact when float32 would round them (float64, integers)."""
+  arr = np.asarray(scores)
+  exact = arr.dtype.kind in "iu" or (arr.dtype.kind == "f" and arr.dtype.itemsize > 4)
+  return exact, arr.astype(np.float64)
 
 
 def _check_shapes(scores, labels):
@@ -128,9 +163,10 @@ def _check_every_class(labels, num_classes):
 
 @functools.partial(jax.jit, static_argnames=("num_classes", "surrogate"))
 def _fit_thresholds(scores, labels, num_classes, surrogate, margin):
-  scores = jnp.asarray(scores, jnp.float32)
+  scores = scores.astype(jnp.promote_types(scores.dtype, jnp.float32))
+  margin = jnp.asarray(margin, scores.dtype)
   splits = jnp.arange(num_classes - 1)
-  b = jax.vmap(lambda j: _solve_one(scores, labels > j, margin, surrogate))(splits)
+  b = jax.vmap(lambda j: _solve_one(jnp, scores, labels > j, margin, surrogate))(splits)
   return jnp.where(jnp.all(jnp.isfinite(scores)), b, jnp.nan)
 
 
@@ -147,6 +183,9 @@ def all_threshold_loss(thresholds: ArrayLike, scores: ArrayLike, labels: ArrayLi
 def predict_classes(scores: ArrayLike, thresholds: ArrayLike) -> jax.Array:
   """Class 0..k-1 = number of thresholds strictly below the score.
 
+  Concrete scores and thresholds are compared on the host in their own precision (float64 stays
+  float64, like ``fit_thresholds``); under jit on the device.
+
   Args:
     scores: [n] scores f(x).
     thresholds: [k-1] thresholds.
@@ -158,8 +197,11 @@ def predict_classes(scores: ArrayLike, thresholds: ArrayLike) -> jax.Array:
     TypeError: non-numeric scores or thresholds (strings).
     ValueError: concrete NaN scores or thresholds (infinite ones order as usual), wrong ranks.
   """
+  traced = any(validation.is_traced(v) for v in (scores, thresholds))
+  arrays = []
   for name, values in (("scores", scores), ("thresholds", thresholds)):
     if validation.is_traced(values):
+      arrays.append(values)
       continue
     if type(values).__module__.startswith("scipy.sparse"):
       raise TypeError(f"{name} is a scipy sparse matrix; pass a dense vector ({name}.toarray()).")
@@ -171,11 +213,14 @@ def predict_classes(scores: ArrayLike, thresholds: ArrayLike) -> jax.Array:
                       " as a float array.")
     if np.isnan(arr.astype(np.float64)).any():
       validation.check_scores(name, values, ndim=arr.ndim)
-  scores, thresholds = jnp.asarray(scores), jnp.asarray(thresholds)
-  if scores.ndim != 1 or thresholds.ndim != 1:
+    arrays.append(arr)
+  scores, thresholds = arrays
+  if np.ndim(scores) != 1 or np.ndim(thresholds) != 1:
     raise ValueError(f"scores must have shape [n] and thresholds [k-1]; received "
-                     f"{scores.shape} and {thresholds.shape}.")
+                     f"{np.shape(scores)} and {np.shape(thresholds)}.")
+  if not traced:
+    return jnp.asarray(np.sum(scores[:, None] > thresholds[None, :], axis=1), jnp.int32)
+  scores, thresholds = jnp.asarray(scores), jnp.asarray(thresholds)
   classes = jnp.sum(scores[:, None] > thresholds[None, :], axis=1).astype(jnp.int32)
   undefined = jnp.isnan(scores) | jnp.any(jnp.isnan(thresholds))
   return jnp.where(undefined, -1, classes)
-

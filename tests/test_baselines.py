@@ -11,6 +11,7 @@ import pytest
 from scipy import optimize
 
 from qsg_jax import baselines
+from qsg_jax import data
 from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax.engine import risk
@@ -348,7 +349,35 @@ def test_singular_system_raises_instead_of_returning_nan():
   x_l, y_l, x_u, _ = _binary()
   with pytest.raises(FloatingPointError, match="singular to working precision. Increase lam"):
     baselines.fit_samult(np.repeat(x_l[:2], 12, axis=0), np.repeat(y_l[:2], 12), x_u[:0] + x_l[0],
-                         lam=1e-45, sigma=1e-30, gamma=1.0)
+                         lam=1e-45, sigma=1.0, gamma=1.0)
+
+
+@pytest.mark.parametrize("fit", ["samult", "exact_split"])
+def test_kernels_float32_cannot_compute_are_refused_naming_the_cause(fit):
+  """One class: a kernel that overflows, rounds to a constant, or drowns in rounding error."""
+  x_l, y_l, x_u, _ = _binary()
+  def call(x_labeled, x_unlabeled, sigma=1.0):
+    if fit == "samult":
+      return baselines.fit_samult(x_labeled, y_l, x_unlabeled, lam=0.1, sigma=sigma, gamma=0.5)
+    return baselines.fit_exact_split(x_labeled, y_l, x_unlabeled, lam=0.1, sigma=sigma,
+                                     gamma=0.5, split_lam=1.0)
+  with pytest.raises(ValueError, match="norms up to .*e\\+25: their squares .* overflow float32"):
+    call(x_l * 1e25, x_u * 1e25)
+  with pytest.raises(ValueError, match="sigma=1e\\+39 does not fit in float32"):
+    call(x_l, x_u, sigma=1e39)
+  with pytest.raises(ValueError, match="are all the same point"):
+    call(np.ones_like(x_l), np.ones_like(x_u))
+  with pytest.raises(ValueError, match="below float32 resolution: every kernel value"):
+    call(x_l * 1e-20, x_u * 1e-20)   # every exp(-sigma d^2) is 1.0 in float32: a constant model
+  with pytest.raises(ValueError, match="lie far from the origin .* Min-max scale"):
+    call(x_l + 1e4, x_u + 1e4)       # d^2 = |x|^2 + |z|^2 - 2 x.z loses every digit
+  # The same data min-max scaled: accepted, and the model ranks the labeled points.
+  lo, scale = data.minmax_fit(np.concatenate([x_l, x_u]) + 1e4)
+  model = call(data.minmax_apply(x_l + 1e4, lo, scale), data.minmax_apply(x_u + 1e4, lo, scale))
+  assert model is not None
+  model = baselines.fit_samult(x_l, y_l, x_u, lam=0.1, sigma=1.0, gamma=0.5)
+  with pytest.raises(ValueError, match="points of x have norms up to .*e\\+25"):
+    baselines.decision_function(model, x_l * 1e25)   # test points: NaN scores otherwise
 
 
 def test_refitting_with_new_hyperparameters_does_not_recompile():

@@ -76,7 +76,7 @@ def test_discretize_equal_frequency_matches_numpy_quantiles():
 def test_discretize_errors():
   with pytest.raises(ValueError, match="too many tied values"):
     data.discretize_equal_frequency(np.array([0.0] * 90 + [1.0] * 10), 5)
-  with pytest.raises(ValueError, match="num_bins must be an integer >= 2"):
+  with pytest.raises(ValueError, match="num_bins must be a whole number >= 2"):
     data.discretize_equal_frequency(np.arange(10.0), 1)
   with pytest.raises(ValueError, match="NaN or infinite"):
     data.discretize_equal_frequency(np.array([1.0, np.inf, 2.0]), 2)

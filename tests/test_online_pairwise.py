@@ -322,3 +322,136 @@ def test_benchmark_smoke(tmp_path):
   assert res["literal_us_per_step"] > 0 and res["incremental_us_per_step"] > 0
   assert res["relative_difference_of_w"] < 1e-4   # both forms reach the same iterate
   assert np.isfinite(res["stream_sq_error_to_w_star"])
+
+
+# --- The estimator: dtypes, scaling, schedule changes, blame (issue 28, issue 29 item 6) --------
+
+
+def _ranking_data(n, seed=0, scale=1.0, offset=0.0):
+  rng = np.random.default_rng(seed)
+  x = rng.normal(size=(n, 3))
+  y = (x[:, 0] + x[:, 1] + 0.5 * rng.normal(size=n) > 0).astype(int)
+  return x * scale + offset, y
+
+
+@pytest.mark.parametrize("kind", ["int", "bool", "float16", "Int64", "Float64", "boolean"])
+def test_ranker_computes_every_input_dtype_in_float(kind):
+  """Integer and bool features used to score as constants (weights cast to the input's dtype)."""
+  import pandas as pd   # pylint: disable=g-import-not-at-top
+  x, y = _ranking_data(300)
+  x_test, y_test = _ranking_data(400, seed=1)
+  cast = {"int": lambda a: np.round(3 * a).astype(np.int64),
+          "bool": lambda a: a > 0,
+          "float16": lambda a: a.astype(np.float16),
+          "Int64": lambda a: pd.DataFrame(np.round(3 * a)).astype("Int64"),
+          "Float64": lambda a: pd.DataFrame(a).astype("Float64"),
+          "boolean": lambda a: pd.DataFrame(a > 0).astype("boolean")}[kind]
+  as_float = lambda a: pd.DataFrame(cast(a)).to_numpy(dtype=np.float64)
+  ranker = op.OnlinePairwiseRanker(chunk_size=64).fit(cast(x), y)
+  reference = op.OnlinePairwiseRanker(chunk_size=64).fit(as_float(x), y)
+  scores = ranker.decision_function(cast(x_test))
+  assert scores.dtype == np.float64
+  np.testing.assert_allclose(scores, reference.decision_function(as_float(x_test)), rtol=1e-12)
+  assert ranker.score(cast(x_test), y_test) == pytest.approx(
+      float(metrics.binary_auc(reference.decision_function(as_float(x_test)), y_test)), abs=1e-6)
+  assert len(np.unique(scores)) > 1                      # not a constant
+  if kind == "Float64":
+    missing = cast(x)
+    missing.iloc[3, 1] = pd.NA
+    with pytest.raises(ValueError, match="X has 1 rows with NaN .* \\(first at row 3\\)"):
+      op.OnlinePairwiseRanker().fit(missing, y)
+
+
+def test_ranker_scales_its_inputs_like_every_estimator():
+  x, y = _ranking_data(600, scale=np.array([1e3, 1.0, 1e-2]), offset=5e3)
+  x_test, y_test = _ranking_data(1000, seed=1, scale=np.array([1e3, 1.0, 1e-2]), offset=5e3)
+  ranker = op.OnlinePairwiseRanker(chunk_size=64).fit(x, y)
+  lo, scale = _minmax(x)
+  np.testing.assert_array_equal(ranker.input_min_, lo)
+  np.testing.assert_array_equal(ranker.input_scale_, scale)
+  by_hand = op.OnlinePairwiseRanker(chunk_size=64, scale_inputs=False).fit((x - lo) / scale, y)
+  np.testing.assert_allclose(ranker.decision_function(x_test),
+                             by_hand.decision_function((x_test - lo) / scale), rtol=1e-12)
+  unscaled = op.OnlinePairwiseRanker(chunk_size=64, scale_inputs=False).fit(x, y)
+  assert ranker.score(x_test, y_test) > unscaled.score(x_test, y_test) + 0.1
+  assert ranker.score(x_test, y_test) > 0.9
+  # partial_fit fits the map on its first chunk and keeps it for the stream.
+  stream = op.OnlinePairwiseRanker(chunk_size=64).partial_fit(x[:200], y[:200])
+  first_map = stream.input_min_.copy()
+  stream.partial_fit(x[200:], y[200:])
+  np.testing.assert_array_equal(stream.input_min_, first_map)
+  with pytest.raises(ValueError, match="scale_inputs changed to False since the first"):
+    stream.set_params(scale_inputs=False).partial_fit(x[:10], y[:10])
+  with pytest.raises(TypeError, match="scale_inputs must be True or False; received 1"):
+    op.OnlinePairwiseRanker(scale_inputs=1).fit(x, y)
+
+
+def _minmax(x):
+  lo = x.min(axis=0)
+  return lo, x.max(axis=0) - lo
+
+
+def test_set_params_between_partial_fit_calls_changes_the_schedule():
+  x, y = _ranking_data(200)
+  for change in ({"mu": 50.0}, {"theta": 0.6}, {"mu": None}):
+    ranker = op.OnlinePairwiseRanker(mu=5.0, chunk_size=64, scale_inputs=False)
+    ranker.partial_fit(x[:80], y[:80]).set_params(**change).partial_fit(x[80:], y[80:])
+    first = op.fit_stream([(x[:80], y[:80])], mu=5.0, chunk_size=64)
+    params = {"theta": 0.75, "mu": 5.0, **{k: v for k, v in change.items() if v is not None}}
+    schedule = op.polynomial_step_size(params["theta"], params["mu"])
+    rest = op.fit_stream([(x[80:], y[80:])], state=first.state, step_size=schedule,
+                         chunk_size=64)
+    np.testing.assert_allclose(ranker.coef_, np.asarray(rest.state.w), rtol=1e-6)
+    assert ranker.step_size_ == schedule
+
+
+def test_fit_stream_continuation_needs_its_schedule():
+  x, y = _ranking_data(100)
+  first = op.fit_stream([(x[:50], y[:50])], chunk_size=32)
+  with pytest.raises(ValueError, match="continues from a state but was given no schedule"):
+    op.fit_stream([(x[50:], y[50:])], state=first.state, chunk_size=32)
+  again = op.fit_stream([(x[50:], y[50:])], state=first.state, step_size=first.step_size,
+                        chunk_size=32)
+  whole = op.fit_stream([(x[:50], y[:50]), (x[50:], y[50:])], chunk_size=32)
+  np.testing.assert_allclose(np.asarray(again.state.w), np.asarray(whole.state.w), rtol=1e-5)
+
+
+def test_huge_and_tiny_values_blame_the_real_cause():
+  x, y = _ranking_data(100)
+  with pytest.raises(ValueError, match="x has values up to \\|x\\| = .*e\\+20 .* products in the "
+                     "O\\(d\\^2\\) update .* exceed the float32 range"):
+    op.fit_stream([(x * 1e20, y)])
+  with pytest.raises(ValueError, match="y has values up to"):
+    op.fit_stream([(x, y * 1e25)])
+  with pytest.raises(ValueError, match="mu = estimate_mu\\(first chunk\\) .* reach \\|x\\| = "
+                     ".*e-30\\) = .*e-59 makes the step size 1 / mu inf in float32"):
+    op.fit_stream([(x * 1e-30, y)])
+  with pytest.raises(ValueError, match="mu = 1e\\+45 makes the step size 1 / mu 0 in float32"):
+    op.fit_stream([(x, y)], mu=1e45)
+  with pytest.raises(ValueError, match="gamma_t = t\\^-theta / mu with mu = 1e\\+37 is 0 in "
+                     "float32 at t = "):   # fine at t = 2, underflows later in the stream
+    op.fit_stream([(np.tile(x, (400, 1)), np.tile(y, 400))], mu=1e37, theta=1.0)
+  with pytest.raises(ValueError, match="features reach \\|x\\| = .*e-200, so mu .* outside "
+                     "float64"):
+    op.estimate_mu(x * 1e-200)
+  # estimate_mu is scale-equivariant, mu(c x) = c^2 mu(x), where c^2 mu stays in range.
+  assert op.estimate_mu(x * 1e-100) == pytest.approx(1e-200 * op.estimate_mu(x), rel=1e-9)
+  # float64 states take what float32 ones cannot; the estimator scales such data first.
+  with jax.enable_x64(True):
+    wide = op.fit_stream([(x * 1e20, y)], dtype=jnp.float64)
+  assert np.all(np.isfinite(np.asarray(wide.state.w)))
+  for factor in (1e20, 1e-30, 1e300):
+    ranker = op.OnlinePairwiseRanker().fit(x * factor, y)
+    np.testing.assert_allclose(ranker.decision_function(x * factor),
+                               op.OnlinePairwiseRanker().fit(x, y).decision_function(x),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_a_failed_first_fit_leaves_the_ranker_unfitted():
+  from sklearn import exceptions   # pylint: disable=g-import-not-at-top
+  x, y = _ranking_data(50)
+  ranker = op.OnlinePairwiseRanker()
+  with pytest.raises(ValueError, match="every point of the sample is the same"):
+    ranker.fit(np.ones((50, 3)), y)
+  with pytest.raises(exceptions.NotFittedError):
+    ranker.decision_function(x)

@@ -6,6 +6,8 @@ from sklearn import exceptions as skexceptions
 from sklearn import metrics as skm
 from sklearn.utils import estimator_checks
 
+import qsg_jax
+from qsg_jax import data
 from qsg_jax import roc_svm
 from qsg_jax.roc_svm import estimator as estimator_lib
 from qsg_jax.roc_svm.estimator import ROCSVM
@@ -43,8 +45,12 @@ def test_estimator_matches_fit_and_roc_auc_score():
   # predict thresholds decision_function at 0, i.e. f(x) at threshold_.
   np.testing.assert_array_equal(clf.predict(x_test) == "pos",
                                 clf.decision_function(x_test) > 0)
-  # The threshold maximizes the training accuracy among all cuts (brute force).
-  f = x @ clf.coef_
+  # The threshold maximizes the training accuracy among all cuts (brute force); the model
+  # lives on the min-max scaled inputs.
+  lo, scale = data.minmax_fit(x)
+  np.testing.assert_array_equal(clf.input_min_, lo)
+  np.testing.assert_array_equal(clf.input_scale_, scale)
+  f = data.minmax_apply(x, lo, scale) @ clf.coef_
   cuts = np.concatenate([[f.min() - 1], np.sort(f)])
   best = max(np.mean((f > t) == (y == "pos")) for t in cuts)
   assert np.mean(clf.predict(x) == y) == pytest.approx(best)
@@ -57,9 +63,9 @@ def test_nystrom_estimator_and_target_sensitivity():
   assert clf.sigma_ == 0.5 and not hasattr(clf, "coef_")
   assert np.mean(clf.predict(x[y == "pos"]) == "pos") >= 0.9
   # Same scores as the functional API (up to the fitted threshold).
+  x_scaled = data.minmax_apply(x, clf.input_min_, clf.input_scale_)
   np.testing.assert_allclose(clf.decision_function(x) + clf.threshold_,
-                             roc_svm.decision_function(clf.model_, x.astype(np.float32)),
-                             atol=1e-5)
+                             roc_svm.decision_function(clf.model_, x_scaled), atol=1e-5)
   with pytest.warns(UserWarning, match="num_landmarks=300 > n_samples=40"):
     ROCSVM("nystrom", landmarks="uniform", random_state=0).fit(x[:40], np.arange(40) % 2)
 
@@ -100,3 +106,71 @@ def test_estimator_errors():
     clf.decision_function(np.zeros((2, 3)))
   with pytest.raises(ValueError, match="labels \\['maybe'\\] not seen in fit"):
     clf.score(x[:3], np.array(["pos", "neg", "maybe"]))
+
+
+def test_one_scaling_rule_unscaled_inputs_rank_like_scaled_ones():
+  """Issue 29 item 6: min-max scaling on the training rows, as QSGS2AUC does (scale_inputs)."""
+  x, y = _data()
+  x_test, y_test = _data(2000, seed=1)
+  column_scales = np.array([1e4, 1.0])              # one feature in the ten thousands
+  kwargs = dict(kernel="nystrom", num_landmarks=50, random_state=0)
+  raw = ROCSVM(**kwargs).fit(x * column_scales + 5e3, y)
+  lo, scale = data.minmax_fit(x * column_scales + 5e3)
+  by_hand = ROCSVM(scale_inputs=False, **kwargs).fit(data.minmax_apply(x * column_scales + 5e3,
+                                                                       lo, scale), y)
+  np.testing.assert_allclose(
+      raw.decision_function(x_test * column_scales + 5e3),
+      by_hand.decision_function(data.minmax_apply(x_test * column_scales + 5e3, lo, scale)),
+      atol=1e-5)
+  assert raw.score(x_test * column_scales + 5e3, y_test) > 0.85
+  assert ROCSVM(scale_inputs=False, **kwargs).get_params()["scale_inputs"] is False
+  with pytest.raises(TypeError, match="scale_inputs must be True or False; received 'yes'"):
+    ROCSVM(scale_inputs="yes").fit(x, y)
+
+
+@pytest.mark.parametrize("kind", ["int", "bool", "float16", "Int64", "Float64", "boolean"])
+def test_every_input_dtype_is_computed_in_float(kind):
+  """int, bool, float16 and pandas nullable features score like their float64 values."""
+  import pandas as pd   # pylint: disable=g-import-not-at-top
+  x, y = _data()
+  x_test, _ = _data(300, seed=1)
+  cast = {"int": lambda a: np.round(3 * a).astype(np.int64),
+          "bool": lambda a: a > 0,
+          "float16": lambda a: a.astype(np.float16),
+          "Int64": lambda a: pd.DataFrame(np.round(3 * a)).astype("Int64"),
+          "Float64": lambda a: pd.DataFrame(a).astype("Float64"),
+          "boolean": lambda a: pd.DataFrame(a > 0).astype("boolean")}[kind]
+  as_float = lambda a: np.asarray(pd.DataFrame(cast(a)).astype(float), np.float64)
+  clf = ROCSVM(random_state=0).fit(cast(x), y)
+  reference = ROCSVM(random_state=0).fit(as_float(x), y)
+  np.testing.assert_allclose(clf.decision_function(cast(x_test)),
+                             reference.decision_function(as_float(x_test)), atol=1e-6)
+  missing = pd.DataFrame(x).astype("Float64")
+  missing.iloc[3, 1] = pd.NA
+  with pytest.raises(ValueError, match="Input X contains NaN"):
+    ROCSVM().fit(missing, y)
+
+
+def test_huge_tiny_and_constant_features():
+  x, y = _data()
+  x_test, y_test = _data(500, seed=1)
+  reference = ROCSVM("nystrom", num_landmarks=30, random_state=0).fit(x, y)
+  for factor in (1e300, 1e-300):                     # beyond float32 both ways: scaled first
+    clf = ROCSVM("nystrom", num_landmarks=30, random_state=0).fit(x * factor, y)
+    np.testing.assert_allclose(clf.decision_function(x_test * factor),
+                               reference.decision_function(x_test), atol=1e-4)
+  with pytest.raises(ValueError, match="every row of x is the same point"):
+    ROCSVM().fit(np.full_like(x, 7.0), y)
+  with pytest.raises(ValueError, match="spans more than float64 holds"):
+    ROCSVM().fit(np.array([[-1e308, 0.0], [1e308, 1.0]] * 5), np.arange(10) % 2)
+  with pytest.raises(ValueError, match="points of x have norms up to .*: their squares"):
+    ROCSVM(scale_inputs=False).fit(x * 1e25, y)
+
+
+def test_a_failed_refit_leaves_the_fitted_model_as_it_was():
+  x, y = _data()
+  clf = ROCSVM(random_state=0).fit(x, y)
+  before = clf.decision_function(x)
+  with pytest.raises(qsg_jax.DivergenceError):
+    clf.set_params(optimizer="adamax", learning_rate=1e30, loss="squared_hinge").fit(x * 50, y)
+  np.testing.assert_array_equal(clf.decision_function(x), before)

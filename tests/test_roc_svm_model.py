@@ -5,6 +5,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 from sklearn import cluster
 from sklearn import metrics as skm
@@ -13,7 +14,6 @@ import qsg_jax
 from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax import roc_svm
-from qsg_jax.roc_svm import clustering
 from qsg_jax.roc_svm import nystrom
 from qsg_jax.roc_svm import synthetic
 from qsg_jax.roc_svm import train as train_lib
@@ -197,28 +197,29 @@ def test_landmark_selection_methods(key):
     nystrom.select_landmarks(key, x, y, 251, "uniform")
 
 
-def test_lloyd_step_matches_numpy_and_kmeans_matches_sklearn(key):
+def test_kmeans_is_sklearn_from_its_seeds_and_a_function_of_the_key(key):
   x = _clustered_points()
-  start = x[:20] + 0.5                                      # some clusters stay empty
-  new, assign, inertia = jax.jit(clustering.lloyd_step)(x, start)
-  d2 = ((x[:, None, :].astype(np.float64) - start[None, :, :]) ** 2).sum(-1)
-  ref_assign = d2.argmin(1)
-  np.testing.assert_array_equal(assign, ref_assign)
-  ref = np.stack([x[ref_assign == c].mean(0) if np.any(ref_assign == c) else start[c]
-                  for c in range(20)])
-  np.testing.assert_allclose(new, ref, rtol=1e-4, atol=1e-4)
-  np.testing.assert_allclose(inertia, d2.min(1).sum(), rtol=1e-4)
-  # From the same k-means++ seeding, scikit-learn's Lloyd iterations reach the same centers.
-  # (max_iters=100 spelled out as select_landmarks does: one compilation for both.)
   result = roc_svm.kmeans(key, x, 20, max_iters=100)
-  seeds = np.asarray(result.initial_centers)
+  seeds = result.initial_centers
   assert all(any(np.array_equal(s, r) for r in x) for s in seeds)      # seeds are data points
   assert len({tuple(s) for s in seeds}) == 20
-  assert 0 < int(result.num_iters) < 100
-  sk = cluster.KMeans(20, init=seeds, n_init=1, algorithm="lloyd", tol=1e-8).fit(x)
-  np.testing.assert_allclose(result.centers, sk.cluster_centers_, rtol=1e-4, atol=1e-4)
-  np.testing.assert_allclose(result.inertia, sk.inertia_, rtol=1e-4)
+  assert 0 < result.num_iters < 100
+  sk = cluster.KMeans(20, init=seeds, n_init=1, algorithm="lloyd").fit(x)
+  np.testing.assert_allclose(result.centers, sk.cluster_centers_, rtol=1e-5, atol=1e-6)
   np.testing.assert_array_equal(result.assignments, sk.labels_)
+  # assignments are the nearest centers and the inertia is theirs (NumPy reference).
+  d2 = ((x[:, None, :].astype(np.float64) - result.centers[None, :, :]) ** 2).sum(-1)
+  np.testing.assert_array_equal(result.assignments, d2.argmin(1))
+  np.testing.assert_allclose(result.inertia, d2.min(1).sum(), rtol=1e-4)
+  again = roc_svm.kmeans(key, x, 20, max_iters=100)
+  np.testing.assert_array_equal(again.centers, result.centers)          # deterministic
+  other = roc_svm.kmeans(jax.random.fold_in(key, 1), x, 20, max_iters=100)
+  assert not np.array_equal(other.initial_centers, seeds)              # another key, other seeds
+  # Seeds past 2**32 are distinct streams (jax.random.key alone keeps the low 32 bits).
+  assert not np.array_equal(roc_svm.kmeans(2**32, x, 20).initial_centers,
+                            roc_svm.kmeans(0, x, 20).initial_centers)
+  seeds_only = roc_svm.kmeans(key, x.astype(np.int64), 20, max_iters=0)   # integers: float64
+  assert seeds_only.num_iters == 0 and seeds_only.centers.dtype == np.float64
   with pytest.raises(ValueError, match="n >= k = 50"):
     roc_svm.kmeans(key, x[:10], 50)
 
@@ -241,12 +242,23 @@ def test_fit_rejects_bad_input(monkeypatch):
     roc_svm.decision_function(_fits()["incomplete"].model, np.zeros((4, 3)))
   with pytest.raises(ValueError, match="y must have shape \\[4\\]"):
     roc_svm.model_auc(_fits()["incomplete"].model, x[:4], y)
-  # Squared margins of features at 1e22 overflow float32: reported, not returned.
-  with pytest.raises(qsg_jax.DivergenceError, match="became inf after 2 steps.*scale the"):
-    roc_svm.fit(x * 1e22, y, loss="squared_hinge", lam=1e-3, optimizer="adamax")
-  # L-BFGS rejects every overflowing trial step and stays at beta = 0: refused, not returned.
-  with pytest.raises(qsg_jax.DivergenceError, match="made no progress.*Scale the features"):
+  # Features whose squares overflow float32 are refused up front, naming their norm.
+  with pytest.raises(ValueError, match="points of norm 3.*e\\+22: their squares .* overflow"):
     roc_svm.fit(x * 1e22, y, loss="squared_hinge", lam=1e-3)
+  with pytest.raises(ValueError, match="points of norm .*e\\+22"):
+    roc_svm.decision_function(_fits()["incomplete"].model, x * 1e22)
+  # A step that overflows, or none at all: reported with the data's range, never returned.
+  with pytest.raises(qsg_jax.DivergenceError, match="became inf after 2 steps \\(features in"):
+    roc_svm.fit(x, y, loss="squared_hinge", lam=1e-3, optimizer="adamax", learning_rate=1e30)
+  with pytest.raises(qsg_jax.DivergenceError, match="made no progress.*gradient norm"):
+    roc_svm.fit(x, y, optimizer=optax.sgd(0.0))
+  # Identical rows, or a kernel too wide for float32 to tell points apart: refused.
+  with pytest.raises(ValueError, match="every row of x is the same point"):
+    roc_svm.fit(np.ones_like(x), y)
+  with pytest.raises(ValueError, match="below float32 resolution: every kernel value"):
+    roc_svm.fit(x * 1e-6, y, kernel="nystrom", num_landmarks=20, sigma=1.0)
+  with pytest.raises(ValueError, match="far from the origin"):
+    roc_svm.fit(x + 1e4, y, kernel="nystrom", num_landmarks=20, sigma=1.0)
   with pytest.raises(ValueError, match="binary: y must be coded.*\\[0.0, 1.0, 2.0\\]"):
     roc_svm.fit(x, np.arange(250) % 3)
   with pytest.raises(TypeError, match="dtype <U1.*ROCSVM"):
@@ -265,7 +277,7 @@ def test_fit_rejects_bad_input(monkeypatch):
 
 def test_cross_validation_picks_the_best_grid_entry():
   x, y = _linear_data(500)
-  fold_of = qsg_jax.cv.stratified_folds(y > 0, 2, seed=0)     # the folds cross_validate uses
+  fold_of = qsg_jax.folds.stratified_folds(y > 0, 2, seed=0)     # the folds cross_validate uses
   folds = [(np.nonzero(fold_of != f)[0], np.nonzero(fold_of == f)[0]) for f in range(2)]
   for train, valid in folds:
     assert np.intersect1d(train, valid).size == 0 and train.size + valid.size == 500

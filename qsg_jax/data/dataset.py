@@ -48,25 +48,55 @@ class Dataset:
             f"num_classes={self.num_classes})")
 
 
+def as_numeric(name, x):
+  """``x`` as a real NumPy array; pandas nullable columns (Int64, Float64, boolean) become float64
+  with NaN where a value is missing (pd.NA), so that finiteness checks see it.
+
+  Args:
+    name: what to call the array in messages.
+    x: array-like, pandas Series / DataFrame included (not scipy sparse).
+
+  Raises:
+    TypeError: scipy sparse input, strings, objects or complex numbers.
+  """
+  if type(x).__module__.startswith("scipy.sparse"):
+    raise TypeError(f"{name} is a scipy sparse matrix; pass {name}.toarray().")
+  dtypes = getattr(x, "dtypes", None)
+  dtypes = list(dtypes) if hasattr(dtypes, "__iter__") else [getattr(x, "dtype", None)]
+  if hasattr(x, "to_numpy") and any(d is not None and not isinstance(d, np.dtype)
+                                    for d in dtypes):
+    try:   # pandas extension dtypes: nullable numbers, categoricals of numbers
+      return x.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError):
+      raise TypeError(f"{name} has non-numeric columns (dtypes {sorted(set(map(str, dtypes)))});"
+                      " encode categorical columns as numbers (e.g. one-hot) first.") from None
+  arr = np.asarray(x)
+  if arr.dtype == bool:
+    return arr
+  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+    raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}. Encode "
+                    "categorical columns as numbers (e.g. one-hot) first.")
+  return arr
+
+
 def check_finite(name, x):
-  """Raises ``ValueError`` if ``x`` holds NaN or infinite values (with their count and first row).
+  """Raises ``ValueError`` if ``x`` holds NaN, missing (pd.NA) or infinite values (count, first row).
 
   Args:
     name: what to call the array in the message (``"sgemm x"``).
-    x: array-like [n, d] or [n].
+    x: array-like [n, d] or [n] (pandas nullable columns included).
 
   Returns:
-    ``x`` as a NumPy array, unchanged.
+    ``x`` as a NumPy array (``as_numeric``).
   """
-  arr = np.asarray(x)
-  if not np.issubdtype(arr.dtype, np.number):
-    raise TypeError(f"{name} must be numeric; received dtype {arr.dtype}.")
+  arr = as_numeric(name, x)
   bad = ~np.isfinite(arr)
   if bad.any():
     rows = np.nonzero(bad.reshape(arr.shape[0], -1).any(axis=1))[0]
     raise ValueError(
         f"{name} contains {int(bad.sum())} NaN or infinite values in {rows.size} rows (first at "
-        f"row {int(rows[0])}). Impute or drop those rows (or fix the source file) before use.")
+        f"row {int(rows[0])}). Impute or drop those rows (or fix the source file) before use; "
+        "a missing value (pd.NA) counts as NaN.")
   return arr
 
 
@@ -106,7 +136,7 @@ def make_dataset(name, task, x, y, *, x_test=None, y_test=None, feature_names=No
 
 
 def _targets(name, what, task, y, n):
-  y = np.asarray(y)
+  y = as_numeric(f"{name} {what}", y)
   if y.shape != (n,):
     raise ValueError(f"{name} {what} must have shape [{n}] (one per row); received {y.shape}.")
   if task == "regression":

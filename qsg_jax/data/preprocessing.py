@@ -11,19 +11,21 @@ import jax
 import numpy as np
 
 from qsg_jax import _validation as validation
+from qsg_jax.data.dataset import as_numeric
 from qsg_jax.data.dataset import check_finite
 
 
 def numpy_rng(seed):
   """A NumPy generator from an int seed, a jax PRNG key, or a ``np.random.Generator`` (as is).
 
-  An int seed s means ``jax.random.key(s)``; a key's bits seed the generator, so data drawn
+  An int seed s means ``_validation.check_key(s)`` (distinct seeds in 0..2**63-1 give distinct
+  streams; negative seeds and bools are refused); a key's bits seed the generator, so data drawn
   from it is a pure function of the key, without compiling a jax sampler for every new shape.
   """
   if isinstance(seed, np.random.Generator):
     return seed
-  if isinstance(seed, (int, np.integer)):
-    seed = jax.random.key(int(seed))
+  if isinstance(seed, (int, np.integer, bool, np.bool_)) or seed is None:
+    seed = validation.check_key(seed, "seed")
   dtype = getattr(seed, "dtype", None)
   if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
     seed = jax.random.key_data(seed)
@@ -50,7 +52,7 @@ def minmax_fit(x):
     >>> minmax_apply(np.array([[1., 5.], [4., 5.]]), lo, scale).tolist()
     [[0.5, 0.0], [2.0, 0.0]]
   """
-  x = check_finite("minmax_fit x", np.asarray(x, dtype=np.float64))
+  x = check_finite("minmax_fit x", x).astype(np.float64)
   if x.ndim != 2 or x.shape[0] == 0:
     raise ValueError(f"minmax_fit expects training features of shape [n, d] with n >= 1; "
                      f"received shape {x.shape}.")
@@ -78,14 +80,13 @@ def minmax_apply(x, lo, scale):
   Returns:
     float64 [n, d].
   """
-  x = np.asarray(x, dtype=np.float64)
+  x = check_finite("minmax_apply x", x).astype(np.float64)
   lo = np.asarray(lo, dtype=np.float64)
   scale = np.asarray(scale, dtype=np.float64)
   if x.ndim != 2 or lo.shape != (x.shape[1],) or scale.shape != (x.shape[1],):
     raise ValueError(f"minmax_apply expects x [n, d] with lo and scale [d]; received x "
                      f"{x.shape}, lo {lo.shape}, scale {scale.shape}. Fit on data with the same "
                      "columns.")
-  check_finite("minmax_apply x", x)
   if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(scale))):
     raise ValueError("lo and scale must be finite; use the (lo, scale) returned by minmax_fit on "
                      "finite training features.")
@@ -112,11 +113,10 @@ def discretize_equal_frequency(y, num_bins):
   Raises:
     ValueError: too few distinct values for k non-empty bins.
   """
-  y = check_finite("discretize_equal_frequency y", np.asarray(y, dtype=np.float64))
+  y = check_finite("discretize_equal_frequency y", y).astype(np.float64)
   if y.ndim != 1 or y.size == 0:
     raise ValueError(f"y must be a non-empty vector [n]; received shape {y.shape}.")
-  if int(num_bins) != num_bins or num_bins < 2:
-    raise ValueError(f"num_bins must be an integer >= 2; received {num_bins!r}.")
+  num_bins = validation.check_count("num_bins", num_bins, minimum=2)
   edges = np.quantile(y, np.linspace(0.0, 1.0, int(num_bins) + 1))
   labels = discretize_with_edges(y, edges)
   counts = np.bincount(labels, minlength=int(num_bins))
@@ -131,7 +131,7 @@ def discretize_equal_frequency(y, num_bins):
 def discretize_with_edges(y, edges):
   """Classes of ``y`` under given bin edges (from ``discretize_equal_frequency``).
 
-  Values below edges[0] go to class 0 and above edges[-1] to class k-1.
+  Values below edges[0] go to class 0 and above edges[-1] (+inf included) to class k-1.
 
   Args:
     y: [n] values.
@@ -140,11 +140,16 @@ def discretize_with_edges(y, edges):
   Returns:
     int64 [n] labels in 0..k-1.
   """
-  y = np.asarray(y, dtype=np.float64)
-  edges = np.asarray(edges, dtype=np.float64)
-  if edges.ndim != 1 or edges.size < 3 or np.any(np.diff(edges) < 0):
-    raise ValueError(f"edges must be an increasing vector [k + 1] with k >= 2; received "
-                     f"{edges.tolist()}.")
+  y = as_numeric("discretize_with_edges y", y).astype(np.float64)
+  edges = as_numeric("edges", edges).astype(np.float64)
+  if edges.ndim != 1 or edges.size < 3 or not np.all(np.diff(edges) >= 0):
+    raise ValueError(f"edges must be a nondecreasing vector [k + 1] with k >= 2 and no NaN; "
+                     f"received {validation.summarize(edges.tolist())}.")
+  missing = np.isnan(y)
+  if missing.any():
+    raise ValueError(f"discretize_with_edges y has {int(missing.sum())} NaN or missing values "
+                     f"(first at row {int(np.argmax(missing))}); they belong to no class. Drop "
+                     "or impute them first.")
   return np.searchsorted(edges[1:-1], y, side="left").astype(np.int64)
 
 
@@ -180,13 +185,17 @@ def split_semisupervised(seed, y, num_labeled, num_test=0, stratify=False, num_c
     ValueError: sizes that do not fit, fewer labeled points than classes, a class with no point
       outside the test set, or no covering draw within ``max_tries``.
   """
-  y = np.asarray(y)
-  if y.ndim != 1 or not np.issubdtype(y.dtype, np.integer):
-    raise ValueError(f"y must be an int vector of class labels [n]; received dtype {y.dtype}, "
-                     f"shape {y.shape}. Discretize a regression target first "
-                     "(discretize_equal_frequency).")
+  y = as_numeric("y", y)
+  if y.ndim != 1:
+    raise ValueError(f"y must be a vector of class labels [n]; received shape {y.shape}.")
+  validation.check_whole_numbers(
+      y, "y", "int class labels 0..k-1", non_finite_fix="Every point needs a class: drop or "
+      "label those rows first.", fraction_fix="Discretize a regression target first "
+      "(discretize_equal_frequency).")
+  y = y.astype(np.int64)
   n = y.shape[0]
-  classes = np.unique(y) if num_classes is None else np.arange(int(num_classes))
+  classes = (np.unique(y) if num_classes is None
+             else np.arange(validation.check_count("num_classes", num_classes, minimum=1)))
   missing = np.setdiff1d(classes, y)
   if missing.size:
     raise ValueError(f"classes [{validation.summarize(missing.tolist())}] do not occur in y at "

@@ -96,15 +96,23 @@ def _run_recording_steps(state, xs, ys, step_size, valid, metrics_fn):
 _run_chunk = jax.jit(_run_recording_steps, static_argnames=("step_size", "metrics_fn"))
 
 
-def _check_step_sizes(index, gammas, first_t):
+def _check_step_sizes(index, gammas, first_t, step_size, dtype):
   """Raises unless the step sizes gamma_t used (t >= 2; t = 1 makes no step) are positive."""
   ts = first_t + np.arange(gammas.shape[0])
   bad = (ts >= 2) & ~(np.isfinite(gammas) & (gammas > 0))
   if bad.any():
     row = int(np.argmax(bad))
-    raise ValueError(f"step_size gave gamma_t = {float(gammas[row]):.3g} at iteration t = "
-                     f"{int(ts[row])} (chunk {index}); a step size must be positive and finite "
-                     "at every t. Fix the schedule, or use polynomial_step_size(theta, mu).")
+    t, gamma = int(ts[row]), float(gammas[row])
+    if isinstance(step_size, updates.PolynomialStepSize):   # the schedule is right; mu is not
+      raise ValueError(
+          f"gamma_t = t^-theta / mu with mu = {step_size.mu:.3g} is {gamma:.3g} in "
+          f"{np.dtype(dtype).name} at t = {t} (chunk {index}): mu is too far from the scale of "
+          "unit features for this precision. Rescale the features (min-max to [0, 1]: "
+          "OnlinePairwiseRanker(scale_inputs=True), qsg_jax.data.minmax_fit) or use "
+          "dtype=float64.")
+    raise ValueError(f"step_size gave gamma_t = {gamma:.3g} at iteration t = {t} (chunk {index});"
+                     " a step size must be positive and finite at every t. Fix the schedule, or "
+                     "use polynomial_step_size(theta, mu).")
 
 
 def _check_chunk(index, x, y, dim, dtype):
@@ -130,17 +138,38 @@ def _check_chunk(index, x, y, dim, dtype):
   if bad.any():
     raise ValueError(f"chunk {index} has {int(bad.sum())} examples with NaN or infinite values "
                      f"(first at row {int(np.argmax(bad))}). Drop or impute them before streaming.")
-  limit = float(np.finfo(dtype).max)
+  # The update multiplies values pairwise (second moments x x^T, y x, w^T x over d terms): the
+  # largest value times itself, d times, must stay within the state's float range.
+  limit = float(np.sqrt(np.finfo(dtype).max / (4.0 * max(x.shape[1], 1))))
   for name, arr in (("x", x), ("y", y)):
-    if arr.dtype.itemsize <= np.dtype(dtype).itemsize:
-      continue   # casting to an equal or wider type cannot overflow
     big = np.abs(arr.astype(np.float64)) > limit
     if big.any():
       row = int(np.argmax(big.any(axis=1) if big.ndim == 2 else big))
-      raise ValueError(f"chunk {index}: {name} has values beyond the {np.dtype(dtype).name} range "
-                       f"+-{limit:.3g} (first at row {row}), which would become inf. Rescale the "
-                       "data (e.g. qsg_jax.data.minmax_apply) or use dtype=float64.")
+      top = float(np.max(np.abs(arr.astype(np.float64))))
+      raise ValueError(
+          f"chunk {index}: {name} has values up to |{name}| = {top:.3g} (first at row {row}): "
+          f"their products in the O(d^2) update (second moments) exceed the {np.dtype(dtype).name}"
+          f" range {np.finfo(dtype).max:.3g}. Rescale the data (min-max to [0, 1]: "
+          "qsg_jax.data.minmax_fit / minmax_apply) or use dtype=float64.")
   return x.astype(dtype), y.astype(dtype)
+
+
+def _check_mu_range(step_size, dtype, x=None):
+  """Raises, naming mu (and the features' scale when mu was estimated on ``x``), when mu or
+  gamma_2 = 2^-theta / mu does not fit in ``dtype``."""
+  info = np.finfo(dtype)
+  with np.errstate(over="ignore", under="ignore"):
+    gamma = np.asarray(2.0 ** -step_size.theta / step_size.mu, np.float64).astype(dtype)
+  if step_size.mu <= float(info.max) and np.isfinite(gamma) and gamma > 0:
+    return
+  where = "mu" if x is None else (
+      f"mu = estimate_mu(first chunk) (the squared spread of the features, which reach |x| = "
+      f"{float(np.max(np.abs(x))):.3g})")
+  raise ValueError(
+      f"{where} = {step_size.mu:.3g} makes the step size 1 / mu {'0' if gamma == 0 else 'inf'} "
+      f"in {np.dtype(dtype).name}. Rescale the features (min-max to [0, 1]: "
+      "OnlinePairwiseRanker(scale_inputs=True), qsg_jax.data.minmax_fit), pass a mu on their "
+      "scale, or use dtype=float64.")
 
 
 def _check_count(name, value, minimum):
@@ -201,7 +230,9 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
     step_size: callable t -> gamma_t (optax schedules work); None: t^-theta / mu.
     theta: exponent of the default schedule (Theorem 1: 1/2 < theta < 1).
     mu: scale of the default schedule; None: ``estimate_mu`` on the first chunk (at most its
-      first 2048 examples).
+      first 2048 examples). Continuing from a ``state`` needs the schedule it was trained with:
+      pass ``step_size`` (the earlier ``StreamResult.step_size``) or ``mu``; both None is refused
+      (a new estimate on the next chunk would silently change the schedule mid-stream).
     form: "incremental" (O(d^2) per step, the default) or "literal" (O(t d), needs capacity).
     capacity: examples the literal form can store (at least the stream length).
     chunk_size: examples per jitted scan; default the first chunk's length. Longer chunks are
@@ -215,7 +246,8 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
 
   Raises:
     ValueError, TypeError: bad chunks or arguments (the message names the chunk and the fix);
-      a step size gamma_t <= 0 or non-finite at an iteration t it was used (checked per chunk).
+      a step size gamma_t <= 0 or non-finite at an iteration t it was used (checked per chunk);
+      values whose products overflow the state's dtype.
     DivergenceError: the iterate became non-finite (step size too large for the data).
   """
   if step_size is not None and not callable(step_size):
@@ -234,8 +266,15 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
   if state is None:
     dtype = updates.check_float_dtype(dtype)
   else:
+    if step_size is None:
+      raise ValueError("fit_stream continues from a state but was given no schedule: pass "
+                       "step_size=<the StreamResult.step_size it was trained with> (or mu=...); "
+                       "mu=None would estimate a new mu on this chunk and change the schedule "
+                       "mid-stream.")
     state = _initial_state(state, form, None, None, None)
     dim, dtype, seen = int(state.w.shape[0]), state.w.dtype, int(state.step)
+  if isinstance(step_size, updates.PolynomialStepSize):
+    _check_mu_range(step_size, dtype)
   length = None if chunk_size is None else int(chunk_size)
   pieces = []
   for index, (x, y) in enumerate(_iterate(chunks, num_chunks)):
@@ -251,6 +290,7 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
         raise ValueError("mu=None estimates mu from the first chunk, which needs >= 2 examples; "
                          "pass mu (or step_size), or a larger first chunk.")
       step_size = updates.polynomial_step_size(theta, updates.estimate_mu(x[:_MU_SAMPLE]))
+      _check_mu_range(step_size, dtype, x)
     length = length or x.shape[0]
     if isinstance(state, updates.LiteralState) and seen + x.shape[0] > state.x_seen.shape[0]:
       raise ValueError(f"chunk {index} takes the literal form past its capacity of "
@@ -263,13 +303,14 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
       ys = np.pad(y[start:start + n], (0, pad))
       valid = np.arange(length) < n
       state, gammas, metrics = _run_chunk(state, xs, ys, step_size, valid, metrics_fn)
-      _check_step_sizes(index, np.asarray(gammas[:n]), seen + 1)
+      _check_step_sizes(index, np.asarray(gammas[:n]), seen + 1, step_size, dtype)
       if not np.isfinite(np.asarray(state.w)).all():
         raise DivergenceError(
             f"the iterate became non-finite within examples {seen + 1}..{seen + n} (chunk "
             f"{index}) with step size gamma_t = {float(step_size(seen + 1)):.3g} at t = "
             f"{seen + 1}. Theorem 1 needs gamma_t (lambda_rho + kappa^2) <= 1: use a larger mu "
-            "(at least estimate_mu(x)) or a smaller step_size.")
+            f"(at least estimate_mu(x) = {updates.estimate_mu(x[:_MU_SAMPLE]):.3g} on this chunk) "
+            "or a smaller step_size.")
       seen += n
       if metrics_fn is not None:
         pieces.append(jax.tree.map(lambda a, n=n: np.asarray(a[:n]), metrics))

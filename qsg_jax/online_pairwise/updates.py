@@ -100,6 +100,8 @@ def estimate_mu(x, rtol=1e-8):
   if bad.any():
     raise ValueError(f"estimate_mu: the sample has {int(bad.sum())} rows with NaN or infinite "
                      f"values (first at row {int(np.argmax(bad))}); drop or impute them first.")
+  scale = float(np.max(np.abs(x)))
+  x = x / scale if scale > 0 else x      # mu(x) = scale^2 mu(x / scale): no under/overflow
   eig = np.linalg.eigvalsh(2.0 * np.cov(x, rowvar=False).reshape(x.shape[1], x.shape[1]))
   positive = eig[eig > rtol * max(eig.max(), 0.0)]
   if positive.size == 0:
@@ -111,7 +113,13 @@ def estimate_mu(x, rtol=1e-8):
     block = x[start:start + 1024]
     dist2 = sq[start:start + 1024, None] + sq[None, :] - 2.0 * (block @ x.T)
     kappa2 = max(kappa2, float(dist2.max()))
-  return float(positive.min()) + kappa2
+  with np.errstate(over="ignore", under="ignore"):
+    mu = scale * scale * (float(positive.min()) + kappa2)
+  if not (np.isfinite(mu) and mu > 0):
+    raise ValueError(f"estimate_mu: the features reach |x| = {scale:.3g}, so mu (their squared "
+                     f"spread) is {mu:.3g}, outside float64. Rescale the features (min-max to "
+                     "[0, 1], qsg_jax.data.minmax_fit).")
+  return mu
 
 
 class IncrementalState(NamedTuple):

@@ -8,8 +8,6 @@ for the Gaussian kernel, and full-batch Adamax. See ``qsg_jax.roc_svm.objective`
 from qsg_jax.roc_svm.estimator import ROCSVM
 from qsg_jax.roc_svm.clustering import KMeansResult
 from qsg_jax.roc_svm.clustering import kmeans
-from qsg_jax.roc_svm.clustering import kmeans_plus_plus
-from qsg_jax.roc_svm.clustering import lloyd_step
 from qsg_jax.roc_svm.model import RocSvmFit
 from qsg_jax.roc_svm.model import RocSvmModel
 from qsg_jax.roc_svm.model import decision_function
@@ -31,7 +29,6 @@ from qsg_jax.roc_svm.pairs import PairIndices
 from qsg_jax.roc_svm.pairs import make_pair_data
 from qsg_jax.roc_svm.pairs import padded_length
 from qsg_jax.roc_svm.pairs import sample_pairs
-from qsg_jax.roc_svm.selection import CrossValidation
 from qsg_jax.roc_svm.selection import cross_validate
 from qsg_jax.roc_svm.train import MinimizeResult
 from qsg_jax.roc_svm.train import default_optimizer
@@ -41,7 +38,6 @@ from qsg_jax.roc_svm.train import minimize
 from qsg_jax.roc_svm import synthetic
 
 __all__ = (
-    "CrossValidation",
     "KMeansResult",
     "MarginLoss",
     "MinimizeResult",
@@ -62,9 +58,7 @@ __all__ = (
     "incomplete_risk",
     "intercept_for_rate",
     "kmeans",
-    "kmeans_plus_plus",
     "lbfgs_optimizer",
-    "lloyd_step",
     "make_pair_data",
     "minimize",
     "model_auc",

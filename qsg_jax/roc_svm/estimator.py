@@ -20,6 +20,13 @@ What the methods mean:
     rate ``target_rate`` on the training points (paper Sec. 2.2).
   * ``score(X, y)``: the AUC of ``decision_function`` (ties count 1/2), the quantity the
     ROC-SVM maximizes; not the accuracy of ``predict``.
+
+Scaling, the rule of every estimator of the package (``QSGS2AUC``, ``OnlinePairwiseRanker``):
+with ``scale_inputs=True`` (default) each feature is min-max scaled, x' = (x - input_min_) /
+input_scale_, by ``qsg_jax.data.minmax_fit`` on the training rows, and the same map is applied
+in ``decision_function``; the model (``model_``, ``coef_``, ``sigma_``) lives on x'. Unscaled
+features break the Nystrom kernel silently (AUC 0.47 with ``converged_=True`` on features in the
+thousands). Every input dtype (int, bool, float16, pandas nullable) is read as float64.
 """
 
 import warnings
@@ -32,6 +39,7 @@ from sklearn.utils import multiclass
 from sklearn.utils import validation as skvalidation
 
 from qsg_jax import _validation as validation
+from qsg_jax.data import preprocessing
 from qsg_jax.roc_svm import model as model_lib
 from qsg_jax.roc_svm import train as train_lib
 
@@ -93,17 +101,20 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       "specificity" (the last two meet ``target_rate`` on the training points).
     target_rate: the target sensitivity or specificity, in (0, 1]; checked whatever the
       threshold.
+    scale_inputs: min-max scale each feature (module docstring; default True); set False
+      only for features already in [0, 1].
     random_state: None, int or ``np.random.RandomState``: pairs, landmarks, sigma's sample.
 
-  Attributes (after ``fit``): ``classes_`` [2], ``n_features_in_``, ``model_``
-  (``RocSvmModel``), ``coef_`` [p] (linear only), ``threshold_``, ``sigma_``, ``n_iter_``,
-  ``converged_``, ``objective_``.
+  Attributes (after ``fit``): ``classes_`` [2], ``n_features_in_``, ``input_min_`` and
+  ``input_scale_`` [p] (the min-max map; zeros and ones when ``scale_inputs=False``),
+  ``model_`` (``RocSvmModel``), ``coef_`` [p] (linear only, on the scaled inputs),
+  ``threshold_``, ``sigma_``, ``n_iter_``, ``converged_``, ``objective_``.
   """
 
   def __init__(self, kernel="linear", *, lam=1e-3, sigma="median", num_landmarks=300,
                landmarks="kmeans", loss="hinge", num_pairs=None, optimizer="lbfgs",
                learning_rate=None, max_steps=2000, tol=1e-6, threshold="accuracy",
-               target_rate=0.9, random_state=None):
+               target_rate=0.9, scale_inputs=True, random_state=None):
     self.kernel = kernel
     self.lam = lam
     self.sigma = sigma
@@ -117,6 +128,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     self.tol = tol
     self.threshold = threshold
     self.target_rate = target_rate
+    self.scale_inputs = scale_inputs
     self.random_state = random_state
 
   def __sklearn_tags__(self):
@@ -148,11 +160,14 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
                            max_steps=self.max_steps)
     model_lib.check_tol(self.tol)
     train_lib.check_rate("target_rate", self.target_rate)
+    if not isinstance(self.scale_inputs, (bool, np.bool_)):
+      raise TypeError(f"scale_inputs must be True or False; received {self.scale_inputs!r:.60}.")
 
   def fit(self, X, y):
     """Fits the ROC-SVM on ``X`` [n, p] and two-class labels ``y`` [n]; returns self."""
     self._check_params()
-    X, y = skvalidation.validate_data(self, X, y, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
+      X, y = skvalidation.validate_data(self, X, y, dtype=np.float64)
     multiclass.check_classification_targets(y)
     y_type = multiclass.type_of_target(y, input_name="y", raise_unknown=True)
     if y_type != "binary":
@@ -164,30 +179,33 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       raise ValueError(f"ROCSVM needs both classes in y; received {self.classes_.size} class "
                        f"({self.classes_.tolist()}). Pass points of two classes.")
     positive = y == self.classes_[1]
+    # Attributes are set only after training succeeded: a failed refit leaves the old model
+    # with its own scaling.
+    low, scale = (preprocessing.minmax_fit(X) if self.scale_inputs
+                  else (np.zeros(X.shape[1]), np.ones(X.shape[1])))
+    X = preprocessing.minmax_apply(X, low, scale)
     rng = check_random_state(self.random_state)
     seed = int(rng.randint(np.iinfo(np.int32).max))
-    self.sigma_ = (median_heuristic_sigma(np.random.default_rng(seed), X)
-                   if isinstance(self.sigma, str) else float(self.sigma))
+    sigma = (median_heuristic_sigma(np.random.default_rng(seed), X)
+             if isinstance(self.sigma, str) else float(self.sigma))
     num_landmarks = model_lib.check_counts(num_landmarks=self.num_landmarks)["num_landmarks"]
     if self.kernel == "nystrom" and num_landmarks > X.shape[0]:
       warnings.warn(f"num_landmarks={num_landmarks} > n_samples={X.shape[0]}; using "
                     f"{X.shape[0]} landmarks.", UserWarning)
       num_landmarks = X.shape[0]
     result = model_lib.fit(
-        X.astype(np.float32), positive.astype(np.int32), kernel=self.kernel, lam=self.lam,
-        loss=self.loss, num_pairs=self.num_pairs, sigma=self.sigma_,
-        num_landmarks=num_landmarks, landmarks=self.landmarks, optimizer=self.optimizer,
-        learning_rate=self.learning_rate, max_steps=self.max_steps, tol=self.tol, key=seed)
+        X, positive.astype(np.int32), kernel=self.kernel, lam=self.lam, loss=self.loss,
+        num_pairs=self.num_pairs, sigma=sigma, num_landmarks=num_landmarks,
+        landmarks=self.landmarks, optimizer=self.optimizer, learning_rate=self.learning_rate,
+        max_steps=self.max_steps, tol=self.tol, key=seed)
+    self.input_min_, self.input_scale_, self.sigma_ = low, scale, sigma
     self.model_ = result.model
     self.n_iter_ = result.num_steps
     self.converged_ = result.converged
     self.objective_ = result.value
     if self.kernel == "linear":
       self.coef_ = np.asarray(result.model.coef, np.float64)
-    if self.kernel == "linear":
-      scores = X @ self.coef_
-    else:
-      scores = model_lib.decision_function(result.model, X.astype(np.float32)).astype(np.float64)
+    scores = self._scores(X)
     if self.threshold == "accuracy":
       self.threshold_ = accuracy_threshold(scores, positive)
     else:
@@ -195,18 +213,23 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
                                                       self.threshold)
     return self
 
+  def _scores(self, x):
+    """f(x') of scaled points [n, p] as float64 [n] (linear: on the host in float64)."""
+    if self.kernel == "linear":   # a row's score ignores its batch
+      return x @ self.coef_
+    return model_lib.decision_function(self.model_, x).astype(np.float64)
+
   def decision_function(self, X):
-    """Scores f(x) - threshold_ [n] (float64); higher means ``classes_[1]``."""
-    skvalidation.check_is_fitted(self)
-    X = skvalidation.validate_data(self, X, reset=False, dtype=np.float64)
-    if self.kernel == "linear":   # float64 on the host: a row's score ignores its batch
-      return X @ self.coef_ - self.threshold_
-    scores = model_lib.decision_function(self.model_, X.astype(np.float32))
-    return scores.astype(np.float64) - self.threshold_
+    """Scores f(x') - threshold_ [n] (float64) of the scaled inputs; higher means ``classes_[1]``."""
+    skvalidation.check_is_fitted(self, "model_")
+    with np.errstate(over="ignore", invalid="ignore"):
+      X = skvalidation.validate_data(self, X, reset=False, dtype=np.float64)
+    x = preprocessing.minmax_apply(X, self.input_min_, self.input_scale_)
+    return self._scores(x) - self.threshold_
 
   def predict(self, X):
     """``classes_[1]`` where ``decision_function(X) > 0``, else ``classes_[0]``."""
-    skvalidation.check_is_fitted(self)
+    skvalidation.check_is_fitted(self, "model_")
     return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
   def score(self, X, y, sample_weight=None):

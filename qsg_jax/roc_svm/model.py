@@ -20,6 +20,7 @@ from qsg_jax import errors
 from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax import metrics
+from qsg_jax.baselines import kernel_expansion
 from qsg_jax.roc_svm import nystrom as nystrom_lib
 from qsg_jax.roc_svm import objective as objective_lib
 from qsg_jax.roc_svm import pairs as pairs_lib
@@ -234,6 +235,10 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
     raise ValueError(f"unknown kernel {kernel!r}; expected one of {KERNELS}.")
   lam = validation.check_positive("lam", lam, allow_zero=True)
   sigma = validation.check_positive("sigma", sigma)
+  if np.all(x == x[:1]):
+    raise ValueError(f"every row of x is the same point ({validation.summarize(x[0].tolist())}):"
+                     " nothing separates the classes. Pass points that differ.")
+  kernel_expansion.check_kernel_scale("x", x, None if kernel == "linear" else sigma)
   if target_sensitivity is not None and target_specificity is not None:
     raise ValueError("pass target_sensitivity or target_specificity, not both.")
   for name, value in (("target_sensitivity", target_sensitivity),
@@ -285,17 +290,21 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   value, steps = float(result.value), int(result.num_steps)
   if not np.isfinite(value):
     raise errors.DivergenceError(
-        f"the ROC-SVM objective became {value} after {steps} steps. Lower the learning rate "
-        "(or your optimizer's), scale the features (e.g. min-max to [0, 1]) or raise lam.")
+        f"the ROC-SVM objective became {value} after {steps} steps "
+        f"({_scale_text(x, kernel, sigma)}). Lower the learning rate (or your optimizer's), "
+        "min-max scale the features (ROCSVM does by default) or raise lam.")
   if steps > 1 and value >= float(result.values[0]):
     # No decrease from beta = 0 although the objective is not flat there: the optimizer
     # stalled (e.g. every line-search trial overflowed); never return beta = 0 as a fit.
     slope = float(jnp.linalg.norm(jax.grad(objective)(params, data, lam)))
     if slope > 0:
+      cause = ("the gradient overflows float32" if not np.isfinite(slope)
+               else f"gradient norm {slope:.3g} there")
       raise errors.DivergenceError(
           f"the ROC-SVM optimizer made no progress: the objective stayed at {value} after "
-          f"{steps} steps from beta = 0 (gradient norm {slope:.3g} there). Scale the features "
-          "(e.g. min-max to [0, 1]), or try optimizer='adamax' with a smaller learning_rate.")
+          f"{steps} steps from beta = 0 ({cause}; {_scale_text(x, kernel, sigma)}). Min-max "
+          "scale the features (ROCSVM does by default), or try optimizer='adamax' with a smaller "
+          "learning_rate.")
 
   intercept = 0.0
   if target_sensitivity is not None or target_specificity is not None:
@@ -310,6 +319,12 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
                    np.asarray(result.values)[:steps], b, seconds)
 
 
+def _scale_text(x, kernel, sigma):
+  """The data scale a failed fit reports: the features' range (and sigma for kernel models)."""
+  text = f"features in [{float(np.min(x)):.3g}, {float(np.max(x)):.3g}]"
+  return text if kernel == "linear" else f"{text}, sigma={sigma:.3g}"
+
+
 def decision_function(model: RocSvmModel, x, chunk_size=8192):
   """Scores f(x) = alpha + ... of a fitted model (NumPy float32 [n]), checking ``x`` first.
 
@@ -322,6 +337,7 @@ def decision_function(model: RocSvmModel, x, chunk_size=8192):
     [n] scores; ``scores > 0`` predicts the positive class.
   """
   x = validation.check_points("x", x, dim=model.num_features)
+  kernel_expansion.check_kernel_scale("x", x)
   if model.kernel == "linear":
     scores = np.asarray(x @ np.asarray(model.coef))
   elif model.kernel == "nystrom":

@@ -76,7 +76,7 @@ def select_landmarks(key, x, y, num_landmarks, method="stratified", kmeans_iters
                          "Raise kmeans_sample_size or pass None to cluster all points.")
       if n > kmeans_sample_size:
         x = x[np.sort(rng.choice(n, kmeans_sample_size, replace=False))]
-    return clustering.kmeans(key, jnp.asarray(x), num_landmarks, max_iters=kmeans_iters).centers
+    return jnp.asarray(clustering.kmeans(key, x, num_landmarks, max_iters=kmeans_iters).centers)
   if method == "uniform":
     return jnp.asarray(x[np.sort(rng.choice(n, num_landmarks, replace=False))])
   positive = np.asarray(y) > 0

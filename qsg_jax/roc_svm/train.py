@@ -190,12 +190,18 @@ def intercept_for_rate(scores, labels, target, rate="sensitivity"):
 
   Returns:
     The intercept alpha as a Python float.
+
+  Raises:
+    ValueError: NaN / infinite scores, labels outside {0, 1} / {-1, +1}, shapes that differ,
+      a target outside (0, 1], no point of the class the rate counts.
   """
+  validation.check_scores("scores", np.reshape(scores, -1))
   scores = np.asarray(scores, np.float64).reshape(-1)
   labels = np.asarray(labels).reshape(-1)
   if scores.shape != labels.shape:
     raise ValueError(f"scores and labels must have the same shape [n]; received {scores.shape} "
                      f"and {labels.shape}.")
+  validation.check_binary_labels(labels)
   if rate not in ("sensitivity", "specificity"):
     raise ValueError(f"rate must be 'sensitivity' or 'specificity'; received {rate!r}.")
   target = check_rate(f"target {rate}", target)
