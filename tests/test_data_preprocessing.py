@@ -117,6 +117,70 @@ def test_split_accepts_a_jax_key_like_its_int_seed():
     data.split_semisupervised(0.5, y, num_labeled=30)
 
 
+def test_distinct_seeds_are_distinct_streams():
+  """jax.random.key keeps the low 32 bits: seed 2**32 used to equal seed 0 bit for bit."""
+  y = _imbalanced_labels()
+  splits = {s: data.split_semisupervised(s, y, num_labeled=30).labeled
+            for s in (0, 1, 2**32, 2**32 + 1, 2**63 - 1)}
+  assert len({tuple(v) for v in splits.values()}) == len(splits)
+  np.testing.assert_array_equal(data.split_semisupervised(np.int64(2**32), y, 30).labeled,
+                                splits[2**32])
+  assert not np.array_equal(data.make_synthetic_ordinal(2**32, 50, 0).x,
+                            data.make_synthetic_ordinal(0, 50, 0).x)
+  with pytest.raises(ValueError, match="seed=-1 is out of range"):
+    data.split_semisupervised(-1, y, num_labeled=30)
+  with pytest.raises(TypeError, match="seed must be an int seed or a jax.random.key; received "
+                     "True"):
+    data.split_semisupervised(True, y, num_labeled=30)
+
+
+def test_pandas_nullable_columns_and_other_dtypes():
+  """Int64 / Float64 / boolean columns are numbers; pd.NA is a missing value, named as such."""
+  import pandas as pd   # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(0)
+  x = np.round(rng.normal(size=(50, 3)) * 3)
+  for frame in (pd.DataFrame(x).astype("Int64"), pd.DataFrame(x).astype("Float64")):
+    lo, scale = data.minmax_fit(frame)
+    np.testing.assert_array_equal(lo, x.min(axis=0))
+    np.testing.assert_array_equal(data.minmax_apply(frame, lo, scale),
+                                  data.minmax_apply(x, lo, scale))
+  np.testing.assert_array_equal(data.minmax_fit(pd.DataFrame(x > 0).astype("boolean"))[1],
+                                [1.0, 1.0, 1.0])
+  missing = pd.DataFrame(x).astype("Float64")
+  missing.iloc[4, 2] = pd.NA
+  with pytest.raises(ValueError, match=r"1 NaN or infinite values in 1 rows \(first at row 4\).*"
+                     r"pd.NA"):
+    data.minmax_fit(missing)
+  with pytest.raises(ValueError, match="first at row 4"):
+    data.make_dataset("t", "binary", missing, np.arange(50) % 2)
+  with pytest.raises(TypeError, match="non-numeric columns .*encode categorical"):
+    data.minmax_fit(pd.DataFrame({"a": pd.Categorical(["u", "v"] * 25)}))
+  ds = data.make_dataset("t", "binary", pd.DataFrame(x).astype("Float64"),
+                         pd.Series(np.arange(50) % 2 == 1).astype("boolean"))
+  assert ds.x.dtype == np.float64 and ds.y.dtype == np.int64
+  values = pd.Series(rng.normal(size=100)).astype("Float64")
+  labels, edges = data.discretize_equal_frequency(values, 4)
+  np.testing.assert_array_equal(labels, data.discretize_equal_frequency(
+      values.to_numpy(np.float64), 4)[0])
+  # Labels: bool, whole floats and nullable integers split like ints; NaN / pd.NA are refused.
+  y = np.arange(100) % 2
+  expected = data.split_semisupervised(0, y, 10).labeled
+  for same in (y == 1, y.astype(float), pd.Series(y).astype("Int64")):
+    np.testing.assert_array_equal(data.split_semisupervised(0, same, 10).labeled, expected)
+  with pytest.raises(ValueError, match="y contain 1 NaN .*drop or label those rows"):
+    data.split_semisupervised(0, pd.Series(y).astype("Int64").where(np.arange(100) < 99, pd.NA), 10)
+
+
+def test_discretize_with_edges_refuses_nan():
+  _, edges = data.discretize_equal_frequency(np.arange(100.0), 4)
+  np.testing.assert_array_equal(data.discretize_with_edges([-np.inf, np.inf], edges), [0, 3])
+  with pytest.raises(ValueError, match=r"1 NaN or missing values \(first at row 1\); they "
+                     r"belong to no class"):
+    data.discretize_with_edges([0.0, np.nan], edges)
+  with pytest.raises(ValueError, match="edges must be a nondecreasing vector .* no NaN"):
+    data.discretize_with_edges([0.0], [0.0, np.nan, 1.0, 2.0])
+
+
 def test_stratified_split_is_proportional():
   y = _imbalanced_labels()
   split = data.split_semisupervised(0, y, num_labeled=100, stratify=True)

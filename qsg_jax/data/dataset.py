@@ -80,7 +80,7 @@ def as_numeric(name, x):
 
 
 def check_finite(name, x):
-  """Raises ``ValueError`` if ``x`` holds NaN, missing (pd.NA) or infinite values (count, first row).
+  """Raises ``ValueError`` if ``x`` holds NaN, missing (pd.NA) or infinite values (count, row).
 
   Args:
     name: what to call the array in the message (``"sgemm x"``).

@@ -220,7 +220,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     return model_lib.decision_function(self.model_, x).astype(np.float64)
 
   def decision_function(self, X):
-    """Scores f(x') - threshold_ [n] (float64) of the scaled inputs; higher means ``classes_[1]``."""
+    """Scores f(x') - threshold_ [n] (float64) of the scaled x'; higher means ``classes_[1]``."""
     skvalidation.check_is_fitted(self, "model_")
     with np.errstate(over="ignore", invalid="ignore"):
       X = skvalidation.validate_data(self, X, reset=False, dtype=np.float64)

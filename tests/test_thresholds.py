@@ -1,0 +1,144 @@
+"""Ordinal thresholds: Lemma 1 as a property, brute force references, exact float64, jit."""
+
+import hypothesis
+from hypothesis import strategies as st
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+import pytest
+
+from qsg_jax import thresholds as th
+
+
+def _objective(b, scores, labels, j, surrogate, margin):
+  """Threshold j's part of L_AT at b, written directly in float64."""
+  above = labels > j
+  z = np.where(above, scores - b, b - scores)
+  h = np.maximum(0.0, margin - z)
+  return float(np.sum(h if surrogate == "hinge" else h * h))
+
+
+def _brute_minimum(scores, labels, j, surrogate, margin):
+  """min over b of threshold j's objective: at a breakpoint (hinge) or a root on an interval."""
+  above = labels > j
+  z = np.unique(np.where(above, scores - margin, scores + margin))
+  candidates = [z, [z[0] - 1.0, z[-1] + 1.0], 0.5 * (z[1:] + z[:-1])]
+  if surrogate == "squared_hinge":   # stationary point of each piece: mean of the active z
+    for b in np.concatenate(candidates[:1] + candidates[2:]):
+      active = np.where(above, scores - margin < b, scores + margin > b)
+      if active.any():
+        candidates.append([np.mean(np.where(above, scores - margin, scores + margin)[active])])
+  return min(_objective(b, scores, labels, j, surrogate, margin)
+             for b in np.concatenate([np.ravel(c) for c in candidates]))
+
+
+@st.composite
+def _problems(draw):
+  k = draw(st.integers(2, 5))
+  n = draw(st.integers(k, 40))
+  labels = np.array(draw(st.permutations(list(range(k)) + draw(
+      st.lists(st.integers(0, k - 1), min_size=n - k, max_size=n - k)))))
+  # Few distinct values make ties (within and across classes) common.
+  values = draw(st.lists(st.sampled_from([-2.0, -1.0, -0.5, 0.0, 0.25, 1.0, 3.0]) | st.floats(
+      -10, 10, allow_nan=False, width=32), min_size=n, max_size=n))
+  return np.asarray(values, np.float64), labels, k
+
+
+@hypothesis.settings(max_examples=150, deadline=None, derandomize=True)
+@hypothesis.given(problem=_problems(), surrogate=st.sampled_from(["hinge", "squared_hinge"]),
+                  margin=st.sampled_from([0.0, 0.5]))
+def test_lemma_1_thresholds_are_optimal_and_ordered(problem, surrogate, margin):
+  """Ordinal paper, Lemma 1: the optimum is ordered; each b_j attains the brute-force minimum."""
+  scores, labels, k = problem
+  b = th.fit_thresholds(scores, labels, k, surrogate, margin)
+  assert isinstance(b, np.ndarray) and b.dtype == np.float64 and b.shape == (k - 1,)
+  assert np.all(np.isfinite(b))
+  assert np.all(np.diff(b) >= 0)                                    # ordered
+  for j in range(k - 1):
+    best = _brute_minimum(scores, labels, j, surrogate, margin)
+    assert _objective(b[j], scores, labels, j, surrogate, margin) <= best + 1e-9 * (1 + best)
+  # Strictly ordered when the classes' scores do not overlap (then b_j separates j from j+1).
+  separated = np.sort(scores)[np.argsort(np.argsort(labels, kind="stable"))]
+  b_sep = th.fit_thresholds(separated + labels * 1e-3, labels, k, surrogate, margin)
+  if margin == 0.0 and len(np.unique(separated + labels * 1e-3)) == separated.size:
+    assert np.all(np.diff(b_sep) > 0)
+  # Unique for the squared hinge with a margin: moving b_j either way costs strictly more.
+  if surrogate == "squared_hinge" and margin > 0:
+    for j in range(k - 1):
+      at = _objective(b[j], scores, labels, j, surrogate, margin)
+      for step in (1e-3, -1e-3):
+        assert _objective(b[j] + step, scores, labels, j, surrogate, margin) > at
+
+
+def test_float64_scores_are_solved_exactly_and_predicted_exactly():
+  """float32 used to merge these scores: every point then landed in class 0."""
+  scores = 1e8 + np.arange(300) * 0.25                    # distinct in float64 only
+  labels = np.repeat([0, 1, 2], 100)
+  b = th.fit_thresholds(scores, labels, 3)
+  assert b.dtype == np.float64
+  np.testing.assert_array_equal(b, [1e8 + 24.875, 1e8 + 49.875])   # midway between classes
+  np.testing.assert_array_equal(np.asarray(th.predict_classes(scores, b)), labels)
+  # Beyond float32 (1e39, 1e300) and integers: exact, never NaN.
+  for factor in (1e39, 1e300):
+    np.testing.assert_array_equal(th.fit_thresholds(scores * factor, labels, 3), b * factor)
+  ints = (np.arange(300) * 4 + 2**40).astype(np.int64)   # beyond float32's 24-bit mantissa
+  np.testing.assert_array_equal(th.fit_thresholds(ints, labels, 3),
+                                [2**40 + 398.0, 2**40 + 798.0])
+  # A margin that takes the thresholds beyond float64 is an error, not inf.
+  with pytest.raises(ValueError, match="beyond float64; use a margin on the scale"):
+    th.fit_thresholds(scores * 1e300, labels, 3, margin=1.7e308)
+
+
+@pytest.mark.parametrize("surrogate", ["hinge", "squared_hinge"])
+def test_host_solver_and_jit_agree_on_float32(surrogate):
+  rng = np.random.default_rng(0)
+  scores = rng.normal(size=500).astype(np.float32)
+  labels = np.clip(np.round(scores + rng.normal(size=500) * 0.5 + 1.5), 0, 3).astype(np.int32)
+  host = th.fit_thresholds(scores, labels, 4, surrogate, 0.1)
+  assert isinstance(host, jax.Array) and host.dtype == jnp.float32   # float32 in, float32 out
+  traced = jax.jit(th.fit_thresholds, static_argnums=(2, 3))(jnp.asarray(scores),
+                                                             jnp.asarray(labels), 4, surrogate,
+                                                             0.1)
+  np.testing.assert_allclose(host, traced, rtol=1e-6, atol=1e-6)
+  with jax.enable_x64(True):   # x64: the jitted solver runs in float64 too
+    wide = jax.jit(th.fit_thresholds, static_argnums=(2, 3))(jnp.asarray(scores, jnp.float64),
+                                                             jnp.asarray(labels), 4, surrogate,
+                                                             0.1)
+    assert wide.dtype == jnp.float64
+  np.testing.assert_allclose(wide, th.fit_thresholds(scores.astype(np.float64), labels, 4,
+                                                     surrogate, 0.1), rtol=1e-12)
+  # Under jit a NaN score gives NaN thresholds (values cannot be checked there), never numbers.
+  bad = jnp.asarray(scores).at[3].set(jnp.nan)
+  assert np.all(np.isnan(jax.jit(th.fit_thresholds, static_argnums=2)(bad, labels, 4)))
+
+
+@pytest.mark.parametrize("kind", ["int", "bool", "float16", "Float64", "Int64"])
+def test_every_score_dtype_and_pandas_input(kind):
+  rng = np.random.default_rng(1)
+  values = np.round(rng.normal(size=200) * 3)
+  labels = (values + rng.normal(size=200) > 0).astype(int)
+  cast = {"int": lambda a: a.astype(np.int64), "bool": lambda a: a > 0,
+          "float16": lambda a: a.astype(np.float16),
+          "Float64": lambda a: pd.Series(a).astype("Float64"),
+          "Int64": lambda a: pd.Series(a).astype("Int64")}[kind]
+  reference = np.asarray(cast(values), np.float64)
+  b = th.fit_thresholds(cast(values), pd.Series(labels).astype("Int64"), 2)
+  best = _brute_minimum(reference, labels, 0, "hinge", 0.0)
+  assert _objective(float(np.asarray(b)[0]), reference, labels, 0, "hinge", 0.0) <= best
+  np.testing.assert_array_equal(np.asarray(th.predict_classes(cast(values), b)),
+                                (reference > float(np.asarray(b)[0])).astype(int))
+
+
+def test_missing_values_and_missing_classes_are_errors():
+  scores = pd.Series([0.1, 0.5, pd.NA, 0.9]).astype("Float64")
+  with pytest.raises(ValueError, match="scores contain 1 NaN or infinite values \\(first at row 2"):
+    th.fit_thresholds(scores, np.array([0, 1, 1, 2]), 3)
+  with pytest.raises(ValueError, match="labels contain 1 NaN"):
+    th.fit_thresholds(np.arange(4.0), pd.Series([0, 1, pd.NA, 2]).astype("Int64"), 3)
+  with pytest.raises(ValueError, match="class\\(es\\) \\[2\\] have no point"):
+    th.fit_thresholds(np.arange(4.0), np.array([0, 1, 1, 0]), 3)
+  with pytest.raises(ValueError, match="scores contain 1 NaN"):
+    th.predict_classes(scores, np.array([0.3, 0.6]))
+  with pytest.raises(ValueError, match="margin must be finite"):
+    th.fit_thresholds(np.arange(4.0), np.array([0, 1, 1, 2]), 3, margin=np.inf)
