@@ -20,6 +20,7 @@ a download source: UCI, LIBSVM, CODALAB).
 """
 
 from qsg_jax.data.dataset import Dataset
+from qsg_jax.data.dataset import as_numeric
 from qsg_jax.data.dataset import check_finite
 from qsg_jax.data.dataset import make_dataset
 from qsg_jax.data.download import DEFAULT_BASE_URLS
@@ -49,6 +50,7 @@ __all__ = (
     "DownloadError",
     "Dataset",
     "Split",
+    "as_numeric",
     "available",
     "bayes_score",
     "check_finite",

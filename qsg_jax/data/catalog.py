@@ -177,13 +177,12 @@ BANK_NUMERIC = ("age", "duration", "campaign", "pdays", "previous", "emp.var.rat
 
 def _build_bank(sources):
   with sources.open(BANK_FILE.name) as f:
-    header, rows = formats.read_semicolon_records(f.stream)
-  if header[-1] != "y":
-    raise ValueError(f"{BANK_FILE.name}: the last column is {header[-1]!r}, expected 'y'.")
-  raw = np.asarray([row[-1] for row in rows])
-  y = _binary(raw, "yes", ("no", "yes"), BANK_FILE.name)
-  x, names = formats.encode_records(header, rows, numeric=BANK_NUMERIC,
-                                    categorical=BANK_CATEGORICAL, drop=("duration", "y"))
+    frame = formats.read_records(f.stream, delimiter=";")
+  if frame.columns[-1] != "y":
+    raise ValueError(f"{BANK_FILE.name}: the last column is {frame.columns[-1]!r}, expected 'y'.")
+  y = _binary(frame["y"].to_numpy(str), "yes", ("no", "yes"), BANK_FILE.name)
+  x, names = formats.encode_records(frame, numeric=BANK_NUMERIC, categorical=BANK_CATEGORICAL,
+                                    drop=("duration", "y"))
   return dict(x=x, y=y, feature_names=names)
 
 

@@ -5,21 +5,24 @@ default to the public repositories (``DEFAULT_BASE_URLS``) and can be overridden
 (``urls={"uci": "http://127.0.0.1:8000/"}``) or per environment (``QSG_JAX_URL_UCI=...``), which
 is how the tests serve fixtures from a local HTTP server without touching the internet.
 
-A download is streamed into a temporary file in the destination folder, its uncompressed bytes
-are hashed on the way, and only a file whose sha256 matches the published one is moved into
-place with ``os.replace``; a failed or corrupt download leaves nothing behind.
+The transfer is pooch's (``pooch.retrieve``: streamed into a temporary file, moved into place
+when complete). Our published checksums are of the uncompressed files, not of the zip or bz2
+containers pooch downloads, so the file is then extracted, hashed on the way into a temporary
+file in the destination folder, and moved into place with ``os.replace`` only if its sha256
+matches; a failed or corrupt download leaves nothing behind.
 """
 
 import bz2
+import contextlib
 import hashlib
-import http.client
+import logging
 import os
 import pathlib
-import shutil
 import tempfile
-import urllib.request
 import zipfile
 import zlib
+
+import pooch
 
 from qsg_jax.data import files
 from qsg_jax.errors import DownloadError
@@ -32,8 +35,8 @@ DEFAULT_BASE_URLS = {
 
 _CHUNK = 1 << 20
 _TIMEOUT_S = 60
-# What a broken transfer or a damaged container raises while it is read.
-_TRANSFER_ERRORS = (EOFError, OSError, zlib.error, zipfile.BadZipFile, http.client.HTTPException)
+# What a damaged container raises while it is read.
+_CONTAINER_ERRORS = (EOFError, OSError, zlib.error, zipfile.BadZipFile)
 
 
 def download_enabled(download=None):
@@ -84,51 +87,56 @@ def fetch(specs, dest_root=None, urls=None):
     {spec: pathlib.Path} of the verified files.
 
   Raises:
-    OSError (urllib.error.URLError, DownloadError): the download failed or was truncated.
+    OSError (requests' ConnectionError / HTTPError, DownloadError): the download failed or the
+      container is truncated.
     files.ChecksumError: the downloaded content does not match the published sha256.
   """
   dest_root = pathlib.Path(dest_root) if dest_root is not None else files.user_cache_dir()
+  dest_root.mkdir(parents=True, exist_ok=True)
   by_url = {}
   for spec in specs:
     by_url.setdefault(file_url(spec, urls), []).append(spec)
   paths = {}
   for url, group in by_url.items():
-    container = group[0].container
-    if container == "zip":
-      paths.update(_fetch_zip_members(url, group, dest_root))
-    else:
-      (spec,) = group
-      with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
-        source = bz2.BZ2File(response) if container == "bz2" else response
-        paths[spec] = _install(source, spec, dest_root, url)
+    with tempfile.TemporaryDirectory(dir=dest_root, prefix=".download.") as scratch:
+      with _quiet(pooch.get_logger()):   # pooch logs every download at INFO
+        archive = pooch.retrieve(url, known_hash=None, fname="download", path=scratch,
+                                 downloader=pooch.HTTPDownloader(timeout=_TIMEOUT_S))
+      for spec in group:
+        with _open_member(archive, spec, url) as stream:
+          paths[spec] = _install(stream, spec, dest_root, url)
   return paths
 
 
-def _fetch_zip_members(url, specs, dest_root):
-  """Downloads the zip at ``url`` to a temporary file and installs the members ``specs`` name."""
-  dest_root.mkdir(parents=True, exist_ok=True)
-  fd, archive = tempfile.mkstemp(dir=dest_root, prefix=".download.", suffix=".zip.part")
+@contextlib.contextmanager
+def _quiet(logger):
+  level = logger.level
+  logger.setLevel(logging.WARNING)
   try:
-    with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
-      try:
-        shutil.copyfileobj(response, out, _CHUNK)
-      except _TRANSFER_ERRORS as e:
-        raise DownloadError(f"the download from {url} failed or is truncated "
-                            f"({type(e).__name__}: {e}); nothing was installed.") from e
-    try:
-      archive_file = zipfile.ZipFile(archive)
-    except zipfile.BadZipFile as e:
-      raise DownloadError(f"the download from {url} is not a valid zip archive ({e}); nothing "
-                          "was installed. Try again later or fetch the file by hand.") from e
-    with archive_file:
-      paths = {}
-      for spec in specs:
-        member = _find_member(archive_file, spec.member or spec.name, url)
-        with archive_file.open(member) as stream:
-          paths[spec] = _install(stream, spec, dest_root, url)
-      return paths
+    yield
   finally:
-    files.remove_quietly(archive)
+    logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def _open_member(archive, spec, url):
+  """Binary stream of ``spec``'s uncompressed bytes inside the downloaded ``archive``."""
+  if spec.container is None:
+    with open(archive, "rb") as stream:
+      yield stream
+    return
+  if spec.container == "bz2":
+    with bz2.open(archive, "rb") as stream:
+      yield stream
+    return
+  try:
+    archive_file = zipfile.ZipFile(archive)
+  except zipfile.BadZipFile as e:
+    raise DownloadError(f"the download from {url} is not a valid zip archive ({e}); nothing "
+                        "was installed. Try again later or fetch the file by hand.") from e
+  with archive_file, archive_file.open(_find_member(archive_file, spec.member or spec.name,
+                                                    url)) as stream:
+    yield stream
 
 
 def _find_member(archive_file, wanted, url):
@@ -158,7 +166,7 @@ def _install(stream, spec, dest_root, url):
             break
           digest.update(chunk)
           out.write(chunk)
-      except _TRANSFER_ERRORS as e:
+      except _CONTAINER_ERRORS as e:
         raise DownloadError(f"the download of {spec.name} from {url} failed or is truncated "
                             f"({type(e).__name__}: {e}); nothing was installed.") from e
     actual = digest.hexdigest()
