@@ -1,0 +1,746 @@
+"""Our estimators against what a practitioner would use instead (issue 27, item 1).
+
+    python -m experiments.peers --output_dir=results/peers              # six datasets, 3 trials
+    python -m experiments.peers --datasets=lev,breast_cancer --output_dir=/tmp/peers_small
+    python -m experiments.peers --csv=my.csv --target=y --output_dir=/tmp/peers_mine
+
+Protocol (issue 27's contract), per dataset and trial t (randomness from SeedSequence([seed, t])):
+  - classes: binary and ordinal sets as loaded; a regression target is cut into
+    ``num_classes`` (5) equal-frequency classes (``qsg_jax.data.discretize_equal_frequency``).
+  - labeled points: ``num_labeled`` (500 ordinal, 200 binary), drawn stratified by class
+    (``split_semisupervised(stratify=True)``: every class gets its proportional share, so each
+    class has the ``cv_folds`` points a stratified CV needs; 4 positives on accelerometer).
+  - test points: a disjoint set of ``test_size`` (20,000) points: a uniform subset of the
+    official test file where the source has one (ijcnn1), else drawn first from the rows, before
+    the labeled ones (at most a quarter of the rows on small sets).
+  - unlabeled points: ``num_unlabeled`` (20,000) drawn from the remaining rows.
+  - features min-max scaled with the labeled + unlabeled rows' statistics (never the test rows).
+  - every method tuned by the SAME ``cv_folds``-fold stratified CV on the labeled points only:
+    ``stratified_folds(y_labeled, F, seed=0)`` and ``fold_training_sets`` of qsg_jax, the folds
+    the CV estimators (``QSGS2AUCCV`` / ``QS3ORAOCV``, fold seed 0) draw themselves; the score is
+    the validation AUC (the mean over the k-1 splits for ordinal sets), the best mean wins (the
+    first in grid order on ties), then a refit on all the training data. Semi-supervised methods
+    see ``cv_unlabeled`` (2,000) unlabeled points during CV, all of them in the refit.
+  - test AUC: ``qsg_jax.metrics.binary_auc`` / ``ordinal_auc`` of a ranking score: the
+    decision function (SVC, LogisticRegression binary, ours), P(y = 1) (binary LightGBM,
+    self-training), the expected class sum_j j P(y = j) (ordinal classifiers), the regression
+    output (SVR, LightGBM regressor on the class index).
+The test set is only scored, never used to choose anything; "best peer" in the report is the
+peer with the best mean test AUC, the comparison target (as in the issue), not a tuned choice.
+
+Adding a method is one ``Method`` entry in ``METHODS``. Each (dataset, trial, method) is one cell
+of ``experiments.common.store`` (``--resume``; a finished directory is never replaced without
+``--overwrite``). Output in --output_dir: results.md (tables), results.json (everything).
+"""
+
+import dataclasses
+import importlib
+import itertools
+import math
+import os
+import pathlib
+import platform
+import time
+import warnings
+from typing import Callable, NamedTuple, Optional
+
+import numpy as np
+
+import qsg_jax
+from qsg_jax import data as data_lib
+from qsg_jax import metrics
+from experiments.common import cli
+from experiments.common import reporting
+from experiments.common import store as store_lib
+
+try:   # qsg_jax.cv is being renamed qsg_jax.folds (same functions).
+  from qsg_jax import cv as folds_lib
+except ImportError:
+  from qsg_jax import folds as folds_lib
+
+DEFAULT_DATASETS = ("sgemm", "cod_rna", "ijcnn1", "skin", "bank_marketing", "accelerometer")
+CV_FOLD_SEED = 0        # the fold seed of QSGS2AUCCV / QS3ORAOCV (model_selection's default)
+LABELED = {"binary": 200, "ordinal": 500}
+
+
+# --- The methods -------------------------------------------------------------------------------
+
+class FitData(NamedTuple):
+  """What a method trains on (scaled features; labels 0..k-1), and the common CV's settings for
+  a method that runs that CV itself (the CV estimators)."""
+  x_labeled: np.ndarray     # [n_l, d]
+  y_labeled: np.ndarray     # [n_l] int
+  x_unlabeled: np.ndarray   # [n_u, d]
+  num_classes: int          # k
+  cv_folds: int = 3         # F
+  cv_unlabeled: int = 2000  # unlabeled points a semi-supervised method sees during CV
+
+
+@dataclasses.dataclass(frozen=True)
+class Method:
+  """One compared method: how it is tuned, fitted and scored.
+
+  fit(params, data, seed) returns score(x) -> [n] ranking scores. ``grid`` (name -> values)
+  is searched by the common CV; an empty grid means "as is" (defaults, or a method that runs the
+  same CV itself, ``tuning`` says which).
+  """
+  key: str                        # --methods name
+  label: str                      # table name; "binary / ordinal" when they differ
+  family: str                     # "peer" or "ours"
+  tasks: tuple                    # ("binary", "ordinal")
+  fit: Callable
+  grid: dict = dataclasses.field(default_factory=dict)
+  score: str = ""                 # which output ranks
+  uses_unlabeled: bool = False
+  tuning: str = "common CV"       # or "defaults", "own CV (same folds)"
+  requires: tuple = ()            # modules that must import
+  unavailable: Callable = lambda: None   # -> reason it cannot run here, or None
+
+  def name(self, task):
+    parts = self.label.split(" / ")
+    return parts[task == "ordinal"] if len(parts) == 2 else self.label
+
+  def why_unavailable(self):
+    for module in self.requires:
+      try:
+        importlib.import_module(module)
+      except ImportError as e:
+        return f"{module} not importable ({e}); pip install 'qsg_jax[peers]'"
+    return self.unavailable()
+
+
+def _proba_score(model, x, k):
+  """P(y = 1) for k = 2, else the expected class sum_j j P(y = j)."""
+  proba = model.predict_proba(x)
+  return proba[:, 1] if k == 2 else proba @ model.classes_.astype(np.float64)
+
+
+def _with_unlabeled(d):
+  """(X, y) for scikit-learn's semi-supervised API: unlabeled rows marked -1."""
+  x = np.concatenate([d.x_labeled, d.x_unlabeled])
+  y = np.concatenate([d.y_labeled, np.full(d.x_unlabeled.shape[0], -1, np.int64)])
+  return x, y
+
+
+def _fit_svc(p, d, seed):
+  from sklearn.svm import SVC  # pylint: disable=g-import-not-at-top
+  return SVC(C=p["C"], gamma=p["gamma"]).fit(d.x_labeled, d.y_labeled).decision_function
+
+
+def _fit_svr(p, d, seed):
+  from sklearn.svm import SVR  # pylint: disable=g-import-not-at-top
+  return SVR(C=p["C"], gamma=p["gamma"]).fit(d.x_labeled, d.y_labeled).predict
+
+
+def _fit_logreg(p, d, seed):
+  from sklearn.linear_model import LogisticRegression  # pylint: disable=g-import-not-at-top
+  model = LogisticRegression(C=p["C"], max_iter=5000).fit(d.x_labeled, d.y_labeled)
+  return model.decision_function if d.num_classes == 2 else (
+      lambda x: _proba_score(model, x, d.num_classes))
+
+
+LGBM_FIXED = dict(learning_rate=0.05, n_jobs=1, verbose=-1)
+
+
+def _fit_lgbm_classifier(p, d, seed):
+  import lightgbm  # pylint: disable=g-import-not-at-top
+  model = lightgbm.LGBMClassifier(**p, **LGBM_FIXED, random_state=seed)
+  model.fit(d.x_labeled, d.y_labeled)
+  return lambda x: _proba_score(model, x, d.num_classes)
+
+
+def _fit_lgbm_regressor(p, d, seed):
+  import lightgbm  # pylint: disable=g-import-not-at-top
+  model = lightgbm.LGBMRegressor(**p, **LGBM_FIXED, random_state=seed)
+  return model.fit(d.x_labeled, d.y_labeled.astype(np.float64)).predict
+
+
+def _fit_self_training(p, d, seed):
+  """SelfTrainingClassifier(SVC) with sigmoid-calibrated probabilities (scikit-learn 1.9's
+  replacement of the deprecated SVC(probability=True)); threshold 0.75, 10 rounds (defaults)."""
+  from sklearn.calibration import CalibratedClassifierCV  # pylint: disable=g-import-not-at-top
+  from sklearn.semi_supervised import SelfTrainingClassifier  # pylint: disable=g-import-not-at-top
+  from sklearn.svm import SVC  # pylint: disable=g-import-not-at-top
+  calibration_folds = int(np.clip(np.bincount(d.y_labeled).min(), 2, 3))
+  base = CalibratedClassifierCV(SVC(C=p["C"], gamma=p["gamma"], random_state=seed),
+                                ensemble=False, cv=calibration_folds)
+  model = SelfTrainingClassifier(base).fit(*_with_unlabeled(d))
+  return lambda x: _proba_score(model, x, d.num_classes)
+
+
+def _fit_mord(name):
+  def fit(p, d, seed):
+    import mord  # pylint: disable=g-import-not-at-top
+    model = getattr(mord, name)(alpha=p["alpha"]).fit(d.x_labeled, d.y_labeled)
+    return lambda x: _proba_score(model, x, d.num_classes)
+  return fit
+
+
+LIBAUC_STEPS, LIBAUC_HIDDEN = 1000, 32
+
+
+def _fit_libauc(p, d, seed):
+  """A one-hidden-layer MLP trained with LibAUC's AUC-margin loss and PESG, full batch."""
+  import torch  # pylint: disable=g-import-not-at-top
+  from libauc.losses import AUCMLoss  # pylint: disable=g-import-not-at-top
+  from libauc.optimizers import PESG  # pylint: disable=g-import-not-at-top
+  torch.set_num_threads(1)
+  torch.manual_seed(seed)
+  x = torch.tensor(d.x_labeled, dtype=torch.float32)
+  y = torch.tensor(d.y_labeled, dtype=torch.float32)
+  model = torch.nn.Sequential(torch.nn.Linear(x.shape[1], LIBAUC_HIDDEN), torch.nn.ReLU(),
+                              torch.nn.Linear(LIBAUC_HIDDEN, 1))
+  loss_fn = AUCMLoss(margin=1.0, imratio=float(y.mean()), device=torch.device("cpu"))
+  opt = PESG(model.parameters(), loss_fn=loss_fn, lr=p["lr"], weight_decay=p["weight_decay"],
+             verbose=False, device=torch.device("cpu"))
+  for _ in range(LIBAUC_STEPS):
+    loss = loss_fn(torch.sigmoid(model(x)), y[:, None])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+  return lambda z: model(torch.tensor(z, dtype=torch.float32))[:, 0].detach().numpy()
+
+
+def _qsg(cv=False, **options):
+  """Ours through the scikit-learn estimators (they min-max scale again: the identity here up to
+  rounding, since the rows they see define the scaling). ``cv``: the CV estimator, on the
+  common CV's folds (fold seed 0 is theirs) and unlabeled count."""
+  def fit(p, d, seed):
+    del p
+    binary, params = d.num_classes == 2, dict(options)
+    if cv:
+      cls = qsg_jax.QSGS2AUCCV if binary else qsg_jax.QS3ORAOCV
+      params.update(cv=d.cv_folds, cv_unlabeled=d.cv_unlabeled)
+    else:
+      cls = qsg_jax.QSGS2AUC if binary else qsg_jax.QS3ORAO
+    model = cls(random_state=seed, unlabeled_label=-1, **params)
+    return model.fit(*_with_unlabeled(d)).decision_function
+  return fit
+
+
+def _needs_param(name):
+  def reason():
+    if name not in qsg_jax.QSGS2AUC().get_params():
+      return f"qsg_jax.QSGS2AUC has no {name!r} parameter in this version"
+    return None
+  return reason
+
+
+SVM_GRID = {"C": [0.1, 1.0, 10.0, 100.0], "gamma": [0.01, 0.1, 1.0, 10.0]}
+LGBM_GRID = {"n_estimators": [100, 300], "num_leaves": [7, 31], "min_child_samples": [5, 20]}
+METHODS = (
+    Method("svc", "SVC (rbf)", "peer", ("binary",), _fit_svc, SVM_GRID, "decision_function"),
+    Method("svr", "SVR (rbf)", "peer", ("ordinal",), _fit_svr, SVM_GRID,
+           "regression output (class index target)"),
+    Method("logreg", "LogisticRegression", "peer", ("binary", "ordinal"), _fit_logreg,
+           {"C": [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]},
+           "decision_function; ordinal: expected class (multinomial)"),
+    Method("lgbm_classifier", "LightGBM classifier", "peer", ("binary", "ordinal"),
+           _fit_lgbm_classifier, LGBM_GRID, "P(y=1); ordinal: expected class",
+           requires=("lightgbm",)),
+    Method("lgbm_regressor", "LightGBM regressor", "peer", ("ordinal",), _fit_lgbm_regressor,
+           LGBM_GRID, "regression output (class index target)", requires=("lightgbm",)),
+    Method("self_training_svc", "SelfTraining(SVC)", "peer", ("binary", "ordinal"),
+           _fit_self_training, {"C": [1.0, 10.0, 100.0], "gamma": [1.0, 10.0]},
+           "P(y=1); ordinal: expected class", uses_unlabeled=True),
+    Method("mord_at", "mord LogisticAT", "peer", ("ordinal",), _fit_mord("LogisticAT"),
+           {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}, "expected class", requires=("mord",)),
+    Method("mord_it", "mord LogisticIT", "peer", ("ordinal",), _fit_mord("LogisticIT"),
+           {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}, "expected class", requires=("mord",)),
+    Method("libauc", "LibAUC AUCM+PESG (MLP)", "peer", ("binary",), _fit_libauc,
+           {"lr": [0.03, 0.1, 0.3, 1.0], "weight_decay": [1e-4, 1e-2]}, "network output",
+           requires=("torch", "libauc")),
+    Method("qsg_defaults", "QSGS2AUC() / QS3ORAO()", "ours", ("binary", "ordinal"),
+           _qsg(), {}, "decision_function", uses_unlabeled=True, tuning="defaults"),
+    Method("qsg_cv", "QSGS2AUCCV / QS3ORAOCV", "ours", ("binary", "ordinal"),
+           _qsg(cv=True), {}, "decision_function", uses_unlabeled=True,
+           tuning="own CV (same folds)"),
+    # New variants: one entry each (their own parameters, `unavailable` until they exist).
+    Method("qsg_direct", 'QSGS2AUC(solver="direct") / QS3ORAO(solver="direct")', "ours",
+           ("binary", "ordinal"), _qsg(solver="direct"), {}, "decision_function",
+           uses_unlabeled=True, tuning="defaults", unavailable=_needs_param("solver")),
+)
+METHOD_KEYS = tuple(m.key for m in METHODS)
+
+
+def methods_for(task, keys=()):
+  """The methods of ``METHODS`` for a task (``keys``: only these)."""
+  return [m for m in METHODS if task in m.tasks and (not keys or m.key in keys)]
+
+
+def grid_points(grid):
+  """Every combination of a grid, in its stated order (the last name varies fastest)."""
+  names = list(grid)
+  return [dict(zip(names, values)) for values in itertools.product(*grid.values())]
+
+
+def describe_grid(grid):
+  """"C in {0.1, 1} x gamma in {1, 10}"."""
+  text = lambda v: f"{v:g}" if isinstance(v, float) else str(v)
+  return " x ".join(f"{name} in {{{', '.join(map(text, values))}}}"
+                    for name, values in grid.items()) or "-"
+
+
+# --- Settings ----------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings(cli.RunSettings):
+  """The comparison's settings (one flag each)."""
+  datasets: tuple[str, ...] = cli.setting((), "Datasets (comma-separated; see "
+                                          "qsg_jax.data.available()); default: the six of "
+                                          "issue 27, or none with --csv.")
+  csv: str = cli.setting("", "A CSV file to compare on (with --target): binary for 2 target "
+                         "values, ordinal for more whole numbers, else cut into --num_classes.")
+  target: str = cli.setting("", "The --csv file's target column.")
+  data_dir: Optional[str] = None
+  methods: tuple[str, ...] = cli.setting((), "Methods to run (default: all available): " +
+                                         ", ".join(METHOD_KEYS) + ".", choices=METHOD_KEYS)
+  trials: int = 3
+  seed: int = 0
+  num_labeled: int = cli.setting(0, "Labeled points; 0 = the protocol's (500 ordinal, 200 "
+                                 "binary; at most half the non-test rows).", lower=0)
+  num_unlabeled: int = cli.setting(20000, "Unlabeled points (at most the rows left).", lower=1)
+  test_size: int = cli.setting(20000, "Test points (at most a quarter of the rows when drawn "
+                               "from them).", lower=1)
+  num_classes: int = cli.setting(5, "Classes of a regression target (equal frequency).",
+                                 lower=2)
+  cv_folds: int = cli.setting(3, "Folds of the common stratified CV.", lower=2)
+  cv_unlabeled: int = cli.setting(2000, "Unlabeled points a semi-supervised method sees during "
+                                  "CV.", lower=1)
+  publish: str = cli.setting("", "Also write results.md to this path (e.g. "
+                             "experiments/reproduction/peers.md).")
+  output_dir: str = "results/peers"
+
+  def __post_init__(self):
+    super().__post_init__()
+    if bool(self.csv) != bool(self.target):
+      raise cli.UserError("--csv and --target go together: pass the file and its target column "
+                          f"(received --csv={self.csv!r}, --target={self.target!r}).")
+
+
+SELECTION = ("datasets", "methods", "trials", "publish")   # choose cells, not their numbers
+
+
+# --- Data --------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Labeled:
+  """A dataset with class labels 0..k-1."""
+  name: str
+  task: str                       # "binary" or "ordinal"
+  x: np.ndarray                   # [n, d]
+  y: np.ndarray                   # [n]
+  x_test: Optional[np.ndarray]    # official test file, or None
+  y_test: Optional[np.ndarray]
+  num_classes: int
+  note: str                       # how the labels were made
+
+
+def read_csv(path, target, num_classes):
+  """A user CSV as a ``qsg_jax.data.Dataset``: numeric columns as they are, others one-hot."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  frame = pd.read_csv(path)
+  if target not in frame.columns:
+    raise cli.UserError(f"--target={target!r} is not a column of {path}; its columns are "
+                        f"{list(frame.columns)[:20]}.")
+  frame = frame.dropna(subset=[target])
+  raw = frame.pop(target).to_numpy()
+  x = pd.get_dummies(frame, dtype=np.float64)
+  if x.isna().any().any():
+    raise cli.UserError(f"{path} has missing feature values; fill or drop them first.")
+  values = np.unique(raw)
+  numeric = np.issubdtype(raw.dtype, np.number)
+  name = "csv_" + pathlib.Path(path).stem
+  if values.size == 2:
+    y, task = (raw == values[1]).astype(np.int64), "binary"
+    note = f"binary, positive = {values[1]!r}"
+  elif numeric and np.all(values == np.round(values)) and values.size <= 20:
+    y, task = np.searchsorted(values, raw).astype(np.int64), "ordinal"
+    note = f"ordinal, classes {values.tolist()}"
+  elif numeric:
+    y, task, note = raw.astype(np.float64), "regression", "regression target"
+  else:
+    raise cli.UserError(f"--target={target!r} has {values.size} non-numeric values; their order "
+                        "is unknown. Map them to ordered whole numbers first.")
+  return data_lib.make_dataset(name, task, x.to_numpy(), y, feature_names=list(x.columns),
+                               description=f"{path}: {note}")
+
+
+def labeled_dataset(name, settings):
+  """Loads ``name`` (or the CSV) with labels 0..k-1."""
+  if name.startswith("csv_") and settings.csv:
+    ds = read_csv(settings.csv, settings.target, settings.num_classes)
+  else:
+    ds = data_lib.load(name, data_dir=settings.data_dir)
+  if ds.task == "regression":
+    y, edges = data_lib.discretize_equal_frequency(ds.y, settings.num_classes)
+    y_test = None if ds.y_test is None else data_lib.discretize_with_edges(ds.y_test, edges)
+    return Labeled(ds.name, "ordinal", ds.x, y, ds.x_test, y_test, settings.num_classes,
+                   f"regression target cut into {settings.num_classes} equal-frequency classes")
+  k = int(ds.num_classes)
+  return Labeled(ds.name, ds.task, ds.x, np.asarray(ds.y, np.int64), ds.x_test,
+                 None if ds.y_test is None else np.asarray(ds.y_test, np.int64), k,
+                 f"{ds.task} labels as loaded")
+
+
+def merge_rare_classes(labeled, num_labeled, min_count):
+  """Merges each ordinal class whose stratified share of ``num_labeled`` is below ``min_count``
+  into its smaller neighbour (the CV needs ``min_count`` labeled points per class)."""
+  y, y_test, k = labeled.y.copy(), None if labeled.y_test is None else labeled.y_test.copy(), \
+      labeled.num_classes
+  merged = []
+  while k > 2:
+    counts = np.bincount(y, minlength=k)
+    share = np.floor(counts / y.size * num_labeled)
+    if share.min() >= min_count:
+      break
+    i = int(np.argmin(share))
+    j = min((c for c in (i - 1, i + 1) if 0 <= c < k), key=lambda c: counts[c])
+    merged.append(f"{i}+{j}")
+    for arr in (y, y_test):
+      if arr is not None:
+        arr[arr == i] = j
+        arr[arr > i] -= 1
+    k -= 1
+  if not merged:
+    return labeled
+  return dataclasses.replace(labeled, y=y, y_test=y_test, num_classes=k, note=(
+      labeled.note + f"; classes merged for {min_count}-fold CV ({', '.join(merged)}; k = {k})"))
+
+
+class Trial(NamedTuple):
+  """One trial's arrays, min-max scaled with the training rows' statistics."""
+  train: FitData
+  x_test: np.ndarray        # [n_t, d]
+  y_test: np.ndarray        # [n_t]
+  seed: int                 # the methods' random_state
+
+
+def sizes_of(labeled, settings):
+  """The trial sizes of a dataset (the same in every trial) and where its test points are.
+
+  Test points drawn from the rows: ``test_size``, at most the rows the labeled and unlabeled
+  points leave, but a quarter of the rows on a small set (which then gets fewer unlabeled ones).
+  """
+  n = labeled.x.shape[0]
+  wanted = settings.num_labeled or LABELED[labeled.task]
+  if labeled.x_test is not None:
+    num_test, drawn = min(settings.test_size, labeled.x_test.shape[0]), 0
+    where = "official test file" + (f" (uniform subset of its {labeled.x_test.shape[0]} rows)"
+                                    if labeled.x_test.shape[0] > num_test else "")
+  else:
+    num_test = min(settings.test_size, max(n // 4, n - wanted - settings.num_unlabeled))
+    drawn, where = num_test, "rows held out before the labeled draw"
+  num_labeled = min(wanted, (n - drawn) // 2)
+  return {"labeled": num_labeled,
+          "unlabeled": min(settings.num_unlabeled, n - drawn - num_labeled),
+          "test": num_test, "features": labeled.x.shape[1], "test set": where}
+
+
+def make_trial(labeled, settings, t):
+  """Splits, subsamples and scales trial ``t`` (a pure function of seed, t and the sizes)."""
+  split_rng, unlabeled_rng, test_rng, fit_rng = (
+      np.random.default_rng(s) for s in np.random.SeedSequence([settings.seed, t]).spawn(4))
+  x, y, k = labeled.x, labeled.y, labeled.num_classes
+  sizes = sizes_of(labeled, settings)
+  official = labeled.x_test is not None
+  num_labeled, num_test = sizes["labeled"], 0 if official else sizes["test"]
+  split = data_lib.split_semisupervised(split_rng, y, num_labeled, num_test=num_test,
+                                        stratify=True, num_classes=k)
+  unlabeled = split.unlabeled
+  if unlabeled.size > settings.num_unlabeled:
+    unlabeled = np.sort(unlabeled_rng.choice(unlabeled, settings.num_unlabeled, replace=False))
+  if official:
+    x_test, y_test = labeled.x_test, labeled.y_test
+    if x_test.shape[0] > sizes["test"]:
+      pick = np.sort(test_rng.choice(x_test.shape[0], sizes["test"], replace=False))
+      x_test, y_test = x_test[pick], y_test[pick]
+  else:
+    x_test, y_test = x[split.test], y[split.test]
+  lo, scale = data_lib.minmax_fit(np.concatenate([x[split.labeled], x[unlabeled]]))
+  scaled = lambda a: data_lib.minmax_apply(a, lo, scale)
+  train = FitData(scaled(x[split.labeled]), y[split.labeled], scaled(x[unlabeled]), k,
+                  settings.cv_folds, settings.cv_unlabeled)
+  return Trial(train, scaled(x_test), y_test, int(fit_rng.integers(2**31 - 1)))
+
+
+# --- Tuning, fitting, scoring ------------------------------------------------------------------
+
+def auc(scores, labels, k):
+  """Binary AUC, or the mean AUC over the k-1 ordinal splits (qsg_jax.metrics)."""
+  scores = np.asarray(scores, np.float64)
+  value = metrics.binary_auc(scores, labels) if k == 2 else metrics.ordinal_auc(scores, labels, k)
+  return float(value)
+
+
+def common_folds(y_labeled, num_folds):
+  """(train [F, n_train] indices, valid [F, n_l] masks) of the common CV (qsg_jax's folds)."""
+  folds = folds_lib.stratified_folds(y_labeled, num_folds, seed=CV_FOLD_SEED)
+  return folds_lib.fold_training_sets(folds, y_labeled)
+
+
+def cross_validate(method, train, seed):
+  """(best params, its mean validation AUC, [P] mean AUCs) of ``method.grid`` by the common CV.
+
+  Sees only ``train`` (labeled points and unlabeled points), never a test point.
+  """
+  x_l, y_l, x_u, k = train.x_labeled, train.y_labeled, train.x_unlabeled, train.num_classes
+  num_folds = train.cv_folds
+  fold_train, valid = common_folds(y_l, num_folds)
+  if method.uses_unlabeled and x_u.shape[0] > train.cv_unlabeled:
+    pick = np.random.default_rng([seed, 1]).choice(x_u.shape[0], train.cv_unlabeled,
+                                                   replace=False)
+    x_u = x_u[np.sort(pick)]
+  points = grid_points(method.grid)
+  scores = np.zeros((len(points), num_folds))
+  for i, params in enumerate(points):
+    for f in range(num_folds):
+      rows = fold_train[f]
+      score = method.fit(params, train._replace(x_labeled=x_l[rows], y_labeled=y_l[rows],
+                                                x_unlabeled=x_u), seed)
+      scores[i, f] = auc(score(x_l[valid[f]]), y_l[valid[f]], k)
+  means = scores.mean(axis=1)
+  best = int(np.argmax(means))
+  return points[best], float(means[best]), means
+
+
+def run_cell(method, trial):
+  """Tunes, fits and scores one method on one trial; returns the cell's JSON-able record."""
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    start = time.perf_counter()
+    params, cv_auc = {}, None
+    if method.grid:
+      params, cv_auc, _ = cross_validate(method, trial.train, trial.seed)
+    tune_s = time.perf_counter() - start
+    start = time.perf_counter()
+    score = method.fit(params, trial.train, trial.seed)
+    fit_s = time.perf_counter() - start
+    start = time.perf_counter()
+    test_scores = np.asarray(score(trial.x_test), np.float64)
+    predict_s = time.perf_counter() - start
+  model = getattr(score, "__self__", None)   # the estimator of a bound decision_function
+  if model is not None and hasattr(model, "best_params_"):   # a CV estimator: its own choice
+    params, cv_auc = dict(model.best_params_), float(model.best_score_)
+    searched = {name: sorted({str(p[name]) for p in model.cv_results_["params"]})
+                for name in model.best_params_}
+  else:
+    searched = None
+  return {"auc": auc(test_scores, trial.y_test, trial.train.num_classes), "params": params,
+          "cv_auc": cv_auc, "tune_s": tune_s, "fit_s": fit_s, "predict_s": predict_s,
+          "grid_searched": searched,
+          "warnings": sorted({f"{w.category.__name__}: {str(w.message)[:160]}" for w in caught})}
+
+
+# --- Report ------------------------------------------------------------------------------------
+
+def _mean_se(values):
+  mean, _, se = reporting.mean_std(values)
+  return mean, se
+
+
+def _fmt_params(per_trial):
+  """The chosen parameters of every trial ("C=10, gamma=1 (x3)" when they agree)."""
+  texts = [", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in p.items()) or "-" for p in per_trial]
+  return texts[0] + f" (x{len(texts)})" if len(set(texts)) == 1 else " / ".join(texts)
+
+
+def _seconds(rows, name):
+  return f"{np.mean([r[name] for r in rows]):.2f}"
+
+
+def summarize(dataset, task, rows_by_method):
+  """(table rows of one dataset, the best peer): AUC mean +- SE over trials, the paired
+  difference to the best peer (the peer with the best mean test AUC) +- SE, and wins."""
+  aucs = {key: np.array([r["auc"] for r in rows]) for key, rows in rows_by_method.items()}
+  peers = [m for m in METHODS if m.key in aucs and m.family == "peer"]
+  best = max(peers, key=lambda m: aucs[m.key].mean()) if peers else None
+  table = []
+  for method in (m for m in METHODS if m.key in aucs):
+    rows, a = rows_by_method[method.key], aucs[method.key]
+    mean, se = _mean_se(a)
+    row = {"dataset": dataset, "key": method.key, "method": method.name(task),
+           "label": method.label, "family": method.family, "AUC": f"{mean:.4f} +- {se:.4f}", "auc_mean": mean,
+           "auc_se": se, "vs best peer": "(best peer)" if best else "-", "wins": "-"}
+    if best is not None and method.key != best.key:
+      diff = a - aucs[best.key]
+      d_mean, d_se = _mean_se(diff)
+      row.update({"vs best peer": f"{d_mean:+.4f} +- {d_se:.4f}", "diff_mean": d_mean,
+                  "diff_se": d_se, "wins": f"{int(np.sum(diff > 0))}/{diff.size}"})
+    cv = [r["cv_auc"] for r in rows if r["cv_auc"] is not None]
+    row.update({"chosen": _fmt_params([r["params"] for r in rows]),
+                "CV AUC": f"{np.mean(cv):.4f}" if cv else "-",
+                "tune s": _seconds(rows, "tune_s") if method.grid else "-",
+                "fit s": _seconds(rows, "fit_s"), "predict s": _seconds(rows, "predict_s"),
+                "warnings": len({w for r in rows for w in r["warnings"]})})
+    table.append(row)
+  return table, best
+
+
+def headline(dataset, table, best):
+  """One row of the summary: the best peer, and each of our methods against it."""
+  row = {"dataset": dataset, "best peer": "-"}
+  for r in table:
+    if best is not None and r["key"] == best.key:
+      row["best peer"] = f"{r['method']} {r['auc_mean']:.4f}"
+    elif r["family"] == "ours":
+      row[r["label"]] = f"{r['auc_mean']:.4f} ({r['vs best peer']}, wins {r['wins']})"
+  return row
+
+
+TABLE_COLUMNS = ("method", "AUC", "vs best peer", "wins", "chosen", "CV AUC", "tune s",
+                 "fit s", "predict s", "warnings")
+
+
+def machine():
+  """Host, CPUs and load average, for the report's header."""
+  model = platform.processor()
+  try:
+    with open("/proc/cpuinfo") as f:
+      model = next((line.split(":", 1)[1].strip() for line in f
+                    if line.startswith("model name")), model)
+  except OSError:
+    pass
+  load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+  return f"{platform.node()}, {os.cpu_count()} CPUs ({model}), load average {load}"
+
+
+def _grid_rows(cells):
+  """Every method's tuning: its stated grid, or the grid a CV estimator searched."""
+  searched = {}
+  for name, cell in cells.items():
+    if cell.get("grid_searched"):
+      searched.setdefault(name.rsplit("__", 1)[1], cell["grid_searched"])
+  rows = []
+  for m in METHODS:
+    grid = describe_grid(m.grid) if m.grid else (
+        "own: " + " x ".join(f"{k} in {{{', '.join(v)}}}" for k, v in searched[m.key].items())
+        if m.key in searched else "-")
+    rows.append({"method": m.label, "key": m.key, "tasks": ", ".join(m.tasks),
+                 "tuning": m.tuning, "grid": grid, "ranking score": m.score,
+                 "unlabeled": "yes" if m.uses_unlabeled else "no"})
+  return rows
+
+
+def render(settings, report):
+  """results.md: the command, machine, protocol, summary, one table per dataset, the grids."""
+  s = settings
+  lines = [
+      "# Our estimators against what a practitioner would use instead", "",
+      f"Command: `{report['command']}`  ",
+      f"Run: {report['started']['time']} to {report['finished']['time']} on "
+      f"{report['started']['machine']} (at the end: {report['finished']['machine']}); "
+      f"qsg_jax commit {report['commit']}.", "",
+      f"Protocol: {s.trials} trials; labeled points drawn stratified by class; every method "
+      f"tuned by the same {s.cv_folds}-fold stratified CV on the labeled points (qsg_jax's "
+      f"folds, seed 0), semi-supervised ones with {s.cv_unlabeled} unlabeled points during CV "
+      "and all of them in the refit; test AUC on a disjoint test set (ordinal: the mean over "
+      "the k-1 splits), mean +- standard error over trials. 'vs best peer': the paired "
+      "difference to the peer with the best mean test AUC, +- SE; wins: trials where the "
+      "method beats that peer. Seconds per trial (tune: the common CV; the CV estimators tune "
+      "inside fit; our first trial on a dataset includes JAX compilation), measured on a "
+      "shared machine: compare within a table only.", "",
+      "## Summary", "", reporting.markdown_table(report["summary"], list(dict.fromkeys(
+          name for row in report["summary"] for name in row))),
+      "## Datasets", "", reporting.markdown_table(report["datasets"])]
+  for name, table in report["tables"].items():
+    lines += [f"## {name}", "", reporting.markdown_table(table, TABLE_COLUMNS)]
+  lines += ["## Methods and their grids", "",
+            "LightGBM: learning_rate 0.05, other settings default. SelfTraining(SVC): threshold "
+            "0.75, at most 10 rounds. LogisticRegression: L2, lbfgs. LibAUC: "
+            f"{LIBAUC_HIDDEN} ReLU units, {LIBAUC_STEPS} full-batch PESG steps, margin 1.", "",
+            reporting.markdown_table(_grid_rows(report["cells"]))]
+  if report["skipped"]:
+    lines += ["## Not run", "", reporting.markdown_table(report["skipped"])]
+  return "\n".join(lines)
+
+
+# --- The run -----------------------------------------------------------------------------------
+
+def dataset_names(settings):
+  names = list(settings.datasets or (() if settings.csv else DEFAULT_DATASETS))
+  if settings.csv:
+    names.append("csv_" + pathlib.Path(settings.csv).stem)
+  return names
+
+
+def plan_datasets(settings):
+  """([(Labeled, its methods)] in the order run, [unavailable methods and why])."""
+  skipped, keys = [], settings.methods
+  for m in METHODS:
+    reason = m.why_unavailable() if not keys or m.key in keys else None
+    if reason:
+      skipped.append({"method": m.label, "why": reason})
+  unavailable = {row["method"] for row in skipped}
+  plan = []
+  for name in dataset_names(settings):
+    labeled = labeled_dataset(name, settings)
+    labeled = merge_rare_classes(labeled, sizes_of(labeled, settings)["labeled"],
+                                 settings.cv_folds)
+    plan.append((labeled, [m for m in methods_for(labeled.task, keys)
+                           if m.label not in unavailable]))
+  return plan, skipped
+
+
+def command_line(settings):
+  """The command that reproduces ``settings`` (run options left out)."""
+  values = settings.as_dict(exclude=("progress", "resume", "overwrite"))
+  return "python -m experiments.peers " + " ".join(
+      f"--{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}"
+      for k, v in values.items() if v not in ((), "", None))
+
+
+def run(settings, log=cli.log_line):
+  """Runs every (dataset, trial, method) cell not yet stored; writes results.md / .json."""
+  store = store_lib.RunStore(settings.output_dir, "results")
+  store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
+              overwrite=settings.overwrite, selection=SELECTION)
+  started = {"time": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine()}
+  plan, skipped = plan_datasets(settings)
+  progress = reporting.Progress(sum(settings.trials * len(ms) for _, ms in plan), unit="cells",
+                                enabled=settings.progress, log=log)
+  datasets, tables, summary, cells = [], {}, [], {}
+  for labeled, methods in plan:
+    rows_by_method = {m.key: [] for m in methods}
+    for t in range(settings.trials):
+      trial = None
+      for method in methods:
+        cell = f"{labeled.name}__t{t}__{method.key}"
+        if trial is None and not store.has(cell):
+          trial = make_trial(labeled, settings, t)
+        row = store.cached(cell, lambda: run_cell(method, trial))
+        rows_by_method[method.key].append(row)
+        cells[cell] = row
+        progress.update(len(cells))
+        progress.write(f"{labeled.name} trial {t}: {method.name(labeled.task):<34} AUC "
+                       f"{row['auc']:.4f}  tune {row['tune_s']:7.1f} s  fit {row['fit_s']:7.1f} s")
+    datasets.append(dict(dataset=labeled.name, task=labeled.task, k=labeled.num_classes,
+                         **sizes_of(labeled, settings), labels=labeled.note))
+    tables[labeled.name], best = summarize(labeled.name, labeled.task, rows_by_method)
+    summary.append(headline(labeled.name, tables[labeled.name], best))
+  progress.close()
+  report = {"summary": summary, "datasets": datasets, "tables": tables, "cells": cells,
+            "skipped": skipped, "command": command_line(settings), "started": started,
+            "finished": {"time": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine()},
+            "commit": reporting.git_commit(), "grids": {m.key: m.grid for m in METHODS}}
+  text = render(settings, report)
+  reporting.atomic_write_text(pathlib.Path(settings.output_dir) / "results.md", text)
+  if settings.publish:
+    reporting.atomic_write_text(settings.publish, text)
+  store.finish(report)
+  log(f"wrote {pathlib.Path(settings.output_dir) / 'results.md'} and results.json")
+  return report
+
+
+def _define_flags():
+  cli.define_flags(Settings)
+
+
+def main(argv):
+  run(cli.settings_from_flags(Settings, argv))
+
+
+if __name__ == "__main__":
+  _define_flags()
+  cli.run_main(main)

@@ -1,0 +1,136 @@
+"""experiments.peers: the protocol of issue 27 on tiny embedded configurations."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from experiments import peers
+from experiments.common import cli
+
+FAST = ("svc", "svr", "logreg", "mord_at")   # scikit-learn / mord peers: a few ms per fit
+
+
+def _settings(tmp_path, name="run", **overrides):
+  values = dict(datasets=("breast_cancer", "lev"), num_labeled=45, num_unlabeled=60,
+                test_size=60, trials=2, methods=FAST, output_dir=str(tmp_path / name),
+                progress=False)
+  return peers.Settings(**dict(values, **overrides))
+
+
+def _quiet(line):
+  del line
+
+
+def test_smoke_table_fields_grids_and_sizes(tmp_path):
+  settings = _settings(tmp_path)
+  payload = peers.run(settings, log=_quiet)
+  text = (tmp_path / "run" / "results.md").read_text()
+  for method in ("SVC (rbf)", "SVR (rbf)", "LogisticRegression", "mord LogisticAT"):
+    assert method in text
+  for grid in (peers.SVM_GRID, {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}):
+    assert peers.describe_grid(grid) in text      # every grid is stated
+  assert "Command: `python -m experiments.peers" in text
+  binary, ordinal = payload["tables"]["breast_cancer"], payload["tables"]["lev"]
+  assert [r["method"] for r in binary] == ["SVC (rbf)", "LogisticRegression"]
+  assert len(ordinal) == 3
+  for row in binary + ordinal:
+    assert 0.5 < row["auc_mean"] <= 1.0 and row["auc_se"] >= 0
+    for field in ("AUC", "vs best peer", "wins", "chosen", "CV AUC", "tune s", "fit s",
+                  "predict s"):
+      assert field in row
+  best = max(binary, key=lambda r: r["auc_mean"])
+  assert best["vs best peer"] == "(best peer)"
+  other = next(r for r in binary if r is not best)
+  assert other["wins"].endswith("/2") and other["diff_mean"] <= 0
+  sizes = {d["dataset"]: d for d in payload["datasets"]}
+  assert (sizes["breast_cancer"]["labeled"], sizes["breast_cancer"]["unlabeled"],
+          sizes["breast_cancer"]["test"]) == (45, 60, 60)
+  stored = json.loads((tmp_path / "run" / "results.json").read_text())
+  assert stored["complete"] and set(stored["cells"]) == set(payload["cells"])
+
+
+def test_cv_never_sees_the_test_rows(tmp_path):
+  settings = _settings(tmp_path)
+  labeled = peers.labeled_dataset("breast_cancer", settings)
+  trial = peers.make_trial(labeled, settings, 0)
+  rng = np.random.default_rng(0)
+  perturbed = trial._replace(x_test=rng.uniform(size=trial.x_test.shape),
+                             y_test=rng.permutation(trial.y_test))
+  for method in peers.METHODS:
+    if method.key in ("svc", "logreg", "lgbm_classifier"):
+      a, b = peers.run_cell(method, trial), peers.run_cell(method, perturbed)
+      assert a["params"] == b["params"] and a["cv_auc"] == b["cv_auc"], method.key
+      assert a["auc"] != b["auc"]
+
+
+def test_resume_gives_the_uninterrupted_rows_and_a_finished_run_is_kept(tmp_path):
+  fast = dict(methods=("svc", "svr"))
+  first = peers.run(_settings(tmp_path, trials=1, **fast), log=_quiet)
+  resumed = peers.run(_settings(tmp_path, trials=2, resume=True, **fast), log=_quiet)
+  fresh = peers.run(_settings(tmp_path, "fresh", trials=2, **fast), log=_quiet)
+  for name, cell in first["cells"].items():
+    assert resumed["cells"][name] == cell                 # stored cells, timings included
+  for name, cell in fresh["cells"].items():
+    same = ("auc", "params", "cv_auc")
+    assert {k: resumed["cells"][name][k] for k in same} == {k: cell[k] for k in same}
+  with pytest.raises(cli.UserError, match="finished"):
+    peers.run(_settings(tmp_path, trials=2, **fast), log=_quiet)
+  peers.run(_settings(tmp_path, trials=1, overwrite=True, **fast), log=_quiet)
+
+
+def test_csv_binary_and_ordinal_targets(tmp_path):
+  pd = pytest.importorskip("pandas")
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(400, 3))
+  frame = pd.DataFrame(x, columns=["a", "b", "c"])
+  frame["colour"] = rng.choice(["red", "blue"], size=400)   # one-hot, as the other target
+  frame["grade"] = np.digitize(x[:, 0] + 0.3 * rng.normal(size=400), [-0.5, 0.5]) + 1
+  frame["sick"] = np.where(x[:, 1] > 0, "yes", "no")
+  path = tmp_path / "mine.csv"
+  frame.to_csv(path, index=False)
+  ordinal = peers.read_csv(str(path), "grade", 5)
+  assert ordinal.task == "ordinal" and ordinal.num_classes == 3 and ordinal.x.shape == (400, 7)
+  binary = peers.read_csv(str(path), "sick", 5)
+  assert binary.task == "binary" and np.array_equal(binary.y, (x[:, 1] > 0).astype(int))
+  payload = peers.run(_settings(tmp_path, datasets=(), csv=str(path), target="grade",
+                                methods=("svr",)), log=_quiet)
+  assert list(payload["tables"]) == ["csv_mine"] and payload["tables"]["csv_mine"][0][
+      "auc_mean"] > 0.7
+  with pytest.raises(cli.UserError, match="not a column"):
+    peers.read_csv(str(path), "nope", 5)
+  with pytest.raises(cli.UserError, match="go together"):
+    peers.Settings(csv=str(path), output_dir=str(tmp_path / "x"))
+
+
+def test_auc_matches_scikit_learn_per_split():
+  rng = np.random.default_rng(1)
+  y = rng.integers(0, 4, size=200)
+  s = y + rng.normal(size=200)
+  assert peers.auc(s, (y > 1).astype(int), 2) == pytest.approx(roc_auc_score(y > 1, s))
+  splits = [roc_auc_score(y > j, s) for j in range(3)]
+  assert peers.auc(s, y, 4) == pytest.approx(np.mean(splits))
+
+
+def test_rare_ordinal_classes_merge_into_their_smaller_neighbour(tmp_path):
+  y = np.repeat([0, 1, 2, 3], [100, 3, 50, 200])
+  labeled = peers.Labeled("toy", "ordinal", np.zeros((y.size, 1)), y, None, None, 4, "as is")
+  merged = peers.merge_rare_classes(labeled, 100, 3)
+  # class 1 (share 0.85 of 100 labels) joins class 2 (smaller than class 0): 0, 1+2, 3 -> 0, 1, 2
+  assert merged.num_classes == 3 and "1+2" in merged.note
+  assert np.array_equal(np.unique(merged.y), [0, 1, 2])
+  assert np.all(np.diff(merged.y) >= 0)           # order kept
+  assert peers.merge_rare_classes(labeled, 2000, 3) is labeled
+
+
+def test_method_table_keys_grids_and_availability():
+  keys = [m.key for m in peers.METHODS]
+  assert len(keys) == len(set(keys))
+  for m in peers.METHODS:
+    assert m.family in ("peer", "ours") and set(m.tasks) <= {"binary", "ordinal"}
+    assert m.grid or m.tuning != "common CV"
+  assert peers.grid_points({"a": [1, 2], "b": [3]}) == [{"a": 1, "b": 3}, {"a": 2, "b": 3}]
+  libauc = next(m for m in peers.METHODS if m.key == "libauc")
+  reason = libauc.why_unavailable()
+  assert reason is None or "not importable" in reason
