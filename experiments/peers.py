@@ -12,7 +12,8 @@ Protocol (issue 27's contract), per dataset and trial t (randomness from SeedSeq
     class has the ``cv_folds`` points a stratified CV needs; 4 positives on accelerometer).
   - test points: a disjoint set of ``test_size`` (20,000) points: a uniform subset of the
     official test file where the source has one (ijcnn1), else drawn first from the rows, before
-    the labeled ones (at most a quarter of the rows on small sets).
+    the labeled ones (fewer where the rows run out: 11,791 on accelerometer; a quarter of the
+    rows on small sets, which then get fewer unlabeled points).
   - unlabeled points: ``num_unlabeled`` (20,000) drawn from the remaining rows.
   - features min-max scaled with the labeled + unlabeled rows' statistics (never the test rows).
   - every method tuned by the SAME ``cv_folds``-fold stratified CV on the labeled points only:
@@ -36,7 +37,6 @@ of ``experiments.common.store`` (``--resume``; a finished directory is never rep
 import dataclasses
 import importlib
 import itertools
-import math
 import os
 import pathlib
 import platform
@@ -94,6 +94,7 @@ class Method:
   uses_unlabeled: bool = False
   tuning: str = "common CV"       # or "defaults", "own CV (same folds)"
   requires: tuple = ()            # modules that must import
+  install: str = "pip install 'qsg_jax[peers]'"
   unavailable: Callable = lambda: None   # -> reason it cannot run here, or None
 
   def name(self, task):
@@ -105,7 +106,7 @@ class Method:
       try:
         importlib.import_module(module)
       except ImportError as e:
-        return f"{module} not importable ({e}); pip install 'qsg_jax[peers]'"
+        return f"{module} not importable ({e}); {self.install}"
     return self.unavailable()
 
 
@@ -249,7 +250,8 @@ METHODS = (
            {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}, "expected class", requires=("mord",)),
     Method("libauc", "LibAUC AUCM+PESG (MLP)", "peer", ("binary",), _fit_libauc,
            {"lr": [0.03, 0.1, 0.3, 1.0], "weight_decay": [1e-4, 1e-2]}, "network output",
-           requires=("torch", "libauc")),
+           requires=("torch", "libauc"), install="pip install torch libauc (not in the extra: "
+           "libauc's own requirements pull ~80 packages; --no-deps with torch suffices here)"),
     Method("qsg_defaults", "QSGS2AUC() / QS3ORAO()", "ours", ("binary", "ordinal"),
            _qsg(), {}, "decision_function", uses_unlabeled=True, tuning="defaults"),
     Method("qsg_cv", "QSGS2AUCCV / QS3ORAOCV", "ours", ("binary", "ordinal"),

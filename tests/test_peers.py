@@ -1,5 +1,6 @@
 """experiments.peers: the protocol of issue 27 on tiny embedded configurations."""
 
+import inspect
 import json
 
 import numpy as np
@@ -8,6 +9,7 @@ from sklearn.metrics import roc_auc_score
 
 from experiments import peers
 from experiments.common import cli
+from qsg_jax import model_selection
 
 FAST = ("svc", "svr", "logreg", "mord_at")   # scikit-learn / mord peers: a few ms per fit
 
@@ -63,6 +65,31 @@ def test_cv_never_sees_the_test_rows(tmp_path):
       a, b = peers.run_cell(method, trial), peers.run_cell(method, perturbed)
       assert a["params"] == b["params"] and a["cv_auc"] == b["cv_auc"], method.key
       assert a["auc"] != b["auc"]
+
+
+class _Stop(Exception):
+  pass
+
+
+def test_cv_estimators_search_on_the_common_folds(tmp_path, monkeypatch):
+  """QSGS2AUCCV cross-validates the labeled points in their order with F folds and fold seed 0:
+  ``stratified_folds`` then deals exactly the folds ``peers.common_folds`` gives every peer."""
+  calls = []
+  seed_default = inspect.signature(model_selection.cross_validate).parameters["seed"].default
+
+  def spy(x_labeled, y_labeled, *args, **kwargs):
+    calls.append((np.asarray(y_labeled), kwargs.get("num_folds"), kwargs.get("seed",
+                                                                             seed_default)))
+    raise _Stop
+
+  monkeypatch.setattr(model_selection, "cross_validate", spy)
+  settings = _settings(tmp_path)
+  trial = peers.make_trial(peers.labeled_dataset("breast_cancer", settings), settings, 0)
+  with pytest.raises(_Stop):
+    peers._qsg(cv=True)({}, trial.train, 0)
+  y, num_folds, seed = calls[0]
+  assert np.array_equal(y, trial.train.y_labeled)
+  assert (num_folds, seed) == (trial.train.cv_folds, peers.CV_FOLD_SEED)
 
 
 def test_resume_gives_the_uninterrupted_rows_and_a_finished_run_is_kept(tmp_path):
