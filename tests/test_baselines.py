@@ -396,3 +396,34 @@ def test_docstring_examples_run():
       runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
     assert runner.summarize(verbose=False).attempted >= 1
+
+
+@pytest.mark.parametrize("kind", ["int", "bool", "float16", "Int64", "Float64", "boolean"])
+def test_every_input_dtype_fits_like_its_float_values(kind):
+  import pandas as pd   # pylint: disable=g-import-not-at-top
+  x_l, y_l, x_u, _ = _binary()
+  cast = {"int": lambda a: np.round(4 * a).astype(np.int64),
+          "bool": lambda a: a > 0.5,
+          "float16": lambda a: a.astype(np.float16),
+          "Int64": lambda a: pd.DataFrame(np.round(4 * a)).astype("Int64"),
+          "Float64": lambda a: pd.DataFrame(a).astype("Float64"),
+          "boolean": lambda a: pd.DataFrame(a > 0.5).astype("boolean")}[kind]
+  as_float = lambda a: pd.DataFrame(cast(a)).to_numpy(np.float64)
+  kw = dict(lam=0.1, sigma=1.0, gamma=0.5)
+  model = baselines.fit_samult(cast(x_l), pd.Series(y_l).astype("Int64"), cast(x_u), **kw)
+  reference = baselines.fit_samult(as_float(x_l), y_l, as_float(x_u), **kw)
+  np.testing.assert_allclose(baselines.decision_function(model, cast(x_u)),
+                             baselines.decision_function(reference, as_float(x_u)), atol=1e-6)
+  svorex = baselines.fit_svorex(cast(x_l), y_l, sigma=1.0)
+  np.testing.assert_allclose(
+      baselines.svorex.decision_function(svorex, cast(x_u)),
+      baselines.svorex.decision_function(baselines.fit_svorex(as_float(x_l), y_l, sigma=1.0),
+                                         as_float(x_u)), atol=1e-6)
+
+
+def test_svorex_checks_its_kernel_cache_against_memory_first(monkeypatch):
+  x_l, y_l, _, _ = _binary()
+  monkeypatch.setattr(memory, "available_bytes", lambda device=None: 1000)
+  with pytest.raises(memory.InsufficientMemoryError, match="SVOREX with 24 labeled points caches "
+                     "their 24 x 24 kernel .*Subsample the labeled points"):
+    baselines.fit_svorex(x_l, y_l, sigma=1.0)

@@ -15,6 +15,7 @@ import numpy as np
 from skordinal.classifiers import SVOR
 
 from qsg_jax import _validation as validation
+from qsg_jax import memory
 
 # Rows per call into the C predictor (it converts its input to Python lists).
 PREDICT_CHUNK = 16384
@@ -44,6 +45,11 @@ def fit_svorex(x_labeled, y_labeled, x_unlabeled=None, *, c=1.0, sigma=1.0, tol=
 
   Returns:
     ``SvorexModel``.
+
+  Raises:
+    ValueError: bad data or hyper-parameters.
+    qsg_jax.memory.InsufficientMemoryError: the solver's kernel cache (4 n^2 bytes) would not
+      fit; checked before the solver starts (its C code would otherwise fail mid-way).
   """
   del x_unlabeled
   x_l = validation.check_points("x_labeled", x_labeled)
@@ -51,6 +57,11 @@ def fit_svorex(x_labeled, y_labeled, x_unlabeled=None, *, c=1.0, sigma=1.0, tol=
   c = validation.check_positive("c", c)
   sigma = validation.check_positive("sigma", sigma)
   tol = validation.check_positive("tol", tol)
+  n = x_l.shape[0]
+  memory.check_allocation(   # the C solver caches the whole lower triangle of the kernel
+      8 * n * (n + 1) // 2, f"SVOREX with {n} labeled points caches their {n} x {n} kernel "
+      "(lower triangle, float64) and", "Subsample the labeled points (memory grows as n^2), or "
+      "use qsg_jax.fit (QS3ORAO), whose memory does not grow with n.")
   estimator = SVOR(C=c, kernel="rbf", gamma=sigma, tol=tol, constraints="explicit")
   estimator.fit(x_l.astype(np.float64), y_l)
   return SvorexModel(estimator, k, x_l.shape[1], c, sigma)

@@ -58,8 +58,8 @@ def _as_real_vector(name, values, fix):
 
 def _check_scored(scores_name, scores, targets_name, targets):
   """(scores, targets) as float64 [n] vectors of one length, finite."""
-  scores = _as_real_vector(scores_name, scores, "scores are not finite when the model diverged: "
-                           "use a larger mu")
+  scores = _as_real_vector(scores_name, scores, "a ranking needs a finite score per row (pass "
+                           "scores without missing values; a diverged model's: use a larger mu)")
   targets = _as_real_vector(targets_name, targets, _TARGET_FIX)
   if scores.shape != targets.shape:
     raise ValueError(f"{scores_name} and {targets_name} must have the same length; received "
