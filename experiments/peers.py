@@ -35,8 +35,10 @@ of ``experiments.common.store`` (``--resume``; a finished directory is never rep
 """
 
 import dataclasses
+import hashlib
 import importlib
 import itertools
+import json
 import os
 import pathlib
 import platform
@@ -80,9 +82,9 @@ class FitData(NamedTuple):
 class Method:
   """One compared method: how it is tuned, fitted and scored.
 
-  fit(params, data, seed) returns score(x) -> [n] ranking scores. ``grid`` (name -> values)
-  is searched by the common CV; an empty grid means "as is" (defaults, or a method that runs the
-  same CV itself, ``tuning`` says which).
+  fit(params, data, seed) returns score(x) -> [n] ranking scores, where params = ``fixed``
+  plus one point of ``grid`` (name -> values), chosen by the common CV. An empty grid means "as
+  is" (defaults, or a method that runs the same CV itself; ``tuning`` says which).
   """
   key: str                        # --methods name
   label: str                      # table name; "binary / ordinal" when they differ
@@ -90,12 +92,19 @@ class Method:
   tasks: tuple                    # ("binary", "ordinal")
   fit: Callable
   grid: dict = dataclasses.field(default_factory=dict)
+  fixed: dict = dataclasses.field(default_factory=dict)   # settings not searched
   score: str = ""                 # which output ranks
   uses_unlabeled: bool = False
   tuning: str = "common CV"       # or "defaults", "own CV (same folds)"
   requires: tuple = ()            # modules that must import
   install: str = "pip install 'qsg_jax[peers]'"
   unavailable: Callable = lambda: None   # -> reason it cannot run here, or None
+
+  def fingerprint(self):
+    """8 hex digits of what fixes the method's numbers (label, grid, fixed settings): a cell
+    stored under another fingerprint is never reused."""
+    text = json.dumps([self.label, self.grid, self.fixed], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
   def name(self, task):
     parts = self.label.split(" / ")
@@ -125,59 +134,55 @@ def _with_unlabeled(d):
 
 def _fit_svc(p, d, seed):
   from sklearn.svm import SVC  # pylint: disable=g-import-not-at-top
-  return SVC(C=p["C"], gamma=p["gamma"]).fit(d.x_labeled, d.y_labeled).decision_function
+  return SVC(**p).fit(d.x_labeled, d.y_labeled).decision_function
 
 
 def _fit_svr(p, d, seed):
   from sklearn.svm import SVR  # pylint: disable=g-import-not-at-top
-  return SVR(C=p["C"], gamma=p["gamma"]).fit(d.x_labeled, d.y_labeled).predict
+  return SVR(**p).fit(d.x_labeled, d.y_labeled).predict
 
 
 def _fit_logreg(p, d, seed):
   from sklearn.linear_model import LogisticRegression  # pylint: disable=g-import-not-at-top
-  model = LogisticRegression(C=p["C"], max_iter=5000).fit(d.x_labeled, d.y_labeled)
+  model = LogisticRegression(**p).fit(d.x_labeled, d.y_labeled)
   return model.decision_function if d.num_classes == 2 else (
       lambda x: _proba_score(model, x, d.num_classes))
 
 
-LGBM_FIXED = dict(learning_rate=0.05, n_jobs=1, verbose=-1)
-
-
 def _fit_lgbm_classifier(p, d, seed):
   import lightgbm  # pylint: disable=g-import-not-at-top
-  model = lightgbm.LGBMClassifier(**p, **LGBM_FIXED, random_state=seed)
+  model = lightgbm.LGBMClassifier(**p, n_jobs=1, verbose=-1, random_state=seed)
   model.fit(d.x_labeled, d.y_labeled)
   return lambda x: _proba_score(model, x, d.num_classes)
 
 
 def _fit_lgbm_regressor(p, d, seed):
   import lightgbm  # pylint: disable=g-import-not-at-top
-  model = lightgbm.LGBMRegressor(**p, **LGBM_FIXED, random_state=seed)
+  model = lightgbm.LGBMRegressor(**p, n_jobs=1, verbose=-1, random_state=seed)
   return model.fit(d.x_labeled, d.y_labeled.astype(np.float64)).predict
 
 
 def _fit_self_training(p, d, seed):
   """SelfTrainingClassifier(SVC) with sigmoid-calibrated probabilities (scikit-learn 1.9's
-  replacement of the deprecated SVC(probability=True)); threshold 0.75, 10 rounds (defaults)."""
+  replacement of the deprecated SVC(probability=True))."""
   from sklearn.calibration import CalibratedClassifierCV  # pylint: disable=g-import-not-at-top
   from sklearn.semi_supervised import SelfTrainingClassifier  # pylint: disable=g-import-not-at-top
   from sklearn.svm import SVC  # pylint: disable=g-import-not-at-top
+  p = dict(p)
+  self_training = {name: p.pop(name) for name in ("threshold", "max_iter")}
   calibration_folds = int(np.clip(np.bincount(d.y_labeled).min(), 2, 3))
-  base = CalibratedClassifierCV(SVC(C=p["C"], gamma=p["gamma"], random_state=seed),
-                                ensemble=False, cv=calibration_folds)
-  model = SelfTrainingClassifier(base).fit(*_with_unlabeled(d))
+  base = CalibratedClassifierCV(SVC(**p, random_state=seed), ensemble=False,
+                                cv=calibration_folds)
+  model = SelfTrainingClassifier(base, **self_training).fit(*_with_unlabeled(d))
   return lambda x: _proba_score(model, x, d.num_classes)
 
 
 def _fit_mord(name):
   def fit(p, d, seed):
     import mord  # pylint: disable=g-import-not-at-top
-    model = getattr(mord, name)(alpha=p["alpha"]).fit(d.x_labeled, d.y_labeled)
+    model = getattr(mord, name)(**p).fit(d.x_labeled, d.y_labeled)
     return lambda x: _proba_score(model, x, d.num_classes)
   return fit
-
-
-LIBAUC_STEPS, LIBAUC_HIDDEN = 1000, 32
 
 
 def _fit_libauc(p, d, seed):
@@ -189,12 +194,13 @@ def _fit_libauc(p, d, seed):
   torch.manual_seed(seed)
   x = torch.tensor(d.x_labeled, dtype=torch.float32)
   y = torch.tensor(d.y_labeled, dtype=torch.float32)
-  model = torch.nn.Sequential(torch.nn.Linear(x.shape[1], LIBAUC_HIDDEN), torch.nn.ReLU(),
-                              torch.nn.Linear(LIBAUC_HIDDEN, 1))
-  loss_fn = AUCMLoss(margin=1.0, imratio=float(y.mean()), device=torch.device("cpu"))
+  model = torch.nn.Sequential(torch.nn.Linear(x.shape[1], p["hidden"]), torch.nn.ReLU(),
+                              torch.nn.Linear(p["hidden"], 1))
+  cpu = torch.device("cpu")
+  loss_fn = AUCMLoss(margin=p["margin"], imratio=float(y.mean()), device=cpu)
   opt = PESG(model.parameters(), loss_fn=loss_fn, lr=p["lr"], weight_decay=p["weight_decay"],
-             verbose=False, device=torch.device("cpu"))
-  for _ in range(LIBAUC_STEPS):
+             verbose=False, device=cpu)
+  for _ in range(p["steps"]):
     loss = loss_fn(torch.sigmoid(model(x)), y[:, None])
     opt.zero_grad()
     loss.backward()
@@ -202,19 +208,18 @@ def _fit_libauc(p, d, seed):
   return lambda z: model(torch.tensor(z, dtype=torch.float32))[:, 0].detach().numpy()
 
 
-def _qsg(cv=False, **options):
-  """Ours through the scikit-learn estimators (they min-max scale again: the identity here up to
-  rounding, since the rows they see define the scaling). ``cv``: the CV estimator, on the
-  common CV's folds (fold seed 0 is theirs) and unlabeled count."""
+def _qsg(cv=False):
+  """Ours through the scikit-learn estimators, with ``p`` as their options (they min-max scale
+  again: the identity here up to rounding). ``cv``: the CV estimator, on the common CV's folds
+  (fold seed 0 is theirs) and unlabeled count."""
   def fit(p, d, seed):
-    del p
-    binary, params = d.num_classes == 2, dict(options)
+    binary, options = d.num_classes == 2, dict(p)
     if cv:
       cls = qsg_jax.QSGS2AUCCV if binary else qsg_jax.QS3ORAOCV
-      params.update(cv=d.cv_folds, cv_unlabeled=d.cv_unlabeled)
+      options.update(cv=d.cv_folds, cv_unlabeled=d.cv_unlabeled)
     else:
       cls = qsg_jax.QSGS2AUC if binary else qsg_jax.QS3ORAO
-    model = cls(random_state=seed, unlabeled_label=-1, **params)
+    model = cls(random_state=seed, unlabeled_label=-1, **options)
     return model.fit(*_with_unlabeled(d)).decision_function
   return fit
 
@@ -229,38 +234,44 @@ def _needs_param(name):
 
 SVM_GRID = {"C": [0.1, 1.0, 10.0, 100.0], "gamma": [0.01, 0.1, 1.0, 10.0]}
 LGBM_GRID = {"n_estimators": [100, 300], "num_leaves": [7, 31], "min_child_samples": [5, 20]}
+LGBM_FIXED = {"learning_rate": 0.05}
+CLASS_SCORE = "P(y=1); ordinal: expected class"
 METHODS = (
-    Method("svc", "SVC (rbf)", "peer", ("binary",), _fit_svc, SVM_GRID, "decision_function"),
+    Method("svc", "SVC (rbf)", "peer", ("binary",), _fit_svc, SVM_GRID,
+           score="decision_function"),
     Method("svr", "SVR (rbf)", "peer", ("ordinal",), _fit_svr, SVM_GRID,
-           "regression output (class index target)"),
+           score="regression output (class index target)"),
     Method("logreg", "LogisticRegression", "peer", ("binary", "ordinal"), _fit_logreg,
-           {"C": [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]},
+           {"C": [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]}, {"max_iter": 5000},
            "decision_function; ordinal: expected class (multinomial)"),
     Method("lgbm_classifier", "LightGBM classifier", "peer", ("binary", "ordinal"),
-           _fit_lgbm_classifier, LGBM_GRID, "P(y=1); ordinal: expected class",
-           requires=("lightgbm",)),
+           _fit_lgbm_classifier, LGBM_GRID, LGBM_FIXED, CLASS_SCORE, requires=("lightgbm",)),
     Method("lgbm_regressor", "LightGBM regressor", "peer", ("ordinal",), _fit_lgbm_regressor,
-           LGBM_GRID, "regression output (class index target)", requires=("lightgbm",)),
+           LGBM_GRID, LGBM_FIXED, "regression output (class index target)",
+           requires=("lightgbm",)),
     Method("self_training_svc", "SelfTraining(SVC)", "peer", ("binary", "ordinal"),
            _fit_self_training, {"C": [1.0, 10.0, 100.0], "gamma": [1.0, 10.0]},
-           "P(y=1); ordinal: expected class", uses_unlabeled=True),
+           {"threshold": 0.75, "max_iter": 10}, CLASS_SCORE, uses_unlabeled=True),
     Method("mord_at", "mord LogisticAT", "peer", ("ordinal",), _fit_mord("LogisticAT"),
-           {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}, "expected class", requires=("mord",)),
+           {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}, score="expected class",
+           requires=("mord",)),
     Method("mord_it", "mord LogisticIT", "peer", ("ordinal",), _fit_mord("LogisticIT"),
-           {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}, "expected class", requires=("mord",)),
+           {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}, score="expected class",
+           requires=("mord",)),
     Method("libauc", "LibAUC AUCM+PESG (MLP)", "peer", ("binary",), _fit_libauc,
-           {"lr": [0.03, 0.1, 0.3, 1.0], "weight_decay": [1e-4, 1e-2]}, "network output",
+           {"lr": [0.03, 0.1, 0.3, 1.0], "weight_decay": [1e-4, 1e-2]},
+           {"hidden": 32, "steps": 1000, "margin": 1.0}, "network output",
            requires=("torch", "libauc"), install="pip install torch libauc (not in the extra: "
            "libauc's own requirements pull ~80 packages; --no-deps with torch suffices here)"),
-    Method("qsg_defaults", "QSGS2AUC() / QS3ORAO()", "ours", ("binary", "ordinal"),
-           _qsg(), {}, "decision_function", uses_unlabeled=True, tuning="defaults"),
-    Method("qsg_cv", "QSGS2AUCCV / QS3ORAOCV", "ours", ("binary", "ordinal"),
-           _qsg(cv=True), {}, "decision_function", uses_unlabeled=True,
-           tuning="own CV (same folds)"),
-    # New variants: one entry each (their own parameters, `unavailable` until they exist).
+    Method("qsg_defaults", "QSGS2AUC() / QS3ORAO()", "ours", ("binary", "ordinal"), _qsg(),
+           score="decision_function", uses_unlabeled=True, tuning="defaults"),
+    Method("qsg_cv", "QSGS2AUCCV / QS3ORAOCV", "ours", ("binary", "ordinal"), _qsg(cv=True),
+           score="decision_function", uses_unlabeled=True, tuning="own CV (same folds)"),
+    # New variants: one entry each (their options in `fixed`; `unavailable` until they exist).
     Method("qsg_direct", 'QSGS2AUC(solver="direct") / QS3ORAO(solver="direct")', "ours",
-           ("binary", "ordinal"), _qsg(solver="direct"), {}, "decision_function",
-           uses_unlabeled=True, tuning="defaults", unavailable=_needs_param("solver")),
+           ("binary", "ordinal"), _qsg(), fixed={"solver": "direct"},
+           score="decision_function", uses_unlabeled=True, tuning="defaults",
+           unavailable=_needs_param("solver")),
 )
 METHOD_KEYS = tuple(m.key for m in METHODS)
 
@@ -498,8 +509,8 @@ def cross_validate(method, train, seed):
   for i, params in enumerate(points):
     for f in range(num_folds):
       rows = fold_train[f]
-      score = method.fit(params, train._replace(x_labeled=x_l[rows], y_labeled=y_l[rows],
-                                                x_unlabeled=x_u), seed)
+      score = method.fit({**method.fixed, **params}, train._replace(
+          x_labeled=x_l[rows], y_labeled=y_l[rows], x_unlabeled=x_u), seed)
       scores[i, f] = auc(score(x_l[valid[f]]), y_l[valid[f]], k)
   means = scores.mean(axis=1)
   best = int(np.argmax(means))
@@ -516,7 +527,7 @@ def run_cell(method, trial):
       params, cv_auc, _ = cross_validate(method, trial.train, trial.seed)
     tune_s = time.perf_counter() - start
     start = time.perf_counter()
-    score = method.fit(params, trial.train, trial.seed)
+    score = method.fit({**method.fixed, **params}, trial.train, trial.seed)
     fit_s = time.perf_counter() - start
     start = time.perf_counter()
     test_scores = np.asarray(score(trial.x_test), np.float64)
@@ -541,10 +552,15 @@ def _mean_se(values):
   return mean, se
 
 
+def _fmt(params):
+  """"C=10, gamma=1" ("-" for none)."""
+  return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                   for k, v in params.items()) or "-"
+
+
 def _fmt_params(per_trial):
   """The chosen parameters of every trial ("C=10, gamma=1 (x3)" when they agree)."""
-  texts = [", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                     for k, v in p.items()) or "-" for p in per_trial]
+  texts = [_fmt(p) for p in per_trial]
   return texts[0] + f" (x{len(texts)})" if len(set(texts)) == 1 else " / ".join(texts)
 
 
@@ -563,8 +579,9 @@ def summarize(dataset, task, rows_by_method):
     rows, a = rows_by_method[method.key], aucs[method.key]
     mean, se = _mean_se(a)
     row = {"dataset": dataset, "key": method.key, "method": method.name(task),
-           "label": method.label, "family": method.family, "AUC": f"{mean:.4f} +- {se:.4f}", "auc_mean": mean,
-           "auc_se": se, "vs best peer": "(best peer)" if best else "-", "wins": "-"}
+           "label": method.label, "family": method.family, "AUC": f"{mean:.4f} +- {se:.4f}",
+           "auc_mean": mean, "auc_se": se, "vs best peer": "(best peer)" if best else "-",
+           "wins": "-"}
     if best is not None and method.key != best.key:
       diff = a - aucs[best.key]
       d_mean, d_se = _mean_se(diff)
@@ -613,14 +630,15 @@ def _grid_rows(cells):
   searched = {}
   for name, cell in cells.items():
     if cell.get("grid_searched"):
-      searched.setdefault(name.rsplit("__", 1)[1], cell["grid_searched"])
+      searched.setdefault(name.rsplit("__", 1)[1].split("-")[0], cell["grid_searched"])
   rows = []
   for m in METHODS:
     grid = describe_grid(m.grid) if m.grid else (
         "own: " + " x ".join(f"{k} in {{{', '.join(v)}}}" for k, v in searched[m.key].items())
         if m.key in searched else "-")
     rows.append({"method": m.label, "key": m.key, "tasks": ", ".join(m.tasks),
-                 "tuning": m.tuning, "grid": grid, "ranking score": m.score,
+                 "tuning": m.tuning, "grid": grid, "fixed": _fmt(m.fixed),
+                 "ranking score": m.score,
                  "unlabeled": "yes" if m.uses_unlabeled else "no"})
   return rows
 
@@ -649,9 +667,9 @@ def render(settings, report):
   for name, table in report["tables"].items():
     lines += [f"## {name}", "", reporting.markdown_table(table, TABLE_COLUMNS)]
   lines += ["## Methods and their grids", "",
-            "LightGBM: learning_rate 0.05, other settings default. SelfTraining(SVC): threshold "
-            "0.75, at most 10 rounds. LogisticRegression: L2, lbfgs. LibAUC: "
-            f"{LIBAUC_HIDDEN} ReLU units, {LIBAUC_STEPS} full-batch PESG steps, margin 1.", "",
+            "Settings not listed: the library's defaults (LogisticRegression: L2, lbfgs; "
+            "SelfTraining(SVC): SVC calibrated by CalibratedClassifierCV(ensemble=False), "
+            "sigmoid; LibAUC: one hidden ReLU layer, full-batch PESG).", "",
             reporting.markdown_table(_grid_rows(report["cells"]))]
   if report["skipped"]:
     lines += ["## Not run", "", reporting.markdown_table(report["skipped"])]
@@ -708,7 +726,7 @@ def run(settings, log=cli.log_line):
     for t in range(settings.trials):
       trial = None
       for method in methods:
-        cell = f"{labeled.name}__t{t}__{method.key}"
+        cell = f"{labeled.name}__t{t}__{method.key}-{method.fingerprint()}"
         if trial is None and not store.has(cell):
           trial = make_trial(labeled, settings, t)
         row = store.cached(cell, lambda: run_cell(method, trial))

@@ -1,5 +1,6 @@
 """experiments.peers: the protocol of issue 27 on tiny embedded configurations."""
 
+import dataclasses
 import inspect
 import json
 
@@ -158,6 +159,10 @@ def test_method_table_keys_grids_and_availability():
     assert m.family in ("peer", "ours") and set(m.tasks) <= {"binary", "ordinal"}
     assert m.grid or m.tuning != "common CV"
   assert peers.grid_points({"a": [1, 2], "b": [3]}) == [{"a": 1, "b": 3}, {"a": 2, "b": 3}]
+  svc = peers.METHODS[0]     # a changed grid or fixed setting is stored in new cells
+  assert dataclasses.replace(svc, grid={"C": [1.0]}).fingerprint() != svc.fingerprint()
+  assert dataclasses.replace(svc, fixed={"tol": 1e-4}).fingerprint() != svc.fingerprint()
+  assert dataclasses.replace(svc, score="other").fingerprint() == svc.fingerprint()
   libauc = next(m for m in peers.METHODS if m.key == "libauc")
   reason = libauc.why_unavailable()
   assert reason is None or "not importable" in reason
