@@ -42,6 +42,18 @@ def _refuse_sparse(name, x):
         f"4 n d bytes as float32).")
 
 
+def as_numbers(x):
+  """``x`` as a NumPy array; pandas nullable numbers (Int64, Float64, boolean, with pd.NA) become
+  float64 with NaN for NA, where NumPy would make an object array of them."""
+  arr = np.asarray(x)
+  if arr.dtype == object and hasattr(x, "to_numpy"):
+    try:
+      return x.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError):   # text or categories: the caller's message says so
+      pass
+  return arr
+
+
 def _row_col(bad):
   """(row, column) of the first True of a 2-D bool array."""
   flat = int(np.argmax(bad.reshape(-1)))
@@ -65,7 +77,7 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
   """
   _refuse_sparse(name, x)
   try:
-    arr = np.asarray(x)
+    arr = as_numbers(x)
   except ValueError:   # ragged nested lists
     raise ValueError(f"{name} must be a rectangular [n, d] array; its rows have different "
                      "lengths.") from None
@@ -75,7 +87,7 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
   if arr.dtype == bool:
     arr = arr.astype(np.float32)
   if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
-    raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}. Encode "
+    raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}. Encode text or "
                     "categorical columns numerically (e.g. one-hot) first.")
   if dim is not None and arr.shape[1] != dim:
     raise ValueError(f"{name} has {arr.shape[1]} features but the model expects {dim}. Pass "
@@ -102,7 +114,7 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
   return arr.astype(np.float32)
 
 
-def warn_if_unscaled(name: str, x: ArrayLike, limit=UNSCALED_LIMIT):
+def warn_if_unscaled(name: str, x: ArrayLike, limit=UNSCALED_LIMIT, stacklevel=3):
   """Warns (``UnscaledFeaturesWarning``) when features of ``x`` lie far outside [0, 1].
 
   The kernel parameter sigma, its defaults and the papers' grids assume min-max scaled features;
@@ -119,7 +131,7 @@ def warn_if_unscaled(name: str, x: ArrayLike, limit=UNSCALED_LIMIT):
         "of min-max scaled features the method and its default sigma assume; the result may "
         "rank poorly. Scale with lo, scale = qsg_jax.data.minmax_fit(x_train) and "
         "qsg_jax.data.minmax_apply(x, lo, scale), or choose sigma by cross-validation.",
-        errors.UnscaledFeaturesWarning, stacklevel=3)
+        errors.UnscaledFeaturesWarning, stacklevel=stacklevel)
 
 
 def check_labels(y: ArrayLike, num_points: int,
@@ -139,7 +151,7 @@ def check_labels(y: ArrayLike, num_points: int,
       unlabeled marker -1 are named), or a class with no labeled point.
   """
   _refuse_sparse("labels", y)
-  arr = np.asarray(y)
+  arr = as_numbers(y)
   if arr.ndim != 1 or arr.shape[0] != num_points:
     raise ValueError(f"labels must have shape [{num_points}] (one per labeled point); received "
                      f"shape {arr.shape}.")
@@ -318,37 +330,42 @@ def check_bool(name: str, value: object, allow_none: bool = True):
   return bool(value)
 
 
-def check_gamma(gamma: ArrayLike, num_classes: int) -> np.ndarray:
-  """Broadcasts gamma to [k-1] and checks it lies in [0, 1]."""
+def check_gamma(gamma: ArrayLike, num_classes: Optional[int] = None):
+  """gamma checked to lie in [0, 1]: a float or tuple (k None), else broadcast to [k-1] float32."""
   try:
-    numeric = np.asarray(gamma).dtype.kind in "biuf" and not isinstance(gamma, (bool, np.bool_))
+    arr = np.asarray(gamma)
   except (TypeError, ValueError):   # ragged lists
-    numeric = False
-  if not numeric:
-    raise TypeError(f"gamma must be a number in [0, 1] or a list of k-1 = {num_classes - 1} of "
-                    f"them; received {type(gamma).__name__} {gamma!r:.60}.")
-  arr = np.broadcast_to(np.asarray(gamma, np.float32), (num_classes - 1,)).copy() \
-      if np.ndim(gamma) == 0 else np.asarray(gamma, np.float32)
-  if arr.shape != (num_classes - 1,):
+    arr = np.asarray(None)
+  if isinstance(gamma, (bool, np.bool_)) or arr.dtype.kind not in "biuf" or arr.ndim > 1:
+    raise TypeError(f"gamma must be a number in [0, 1] or a list of k-1 of them; received "
+                    f"{type(gamma).__name__} {gamma!r:.60}.")
+  arr = arr.astype(np.float64)
+  if not np.all((arr >= 0) & (arr <= 1)):
+    raise ValueError(f"gamma must lie in [0, 1] (1 = labeled pairs only, 0 = unlabeled risks "
+                     f"only); received {np.ravel(arr).tolist()}.")
+  if num_classes is None:
+    return float(arr) if arr.ndim == 0 else tuple(arr.tolist())
+  if arr.ndim and arr.shape != (num_classes - 1,):
     raise ValueError(f"gamma must be a scalar or have shape [k-1] = [{num_classes - 1}]; "
                      f"received shape {arr.shape}.")
-  if np.any(arr < 0) or np.any(arr > 1) or not np.all(np.isfinite(arr)):
-    raise ValueError(f"gamma must lie in [0, 1]; received {arr.tolist()}.")
-  return arr
+  return np.broadcast_to(arr, (num_classes - 1,)).astype(np.float32)
 
 
-def check_positive(name: str, value: float, allow_zero: bool = False) -> float:
-  """Returns float(value) after checking it is finite and positive (or >= 0)."""
-  if isinstance(value, (bool, np.bool_)) or np.ndim(value) != 0:
-    raise TypeError(f"{name} must be a number; received {value!r:.60}.")
+def check_positive(name: str, value: float, allow_zero: bool = False, allow_inf: bool = False,
+                   fix: str = "") -> float:
+  """float(value) after checking it is a number > 0 (>= 0, or inf, when allowed), else an error
+  naming ``name`` (and ``fix``, when given)."""
+  if isinstance(value, (bool, np.bool_, str)) or np.ndim(value) != 0:
+    raise TypeError(f"{name} must be a number; received {value!r:.60}. {fix}".rstrip())
   try:
     v = float(value)
   except (TypeError, ValueError):
     raise TypeError(f"{name} must be a number; received {type(value).__name__} "
-                    f"{value!r:.60}.") from None
-  if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-    bound = ">= 0" if allow_zero else "> 0"
-    raise ValueError(f"{name} must be finite and {bound}; received {value!r:.60}.")
+                    f"{value!r:.60}. {fix}".rstrip()) from None
+  if np.isnan(v) or v < 0 or (v == 0 and not allow_zero) or (np.isinf(v) and not allow_inf):
+    bound = (">= 0" if allow_zero else "> 0") + (" (inf allowed)" if allow_inf else "")
+    what = "" if allow_inf else "finite and "
+    raise ValueError(f"{name} must be {what}{bound}; received {value!r:.60}. {fix}".rstrip())
   return v
 
 
@@ -384,9 +401,13 @@ def check_key(key: "int | jax.Array", name: str = "key") -> jax.Array:
     raise TypeError(f"{name} must be an int seed or a jax.random.key; received {key!r}. "
                     f"Pass e.g. {name}=0.")
   if isinstance(key, (int, np.integer)):
-    if not 0 <= int(key) < 2**63:
+    seed = int(key)
+    if not 0 <= seed < 2**63:
       raise ValueError(f"{name}={key} is out of range; use a seed in 0..2**63-1.")
-    return jax.random.key(int(key))
+    # jax.random.key keeps the low 32 bits only: the high ones are folded in, so that distinct
+    # seeds give distinct streams (seeds below 2**32 are unchanged).
+    low = jax.random.key(seed & 0xFFFFFFFF)
+    return jax.random.fold_in(low, seed >> 32) if seed >> 32 else low
   if isinstance(key, jax.Array) and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
     if key.shape:
       raise ValueError(f"{name} must be a single key; received a batch of shape {key.shape}. "
@@ -399,17 +420,112 @@ def check_key(key: "int | jax.Array", name: str = "key") -> jax.Array:
                   f" {arr.shape if arr.ndim else key!r}. Pass e.g. {name}=0.")
 
 
-def check_count(name: str, value: object, minimum: int = 1,
-                allow_none: bool = False) -> Optional[int]:
-  """``value`` as a Python int >= ``minimum`` (None passes when ``allow_none``), else an error."""
+def check_count(name: str, value: object, minimum: int = 1, allow_none: bool = False,
+                fix: str = "") -> Optional[int]:
+  """``value`` as a Python int >= ``minimum`` (None passes when ``allow_none``), else an error.
+
+  Whole floats (5.0) count; fractions (2.5), bools and non-numbers are refused, never rounded.
+  The message names ``name``, what was received and ``fix`` (the caller's advice).
+  """
   if value is None and allow_none:
     return None
-  if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-      value = int(value)
-    else:
-      raise TypeError(f"{name} must be an integer >= {minimum}"
-                      f"{' or None' if allow_none else ''}; received {value!r:.60}.")
+  whole_float = isinstance(value, (float, np.floating)) and float(value).is_integer()
+  if not whole_float and (isinstance(value, (bool, np.bool_))
+                          or not isinstance(value, (int, np.integer))):
+    raise TypeError(f"{name} must be a whole number >= {minimum}"
+                    f"{' or None' if allow_none else ''}; received {value!r:.60}. {fix}".rstrip())
   if int(value) < minimum:
-    raise ValueError(f"{name} must be >= {minimum}; received {value}.")
+    raise ValueError(f"{name} must be a whole number >= {minimum}; received {value!r:.60}. "
+                     f"{fix}".rstrip())
   return int(value)
+
+
+# ---- Semi-supervised labels of the scikit-learn face ------------------------------------------
+
+# The scikit-learn convention marks unlabeled rows with -1 (``sklearn.semi_supervised``).
+MARKER = -1
+
+
+def _nan_rows(y):
+  """[n] bool: entries of ``y`` that are float NaN or pandas' NA (also inside object arrays)."""
+  if y.dtype.kind == "f":
+    return np.isnan(y)
+  if y.dtype == object:
+    return np.array([v is None or (isinstance(v, (float, np.floating)) and np.isnan(v))
+                     or type(v).__name__ in ("NAType", "NaTType") for v in y], bool)
+  return np.zeros(y.shape, bool)
+
+
+def as_float(value):
+  try:
+    return float(value)
+  except (TypeError, ValueError):
+    return np.nan
+
+
+def _same(value, marker):
+  """Whether one label equals the marker, both numbers or both strings (never across types)."""
+  if isinstance(marker, str) or isinstance(value, str):
+    return isinstance(marker, str) and isinstance(value, str) and value == marker
+  return bool(value == marker)
+
+
+def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
+  """[n] bool mask of the rows of ``y`` marked unlabeled, after refusing labels that would
+  silently become a class or silently vanish.
+
+  Args:
+    y: [n] labels.
+    unlabeled_label: the marker of unlabeled rows; None: every row is labeled; "auto": -1 (the
+      scikit-learn convention) where -1 cannot be a class, else an error asking for an explicit
+      marker (ordinal classes 0, 1, ... may well have a class -1 below them, as sentiment -1 / 0
+      / +1 does: it would be dropped as unlabeled without a word).
+    classes: the fitted classes (scorers); default the labeled values of ``y``.
+
+  Raises:
+    ValueError: NaN / NA labels, the marker written as another type ("-1" for -1), or an
+      ambiguous -1 under "auto" (the message names the first row and the fix).
+
+  Example:
+    >>> unlabeled_mask(np.array([0, -1, 2]), -1).tolist()
+    [False, True, False]
+  """
+  y = np.asarray(y)
+  if isinstance(unlabeled_label, (float, np.floating)) and np.isnan(unlabeled_label):
+    raise ValueError("unlabeled_label=nan is not supported (NaN equals nothing, not even NaN): "
+                     "mark unlabeled rows with -1 instead, e.g. y = np.where(np.isnan(y), -1, y).")
+  nan = _nan_rows(y)
+  if nan.any():
+    raise ValueError(
+        f"y contains {int(nan.sum())} NaN / NA labels (first at row {int(np.argmax(nan))}); NaN "
+        f"is neither a class nor the unlabeled marker unlabeled_label={unlabeled_label!r}. Mark "
+        "unlabeled rows with -1 (unlabeled_label=-1), or drop them.")
+  if unlabeled_label is None:
+    return np.zeros(y.shape, bool)
+  auto = isinstance(unlabeled_label, str) and unlabeled_label == "auto"
+  marker = MARKER if auto else unlabeled_label
+  numeric = y.dtype.kind in "biuf"
+  if numeric:
+    unlabeled = np.zeros(y.shape, bool) if isinstance(marker, str) else y == marker
+    numbers = y.astype(float)
+  else:
+    unlabeled = np.array([_same(v, marker) for v in y.tolist()], bool)
+    numbers = np.array([as_float(v) for v in y.tolist()], float)
+  text = np.char.strip(y.astype(str)) == str(marker).strip()
+  lookalike = ~unlabeled & (text | (numbers == as_float(marker)))
+  if lookalike.any():
+    r = int(np.argmax(lookalike))
+    value = y[r].item() if isinstance(y[r], np.generic) else y[r]
+    raise ValueError(
+        f"y[{r}] = {value!r} ({type(value).__name__}) looks like the unlabeled marker but "
+        f"unlabeled_label={marker!r} is a {type(marker).__name__}, so it would become a class. "
+        f"Use one type for both: e.g. y = y.astype(int), or unlabeled_label={str(marker)!r}.")
+  labeled = np.unique(y[~unlabeled]) if classes is None else np.asarray(classes)
+  if auto and unlabeled.any() and labeled.dtype.kind in "biuf" and labeled.size and (
+      labeled.min() == MARKER + 1):
+    raise ValueError(
+        f"y has {int(unlabeled.sum())} rows -1 and the classes {labeled.tolist()[:6]}: -1 is "
+        "scikit-learn's unlabeled marker but could also be an ordered class below 0 (as in "
+        "sentiment -1 / 0 / +1), which would be dropped. Say which: unlabeled_label=-1 if -1 "
+        "marks unlabeled rows, unlabeled_label=None if every row is labeled.")
+  return np.asarray(unlabeled, bool).reshape(y.shape)

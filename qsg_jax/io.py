@@ -12,10 +12,14 @@ scores through the stored frequencies with the same blocked computation as
 ``engine.model_scores``. The estimators predict through a ``FrozenModel`` too, so a fitted
 estimator, its pickle and its model file give bit-identical predictions.
 
-The file is a plain ``.npz`` (no pickle: loading never runs code) holding the arrays and one JSON
-metadata entry: the format name and version, the kind of object, what it needs besides arrays,
-the versions that wrote it, and the sha256 of every array, so that a truncated or corrupted file
-is refused rather than misread. A schedule callable is never stored: prediction does not need it.
+The file is a plain ``.npz`` (no pickle: loading never runs code) holding a flat pytree of
+arrays and one JSON metadata entry: the format name and version, the kind of object, what it
+needs besides arrays, the versions that wrote it, the sha256 of every array and of the metadata
+itself, so that a truncated, corrupted or edited file is refused rather than misread. ``io``
+knows arrays and metadata only: a class whose objects are saved (the estimators) registers
+itself with ``register`` and provides ``_to_arrays()`` -> (arrays, metadata) and the classmethod
+``_from_arrays(model, arrays, metadata)``. A schedule callable is never stored: prediction does
+not need it.
 
     qsg_jax.io.save(result, "model.npz")   # a FitResult, FrozenModel, QS3ORAO or QSGS2AUC
     model = qsg_jax.io.load("model.npz")   # a FrozenModel, or the fitted estimator
@@ -23,11 +27,9 @@ is refused rather than misread. A schedule callable is never stored: prediction 
 
 import functools
 import hashlib
-import importlib
 import json
 import os
 import tempfile
-import warnings
 import zipfile
 from typing import Any, NamedTuple
 
@@ -35,17 +37,28 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import _fit
 from qsg_jax import _validation as validation
 from qsg_jax import numerics
+from qsg_jax import thresholds as thresholds_lib
+from qsg_jax._version import __version__
 from qsg_jax.engine import features
 from qsg_jax.engine import scoring
-from qsg_jax import thresholds as thresholds_lib
-from qsg_jax import training
 from qsg_jax.errors import ChecksumError
 
 FORMAT = "qsg_jax-model"
-FORMAT_VERSION = 1
-_ESTIMATORS = ("QS3ORAO", "QSGS2AUC")   # classes of qsg_jax.estimators that save() knows
+# 2: the metadata is covered by a checksum too. Version 1 files (no metadata checksum) load with
+# their metadata checked for range instead.
+FORMAT_VERSION = 2
+# Classes whose fitted objects ``save`` / ``load`` handle, by name (``register``).
+_CLASSES = {}
+
+
+def register(cls):
+  """Class decorator: ``save`` stores ``obj._to_arrays()`` and ``load`` restores the file with
+  ``cls._from_arrays(frozen_model, arrays, metadata)``; returns ``cls``."""
+  _CLASSES[cls.__name__] = cls
+  return cls
 
 
 class FrozenModel(NamedTuple):
@@ -91,7 +104,7 @@ def check_phases(model: FrozenModel, x, name="x"):
   return arr
 
 
-def freeze(result: training.FitResult) -> FrozenModel:
+def freeze(result: _fit.FitResult) -> FrozenModel:
   """The ``FrozenModel`` of a ``FitResult``: its frequencies regenerated once, under the current
   PRNG configuration (the one that trained it), and stored.
 
@@ -104,7 +117,7 @@ def freeze(result: training.FitResult) -> FrozenModel:
   Raises:
     ValueError: a fit with per-split corrections (``split_lam``): they are not stored.
   """
-  if not isinstance(result, training.FitResult):
+  if not isinstance(result, _fit.FitResult):
     raise TypeError(f"freeze needs the FitResult of qsg_jax.fit; received "
                     f"{type(result).__name__}.")
   model, config = result.model, result.config
@@ -151,7 +164,8 @@ def frozen_scores(model: FrozenModel, x) -> np.ndarray:
                             model.block_group, model.predict_chunk))
 
 
-def _frozen_arrays(model: FrozenModel):
+def frozen_arrays(model: FrozenModel):
+  """(arrays, metadata) of a ``FrozenModel``: what every model file holds."""
   arrays = {name: np.asarray(getattr(model, name))
             for name in ("frequencies", "coef", "scale", "thresholds")}
   return arrays, {"block_group": model.block_group, "predict_chunk": model.predict_chunk}
@@ -162,7 +176,11 @@ def _digest(array: np.ndarray) -> str:
   return hashlib.sha256(header + np.ascontiguousarray(array).tobytes()).hexdigest()
 
 
-def _plain_array(name, value):
+def _meta_digest(meta: dict) -> str:
+  return hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()
+
+
+def plain_array(name, value):
   """``value`` as an array that ``np.load`` reads without pickle (object arrays of str become
   unicode arrays), else a clear error."""
   array = np.asarray(value)
@@ -174,41 +192,12 @@ def _plain_array(name, value):
   return array
 
 
-def _estimator_parts(estimator):
-  """Arrays and metadata of a fitted QS3ORAO / QSGS2AUC."""
-  from sklearn.utils.validation import check_is_fitted   # pylint: disable=g-import-not-at-top
-  check_is_fitted(estimator)
-  arrays, meta = _frozen_arrays(estimator.model_)
-  arrays["classes"] = _plain_array("classes_", estimator.classes_)
-  arrays["input_min"] = np.asarray(estimator.input_min_)
-  arrays["input_scale"] = np.asarray(estimator.input_scale_)
-  if hasattr(estimator, "feature_names_in_"):
-    arrays["feature_names_in"] = _plain_array("feature_names_in_", estimator.feature_names_in_)
-  params = {}
-  for name, value in estimator.get_params().items():
-    if hasattr(value, "dtype") and hasattr(value, "shape"):
-      value = np.asarray(value).tolist()   # NumPy / JAX scalars and arrays: as Python values
-    if callable(value) or not _json_ready(value):
-      meta.setdefault("params_not_stored", {})[name] = repr(value)[:200]
-      value = None
-    params[name] = value
-  meta.update(params=params, seed=int(estimator.seed_))
-  return arrays, meta
-
-
-def _json_ready(value):
-  try:
-    json.dumps(value)
-    return True
-  except TypeError:
-    return False
-
-
 def save(model: Any, path) -> None:
   """Writes a model file (atomically: a temporary file renamed into place).
 
   Args:
-    model: a ``FitResult``, a ``FrozenModel``, or a fitted ``QS3ORAO`` / ``QSGS2AUC``.
+    model: a ``FitResult``, a ``FrozenModel``, or a fitted registered estimator (``QS3ORAO``,
+      ``QSGS2AUC``).
     path: file name (written as given; ``.npz`` is a good suffix).
 
   Raises:
@@ -216,21 +205,22 @@ def save(model: Any, path) -> None:
     sklearn.exceptions.NotFittedError: an estimator that was not fitted.
   """
   kind = type(model).__name__
-  if isinstance(model, training.FitResult):
-    arrays, meta = _frozen_arrays(freeze(model))
+  if isinstance(model, _fit.FitResult):
+    arrays, meta = frozen_arrays(freeze(model))
     kind = "FrozenModel"
   elif isinstance(model, FrozenModel):
-    arrays, meta = _frozen_arrays(model)
-  elif kind in _ESTIMATORS and type(model).__module__ == "qsg_jax.estimators":
-    arrays, meta = _estimator_parts(model)
+    arrays, meta = frozen_arrays(model)
+  elif _CLASSES.get(kind) is type(model):
+    arrays, meta = model._to_arrays()   # pylint: disable=protected-access
   else:
     raise TypeError(f"save takes a FitResult, a FrozenModel or a fitted "
-                    f"{' / '.join(_ESTIMATORS)}; received {kind}. Other objects: use pickle.")
-  import qsg_jax   # pylint: disable=g-import-not-at-top  (the package version, at call time)
+                    f"{' / '.join(sorted(_CLASSES))}; received {kind}. Other objects: use "
+                    "pickle.")
   meta.update(format=FORMAT, format_version=FORMAT_VERSION, kind=kind,
-              written_by={"qsg_jax": getattr(qsg_jax, "__version__", "unknown"),
-                          "jax": jax.__version__, "numpy": np.__version__},
+              written_by={"qsg_jax": __version__, "jax": jax.__version__,
+                          "numpy": np.__version__},
               sha256={name: _digest(array) for name, array in arrays.items()})
+  meta["metadata_sha256"] = _meta_digest(meta)
   arrays["metadata"] = np.asarray(json.dumps(meta, sort_keys=True))
   path = os.fspath(path)
   folder = os.path.dirname(os.path.abspath(path))
@@ -249,11 +239,20 @@ def save(model: Any, path) -> None:
 
 def _read(path):
   """(arrays, metadata) of a model file, refusing anything that is not one written intact."""
+  if os.path.isdir(path):
+    raise IsADirectoryError(f"{path} is a directory; pass the model file written by "
+                            "qsg_jax.io.save (e.g. os.path.join(folder, 'model.npz')).")
+  with open(path, "rb") as file:   # FileNotFoundError: no such file
+    start = file.read(64)
+  if start and not start.startswith(b"PK"):   # not a zip archive, not even a truncated one
+    looks = " (it looks like JSON or text)" if all(32 <= c < 127 or c in b"\r\n\t"
+                                                   for c in start) else ""
+    raise ValueError(f"{path} is not a qsg_jax model file{looks}: model files are .npz archives "
+                     "written by qsg_jax.io.save. Save the model with qsg_jax.io.save(model, "
+                     "path).")
   try:
     with open(path, "rb") as file, np.load(file, allow_pickle=False) as contents:
       arrays = {name: contents[name] for name in contents.files}
-  except FileNotFoundError:
-    raise
   except (zipfile.BadZipFile, EOFError, ValueError, OSError, KeyError) as error:
     raise ChecksumError(
         f"{path} is not a readable qsg_jax model file (truncated or corrupted?): "
@@ -261,30 +260,29 @@ def _read(path):
         "qsg_jax.io.save.") from error
   try:
     meta = json.loads(str(arrays.pop("metadata")))
+    recorded = meta.pop("metadata_sha256", None) if isinstance(meta, dict) else None
   except (KeyError, ValueError) as error:
     raise ChecksumError(f"{path} has no readable metadata entry: it was not written by "
                         "qsg_jax.io.save, or it was corrupted.") from error
-  if meta.get("format") != FORMAT:
-    raise ValueError(f"{path} is not a qsg_jax model file (format {meta.get('format')!r}, "
-                     f"expected {FORMAT!r}).")
+  if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+    raise ValueError(f"{path} is not a qsg_jax model file (format "
+                     f"{meta.get('format') if isinstance(meta, dict) else None!r}, expected "
+                     f"{FORMAT!r}).")
   version = meta.get("format_version")
-  if not isinstance(version, int) or version > FORMAT_VERSION:
-    raise ValueError(f"{path} has model format version {version!r}, newer than the versions "
-                     f"1..{FORMAT_VERSION} this qsg_jax reads (it was written by "
-                     f"{meta.get('written_by')}). Upgrade qsg_jax to load it.")
+  if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT_VERSION:
+    raise ValueError(f"{path} has model format version {version!r}; this qsg_jax "
+                     f"({__version__}) reads versions 1..{FORMAT_VERSION} (the file was written "
+                     f"by {meta.get('written_by')}). Upgrade qsg_jax to load a newer file.")
+  if (version >= 2 or recorded is not None) and recorded != _meta_digest(meta):
+    raise ChecksumError(f"{path}: its metadata (kind, block_group, parameters, ...) differs from "
+                        "the sha256 recorded when the file was written (edited or corrupted "
+                        "file). Save the model again.")
   expected = meta.get("sha256", {})
   for name in sorted(set(expected) | set(arrays)):
     if name not in arrays or name not in expected or _digest(arrays[name]) != expected[name]:
       raise ChecksumError(f"{path}: array {name!r} is missing or differs from the sha256 recorded"
                           " when the file was written (corrupted file). Save the model again.")
   return arrays, meta
-
-
-def _frozen_from(arrays, meta):
-  return FrozenModel(frequencies=arrays["frequencies"], coef=arrays["coef"],
-                     scale=arrays["scale"], thresholds=arrays["thresholds"],
-                     block_group=int(meta["block_group"]),
-                     predict_chunk=int(meta["predict_chunk"]))
 
 
 def load(path):
@@ -295,34 +293,29 @@ def load(path):
 
   Returns:
     A ``FrozenModel`` (for a saved ``FitResult`` or ``FrozenModel``), or the fitted estimator
-    (parameters that could not be stored, such as a schedule callable, are None: prediction does
-    not need them; set them again before refitting).
+    (its class restores itself: ``register``).
 
   Raises:
-    FileNotFoundError: no such file.
-    qsg_jax.errors.ChecksumError: a truncated or corrupted file.
+    FileNotFoundError: no such file (IsADirectoryError: a directory).
+    qsg_jax.errors.ChecksumError: a truncated, corrupted or edited file.
     ValueError: not a qsg_jax model file, or one of a newer format version.
   """
-  arrays, meta = _read(os.fspath(path))
-  frozen = _frozen_from(arrays, meta)
+  path = os.fspath(path)
+  arrays, meta = _read(path)
+  block_group, predict_chunk = meta.get("block_group"), meta.get("predict_chunk")
+  frozen = FrozenModel(
+      frequencies=arrays["frequencies"], coef=arrays["coef"], scale=arrays["scale"],
+      thresholds=arrays["thresholds"],
+      block_group=validation.check_count("block_group", block_group,
+                                         fix=f"{path}: edited or corrupted metadata."),
+      predict_chunk=validation.check_count("predict_chunk", predict_chunk,
+                                           fix=f"{path}: edited or corrupted metadata."))
+  if frozen.coef.shape[0] % frozen.block_group:
+    raise ChecksumError(f"{path}: block_group={frozen.block_group} does not divide the "
+                        f"{frozen.coef.shape[0]} feature blocks (edited or corrupted metadata).")
   if meta["kind"] == "FrozenModel":
     return frozen
-  if meta["kind"] not in _ESTIMATORS:
-    raise ValueError(f"{path} holds a {meta['kind']!r}, which this qsg_jax cannot load.")
-  cls = getattr(importlib.import_module("qsg_jax.estimators"), meta["kind"])
-  not_stored = meta.get("params_not_stored", {})
-  if not_stored:   # e.g. a callable step_size: the model is whole, a refit would differ
-    warnings.warn(f"{path}: parameters {sorted(not_stored)} could not be stored (not JSON); "
-                  "they are back at their defaults, so a refit (clone().fit) would differ. "
-                  "Set them again with set_params before refitting.", UserWarning, stacklevel=2)
-  estimator = cls(**{name: value for name, value in meta["params"].items()
-                     if name not in not_stored})
-  estimator.model_ = frozen
-  estimator.classes_ = arrays["classes"]
-  estimator.input_min_ = arrays["input_min"]
-  estimator.input_scale_ = arrays["input_scale"]
-  estimator.n_features_in_ = int(arrays["input_min"].shape[0])
-  estimator.seed_ = meta["seed"]
-  if "feature_names_in" in arrays:
-    estimator.feature_names_in_ = arrays["feature_names_in"].astype(object)
-  return estimator
+  if meta["kind"] not in _CLASSES:
+    raise ValueError(f"{path} holds a {meta['kind']!r}, which this qsg_jax cannot load (it loads "
+                     f"FrozenModel, {', '.join(sorted(_CLASSES))}).")
+  return _CLASSES[meta["kind"]]._from_arrays(frozen, arrays, meta)  # pylint: disable=protected-access

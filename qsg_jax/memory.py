@@ -49,3 +49,23 @@ def check_allocation(nbytes: int, what: str, fix: str, fraction: float = 0.8,
     raise InsufficientMemoryError(
         f"{what} needs {nbytes / 2**30:.2f} GiB but only {free / 2**30:.2f} GiB is free "
         f"(limit {fraction:.0%} of free memory). {fix}")
+
+
+def fit_bytes(config, num_labeled: int, num_unlabeled: int, dim: int) -> int:
+  """Bytes of the large arrays of one training run (``qsg_jax.fit``, one CV task).
+
+  Args:
+    config: the run's ``engine.EngineConfig``.
+    num_labeled, num_unlabeled: n_l and n_u (per device when sharded); dim: d.
+
+  The coefficients [T, 2m] (and [T, 2m, k-1] per-split corrections), features of the labeled
+  points or batches and of the unlabeled pool, and the samples of one chunk of steps, float32.
+  """
+  two_m, chunk, batch = 2 * config.num_frequencies, config.chunk_size, config.unlabeled_batch_size
+  splits = config.num_classes - 1 if config.split_corrections else 0
+  labeled = num_labeled if config.labeled_batch_size is None else min(
+      num_labeled, config.num_classes * config.labeled_batch_size)
+  drawn = 0 if config.labeled_batch_size is None else config.num_classes * config.labeled_batch_size
+  pool = num_unlabeled if config.cache_unlabeled else chunk * (batch + 1) * (1 + config.block_group)
+  return 4 * (config.num_steps * two_m * (1 + splits) + 3 * labeled * two_m * (1 + splits)
+              + 2 * pool * two_m + chunk * (batch + drawn) * (dim + two_m))

@@ -166,7 +166,8 @@ def binary_auc(scores, labels):
       other values (e.g. 3 classes, NaN) raise ``ValueError``.
 
   Returns:
-    Scalar AUC in [0, 1]; NaN when one class is absent (or, under jit, a score is non-finite).
+    Scalar AUC in [0, 1]; NaN when one class is absent (or, under jit, a score is non-finite or a
+    label is not binary).
 
   Raises:
     ValueError: concrete non-finite scores or non-binary labels, shapes other than [n].
@@ -180,57 +181,66 @@ def binary_auc(scores, labels):
   _check_rank1("scores", scores)
   _check_rank1("labels", labels)
   _check_same_length("scores", scores, "labels", labels)
-  if not _concrete(scores, labels):
-    positive = jnp.asarray(labels) > 0
-    return _traced_masked_auc(scores, positive, ~positive)
+  if not _concrete(scores, labels):   # a label other than 0/1/-1/bool (e.g. NaN) gives NaN
+    labels = jnp.asarray(labels)
+    binary = jnp.all((labels == 1) | (labels == 0) | (labels == -1))
+    return jnp.where(binary, _traced_masked_auc(scores, labels > 0, labels <= 0), jnp.nan)
   positive = np.asarray(labels) > 0
   return _result(_host_masked_auc(_host_scores(scores), positive, ~positive))
 
 
-def _check_ordinal_inputs(scores, labels, num_classes):
-  """k, after the checks every ordinal metric makes (names are the user's: scores, labels)."""
-  num_classes = validation.check_num_classes(num_classes)
-  validation.check_scores("scores", scores)
-  validation.check_class_labels(labels, num_classes)
-  _check_rank1("scores", scores)
-  _check_rank1("labels", labels)
-  _check_same_length("scores", scores, "labels", labels)
-  return num_classes
+def split_aucs(scores, labels, num_classes, mask=None):
+  """AUC of each of the k-1 ordinal splits {y <= j} (negative) vs {y > j} (positive).
 
-
-def ordinal_auc_per_split(scores, labels, num_classes):
-  """AUC of each of the k-1 splits {y <= j} (negative) vs {y > j} (positive).
+  Split j is scored by column j of per-split scores (``qsg_jax.split_scores``, M-SAMULT), or
+  every split by the same [n] scores f(x); only the rows where ``mask`` count.
 
   Args:
-    scores: [n] float ranking scores f(x).
+    scores: [n] ranking scores shared by every split, or [n, k-1] per-split scores.
     labels: [n] int labels in 0..k-1 (a class may be absent; bool is 0/1).
     num_classes: k >= 2, static.
+    mask: optional [n] bool, the rows to score (e.g. a held-out fold); default every row.
 
   Returns:
     [k-1] AUCs (ordinal paper, the terms of Eq. 2); NaN for a split with an empty side, and
-    under jit for every split when a score is non-finite or a label lies outside 0..k-1.
+    under jit for every split when a score it uses is non-finite or a label lies outside 0..k-1.
 
   Raises:
     ValueError: concrete non-finite scores, labels outside 0..k-1 (1..k: "subtract 1"), k < 2,
-      shapes other than [n].
+      shapes other than [n] / [n, k-1].
+
+  Example:
+    >>> split_aucs(np.array([[0., 0.], [1., 0.], [1., 1.]]), np.array([0, 1, 2]), 3).tolist()
+    [1.0, 1.0]
   """
-  num_classes = _check_ordinal_inputs(scores, labels, num_classes)
-  if validation.is_traced(labels):
-    labels = labels.astype(jnp.int32) if labels.dtype == bool else labels
-  elif np.asarray(labels).dtype == bool:
-    labels = np.asarray(labels, np.int32)
-  if not _concrete(scores, labels):
-    return _ordinal_auc_per_split(scores, labels, num_classes)
-  host_scores, host_labels = _host_scores(scores), np.asarray(labels)
-  aucs = [_host_masked_auc(host_scores, host_labels > j, host_labels <= j)
-          for j in range(num_classes - 1)]
-  return jnp.asarray(aucs, jnp.result_type(float))
+  num_classes = validation.check_num_classes(num_classes)
+  validation.check_scores("scores", scores, ndim=np.ndim(scores))
+  validation.check_class_labels(labels, num_classes)
+  _check_rank1("labels", labels)
+  k1, n = num_classes - 1, np.shape(labels)[0]
+  if np.ndim(scores) == 1:
+    _check_same_length("scores", scores, "labels", labels)
+  elif np.shape(scores) != (n, k1):
+    raise ValueError(f"scores must have shape [n] or [n, k-1] = [{n}, {k1}]; received "
+                     f"{np.shape(scores)}. Pass num_classes equal to the model's k.")
+  if mask is not None and np.shape(mask) != (n,):
+    raise ValueError(f"mask must have shape [{n}] (one per label); received {np.shape(mask)}.")
+  mask = np.ones(n, bool) if mask is None else _check_mask("mask", mask)
+  if not _concrete(scores, labels, mask):
+    return _traced_split_aucs(scores, labels, mask, num_classes)
+  host_scores, labels = _host_scores(scores), np.asarray(labels).astype(np.int64)
+  column = lambda j: host_scores if host_scores.ndim == 1 else host_scores[:, j]
+  return _result([_host_masked_auc(column(j), mask & (labels > j), mask & (labels <= j))
+                  for j in range(k1)])
 
 
 @functools.partial(jax.jit, static_argnames="num_classes")
-def _ordinal_auc_per_split(scores, labels, num_classes):
-  splits = jnp.arange(num_classes - 1)
-  aucs = jax.vmap(lambda j: _traced_masked_auc(scores, labels > j, labels <= j))(splits)
+def _traced_split_aucs(scores, labels, mask, num_classes):
+  labels = labels.astype(jnp.int32) if labels.dtype == bool else labels
+  columns = jnp.broadcast_to(jnp.reshape(scores, (scores.shape[0], -1)),
+                             (scores.shape[0], num_classes - 1))
+  aucs = jax.vmap(lambda s, j: _traced_masked_auc(s, mask & (labels > j), mask & (labels <= j)),
+                  in_axes=(1, 0))(columns, jnp.arange(num_classes - 1))
   in_range = jnp.all((labels >= 0) & (labels < num_classes) & (labels == jnp.round(labels)))
   return jnp.where(in_range, aucs, jnp.nan)
 
@@ -239,18 +249,18 @@ def ordinal_auc(scores, labels, num_classes):
   """Mean AUC over the k-1 ordinal splits (ordinal paper, Eq. 2); k = 2 is binary AUC.
 
   Args:
-    scores: [n] float ranking scores f(x).
+    scores: [n] ranking scores f(x), or [n, k-1] per-split scores (column j for split j).
     labels: [n] int labels in 0..k-1 (bool is 0/1).
     num_classes: k >= 2.
 
   Returns:
     Scalar mean AUC in [0, 1], or NaN (a split with an empty side; under jit, as
-    ``ordinal_auc_per_split``).
+    ``split_aucs``).
 
   Raises:
-    ValueError: as ``ordinal_auc_per_split``.
+    ValueError: as ``split_aucs``.
   """
-  return jnp.mean(ordinal_auc_per_split(scores, labels, num_classes))
+  return jnp.mean(split_aucs(scores, labels, num_classes))
 
 
 def _check_classes(name, values, num_classes):

@@ -144,9 +144,9 @@ def test_cv_refuses_bad_requests():
   x_l, y_l, x_u = x[:30], y[:30], x[30:]
   with pytest.raises(ValueError, match="unknown method 'samul'"):
     baselines.cross_validate("samul", x_l, y_l, x_u)
-  with pytest.raises(ValueError, match=r"grid for m_samult must have exactly the keys"):
+  with pytest.raises(ValueError, match=r"grid for m_samult must be a dict with the keys"):
     baselines.cross_validate("m_samult", x_l, y_l, x_u, grid={"lam": [1.0], "sigma": [1.0]})
-  with pytest.raises(ValueError, match=r"grid\['gamma'\] must lie in \[0.0, 1.0\]"):
+  with pytest.raises(ValueError, match=r"grid\['gamma'\] must be .* in \[0, 1\]"):
     baselines.cross_validate("m_samult", x_l, y_l, x_u,
                              grid={"lam": [1.0], "sigma": [1.0], "gamma": [-0.5]})
   with pytest.raises(ValueError, match="num_folds must be >= 2 and at most the smallest"):

@@ -10,7 +10,7 @@ import pytest
 import qsg_jax
 from qsg_jax.engine import auto_step
 from qsg_jax.engine import grouped
-from qsg_jax import defaults
+from qsg_jax import config
 from qsg_jax import baselines
 from qsg_jax import model_selection
 from qsg_jax.engine import risk
@@ -37,7 +37,7 @@ def test_curvature_is_the_largest_eigenvalue_of_kernel_times_hessian(sigma, gamm
   kernel = np.exp(-sigma * np.maximum(sq[:, None] + sq[None, :] - 2 * points @ points.T, 0))
   expected = np.max(np.linalg.eigvals(kernel @ hessian).real)
   eta0 = auto_step.auto_step_size(x_l, y_l, x_u, 3, sigma, 0.01, gamma, key, 16)
-  assert eta0 == pytest.approx(min(defaults.STEP_SIZE_MAX, 1 / (expected + 0.01)), rel=1e-4)
+  assert eta0 == pytest.approx(min(config.STEP_SIZE_MAX, 1 / (expected + 0.01)), rel=1e-4)
 
 
 def test_fit_defaults_to_the_auto_step_and_numbers_stay_literal():
@@ -70,8 +70,8 @@ def test_cv_auto_step_equals_fit_with_the_auto_step_on_each_fold():
   result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=3, seed=1, key=7,
                                           **_SMALL)
   assert result.best["step_size"] == "auto"
-  folds = qsg_jax.cv.stratified_folds(y_l, 3, seed=1)
-  train, valid = qsg_jax.cv.fold_training_sets(folds, y_l)
+  folds = qsg_jax.folds.stratified_folds(y_l, 3, seed=1)
+  train, valid = qsg_jax.folds.fold_training_sets(folds, y_l)
   for f in range(3):
     fitted = qsg_jax.fit(x_l[train[f]], y_l[train[f]], x_u, key=7, num_classes=3, lam=1e-3,
                          sigma=8.0, gamma=0.5, **_SMALL)

@@ -40,7 +40,8 @@ def test_ordinal_estimator_fits_predicts_and_scores():
 def test_binary_estimator_and_errors():
   x, y, y_semi = _data()
   binary = np.where(y_semi == -1, -1, (y_semi > 10).astype(int))
-  model = estimators.QSGS2AUC(sigma=2.0, step_size=1.0, num_steps=64, num_frequencies=8)
+  model = estimators.QSGS2AUC(sigma=2.0, step_size=1.0, num_steps=64, num_frequencies=8,
+                              unlabeled_label=-1)
   model.fit(x, binary)
   assert model.score(x, (y > 10).astype(int)) > 0.8
   with pytest.raises(ValueError, match="exactly 2 labeled classes"):
@@ -59,7 +60,7 @@ def test_labels_that_would_silently_become_classes_are_refused():
   model = estimators.QS3ORAO(**_FAST)
   with_nan = y_semi.astype(float)
   with_nan[7] = np.nan
-  with pytest.raises(ValueError, match=r"1 NaN labels \(first at row 7\).*Mark unlabeled rows"):
+  with pytest.raises(ValueError, match=r"1 NaN / NA labels \(first at row 7\).*Mark unlabeled rows"):
     model.fit(x, with_nan)
   with pytest.raises(ValueError, match=r"y\[100\] = '-1' \(str\) looks like the unlabeled marker"):
     model.fit(x, y_semi.astype(str))

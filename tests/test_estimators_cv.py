@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
-from qsg_jax import estimators_cv
+
+from qsg_jax import estimators
 from qsg_jax import model_selection
 from tests import _cv_data
 
@@ -17,7 +19,7 @@ def test_cv_estimator_picks_what_cross_validate_picks_and_refits():
   x_l, y_l, x_u = _ordinal()
   x = np.concatenate([x_l, x_u])
   y = np.concatenate([y_l + 10, np.full(x_u.shape[0], -1)])     # any sortable labels
-  model = estimators_cv.QS3ORAOCV(grid=_GRID, cv=3, random_state=4, **_SMALL).fit(x, y)
+  model = estimators.QS3ORAOCV(grid=_GRID, cv=3, random_state=4, **_SMALL).fit(x, y)
   # The CV sees the points as the refit scales them: min-max over all rows.
   low, high = x.min(axis=0), x.max(axis=0)
   scale = lambda a: ((a - low) / (high - low)).astype(np.float32)
@@ -40,13 +42,25 @@ def test_cv_estimator_picks_what_cross_validate_picks_and_refits():
 def test_cv_estimator_errors():
   x_l, y_l, x_u = _ordinal()
   x = np.concatenate([x_l, x_u])
-  y = np.concatenate([y_l, np.full(x_u.shape[0], -1)])
+  y = np.concatenate([y_l + 1, np.full(x_u.shape[0], -1)])   # classes 1..3: -1 is no class
   with pytest.raises(ValueError, match="QSGS2AUCCV needs exactly 2 labeled classes"):
-    estimators_cv.QSGS2AUCCV(grid=_GRID, **_SMALL).fit(x, y)
+    estimators.QSGS2AUCCV(grid=_GRID, **_SMALL).fit(x, y)
   with pytest.raises(ValueError, match="protocol must be one of"):
-    estimators_cv.QS3ORAOCV(protocol="full", **_SMALL).fit(x, y)
+    estimators.QS3ORAOCV(protocol="full", **_SMALL).fit(x, y)
   with pytest.raises(ValueError, match="inconsistent numbers of samples"):
-    estimators_cv.QS3ORAOCV(grid=_GRID, **_SMALL).fit(x, y[:-1])
+    estimators.QS3ORAOCV(grid=_GRID, **_SMALL).fit(x, y[:-1])
+  with pytest.raises(NotFittedError, match="not fitted yet"):
+    estimators.QS3ORAOCV(grid=_GRID, **_SMALL).predict(x)
+  with pytest.raises(ValueError, match="could also be an ordered class below 0"):
+    estimators.QS3ORAOCV(grid=_GRID, **_SMALL).fit(x, np.maximum(y - 1, -1))   # classes 0..2
+
+
+def test_cv_estimator_takes_what_the_plain_one_takes():
+  """random_state=None (a fresh seed, recorded) and fully labeled y (supervised, gamma 1)."""
+  x_l, y_l, _ = _ordinal()
+  model = estimators.QS3ORAOCV(grid=_GRID, cv=3, random_state=None, **_SMALL).fit(x_l, y_l)
+  assert isinstance(model.seed_, int) and model.best_params_["gamma"] == 1.0
+  assert model.best_estimator_.get_params()["random_state"] == model.seed_
 
 
 def test_select_hyperparams_is_the_cross_validated_choice():

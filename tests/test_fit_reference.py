@@ -30,7 +30,7 @@ def test_dsg_fit_on_sgemm_matches_the_pre_renovation_engine(shared_data_dir):
   x = data.minmax_apply(x, *data.minmax_fit(x))
   split = data.split_semisupervised(0, y, num_labeled=300)
   x_l, y_l, x_u = x[split.labeled], y[split.labeled], x[split.unlabeled][:2000]
-  result = qsg_jax.fit(x_l, y_l, x_u, key=0, num_steps=128)
+  result = qsg_jax.fit(x_l, y_l, x_u, key=0, num_steps=128, solver="dsg")
   coef = np.asarray(result.model.coef) * float(result.model.scale)
   np.testing.assert_allclose(coef[[0, 5, 127], :4], np.asarray(COEF) * SCALE, rtol=2e-4,
                              atol=2e-6)

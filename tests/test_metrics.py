@@ -35,7 +35,7 @@ def test_ordinal_auc_is_mean_of_split_aucs():
   rng = np.random.default_rng(1)
   y = rng.integers(0, 5, 1000)
   s = rng.normal(size=1000) + 0.5 * y
-  per_split = metrics.ordinal_auc_per_split(jnp.asarray(s, jnp.float32), jnp.asarray(y), 5)
+  per_split = metrics.split_aucs(jnp.asarray(s, jnp.float32), jnp.asarray(y), 5)
   expected = [skm.roc_auc_score(y > j, s.astype(np.float32)) for j in range(4)]
   np.testing.assert_allclose(np.asarray(per_split), expected, atol=2e-6)
   np.testing.assert_allclose(

@@ -46,8 +46,8 @@ def test_grouped_cv_equals_fit_on_each_fold():
   x_l, y_l, x_u = _ordinal()
   grid = {"lam": [1e-3, 0.1], "sigma": [0.5, 2.0], "gamma": [0.0, 0.7], "step_size": [1.0, 1e4]}
   grouped = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="grouped", **_CV)
-  folds = qsg_jax.cv.stratified_folds(y_l, 3, seed=1)
-  train, valid = qsg_jax.cv.fold_training_sets(folds, y_l)
+  folds = qsg_jax.folds.stratified_folds(y_l, 3, seed=1)
+  train, valid = qsg_jax.folds.fold_training_sets(folds, y_l)
   for (i, lam), (s, sigma), f in itertools.product(enumerate(grid["lam"]),
                                                    enumerate(grid["sigma"]), (0, 2)):
     fitted = qsg_jax.fit(x_l[train[f]], y_l[train[f]], x_u, key=7, num_classes=3, lam=lam,
@@ -69,8 +69,8 @@ def test_per_split_gamma_searches_each_coordinate():
   assert gamma.shape == (2,) and set(gamma.tolist()) <= {0.0, 0.5, 1.0}
   assert split.best_score >= shared.best_score
   # The reported score is the CV score of that gamma vector (recomputed task by task).
-  folds = qsg_jax.cv.stratified_folds(y_l, 3, seed=1)
-  train, valid = qsg_jax.cv.fold_training_sets(folds, y_l)
+  folds = qsg_jax.folds.stratified_folds(y_l, 3, seed=1)
+  train, valid = qsg_jax.folds.fold_training_sets(folds, y_l)
   aucs = []
   for f in range(3):
     fitted = qsg_jax.fit(x_l[train[f]], y_l[train[f]], x_u, key=7, num_classes=3, lam=1e-3,

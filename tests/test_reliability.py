@@ -48,7 +48,7 @@ def _with(values, index, value):
     lambda s: metrics.binary_auc(s, Y_B),
     lambda s: metrics.masked_auc(s, Y_B > 0, Y_B == 0),
     lambda s: metrics.ordinal_auc(s, Y_L, 3),
-    lambda s: metrics.ordinal_auc_per_split(s, Y_L, 3),
+    lambda s: metrics.split_aucs(s, Y_L, 3),
     lambda s: metrics.mean_absolute_error(s, Y_L),
     lambda s: baselines.mean_split_auc(s, Y_L, 3),
     lambda s: baselines.split_aucs(s, Y_L, 3),
@@ -81,16 +81,16 @@ def test_metrics_refuse_non_numeric_scores():
     (_with(Y_L, 4, np.nan), 3, r"contain 1 NaN or infinite values \(first at row 4\)"),
 ])
 def test_ordinal_metrics_refuse_labels_off_convention(labels, k, pattern):
-  for metric in (metrics.ordinal_auc, metrics.ordinal_auc_per_split, baselines.mean_split_auc,
+  for metric in (metrics.ordinal_auc, metrics.split_aucs, baselines.mean_split_auc,
                  thresholds.fit_thresholds):
     with pytest.raises(ValueError, match=pattern):
       metric(SCORES, labels, k)
 
 
 @pytest.mark.parametrize("k, error, pattern", [
-    (1, ValueError, "num_classes must be >= 2; received 1"),
-    (0, ValueError, "num_classes must be >= 2; received 0"),
-    (2.5, TypeError, "num_classes must be an integer >= 2; received 2.5"),
+    (1, ValueError, "num_classes must be a whole number >= 2; received 1"),
+    (0, ValueError, "num_classes must be a whole number >= 2; received 0"),
+    (2.5, TypeError, "num_classes must be a whole number >= 2; received 2.5"),
 ])
 def test_ordinal_metrics_check_num_classes(k, error, pattern):
   with pytest.raises(error, match=pattern):
@@ -120,7 +120,7 @@ def test_metrics_under_jit_return_nan_never_a_number_above_one():
   all_nan = jnp.full(24, jnp.nan)
   assert np.isnan(jax.jit(metrics.binary_auc)(all_nan, Y_B))       # was 1.5 before the fix
   one_nan = jnp.asarray(_with(SCORES, 3, np.nan), jnp.float32)
-  per_split = jax.jit(metrics.ordinal_auc_per_split, static_argnums=2)(one_nan, Y_L, 3)
+  per_split = jax.jit(metrics.split_aucs, static_argnums=2)(one_nan, Y_L, 3)
   assert np.isnan(per_split).all()
   shifted = jax.jit(metrics.ordinal_auc, static_argnums=2)(SCORES, Y_L + 1, 3)
   assert np.isnan(shifted)                                         # label 3 outside 0..2
@@ -154,10 +154,10 @@ def test_fit_thresholds_checks_surrogate_and_margin():
                                   "unlabeled_batch_size", "chunk_size", "block_group",
                                   "num_segments", "num_shards"])
 @pytest.mark.parametrize("value, error, pattern", [
-    (0, ValueError, "must be >= 1; received 0"),
-    (-3, ValueError, "must be >= 1; received -3"),
-    (2.5, TypeError, "must be an integer >= 1"),
-    (True, TypeError, "must be an integer >= 1"),
+    (0, ValueError, "must be a whole number >= 1; received 0"),
+    (-3, ValueError, "must be a whole number >= 1; received -3"),
+    (2.5, TypeError, "must be a whole number >= 1"),
+    (True, TypeError, "must be a whole number >= 1"),
 ])
 def test_fit_checks_every_count(name, value, error, pattern):
   with pytest.raises(error, match=f"{name} {pattern}"):
@@ -172,12 +172,12 @@ def test_fit_checks_every_count(name, value, error, pattern):
     (dict(step_size=True), TypeError, "step_size must be a number"),
     (dict(step_size=0.0), ValueError, "step_size must be finite and > 0; received 0.0"),
     (dict(step_size=float("nan")), ValueError, "step_size must be finite and > 0; received nan"),
-    (dict(sigma="wide"), TypeError, "sigma must be a number; received str 'wide'"),
+    (dict(sigma="wide"), TypeError, "sigma must be a number; received 'wide'"),
     (dict(progress="yes"), TypeError, "progress must be a callable or None; received str"),
     (dict(cache_unlabeled="no"), TypeError, "cache_unlabeled must be True or False"),
     (dict(threshold_surrogate="foo"), ValueError, "unknown surrogate 'foo'"),
     (dict(mesh="cpu"), TypeError, "mesh must be a jax.sharding.Mesh or None; received str"),
-    (dict(num_classes=1), ValueError, "num_classes must be >= 2; received 1"),
+    (dict(num_classes=1), ValueError, "num_classes must be a whole number >= 2; received 1"),
 ])
 def test_fit_checks_arguments_before_training(changes, error, pattern):
   with pytest.raises(error, match=pattern):
@@ -295,9 +295,9 @@ def test_fit_stream_chunk_checks():
     op.fit_stream([(X_L, y), (_with(X_L, (2, 0), 1e300), y)], mu=10.0)
   with pytest.raises(ValueError, match=r"chunk 0 has 1 examples with NaN .*\(first at row 5\)"):
     op.fit_stream([(_with(X_L, (5, 1), np.nan), y)], mu=10.0)
-  with pytest.raises(TypeError, match="chunk_size must be an integer >= 1 or None; received 2.5"):
+  with pytest.raises(TypeError, match="chunk_size must be a whole number >= 1 or None; received 2.5"):
     op.fit_stream([(X_L, y)], mu=10.0, chunk_size=2.5)
-  with pytest.raises(ValueError, match="num_chunks must be an integer >= 0; received -1"):
+  with pytest.raises(ValueError, match="num_chunks must be a whole number >= 0; received -1"):
     op.fit_stream([(X_L, y)], mu=10.0, num_chunks=-1)
   with pytest.raises(ValueError, match="the stream was empty"):
     op.fit_stream([(X_L[:0], y[:0])], mu=10.0)
@@ -312,22 +312,22 @@ def test_data_checks():
     data.minmax_apply(X_L, np.array([np.nan, 0.0, 0.0]), np.ones(3))
   with pytest.raises(ValueError, match=r"minmax_apply x contains 1 NaN .*first at row 2"):
     data.minmax_apply(_with(X_L, (2, 2), np.nan), np.zeros(3), np.ones(3))
-  with pytest.raises(TypeError, match="num_labeled must be an integer >= 1; received 2.5"):
+  with pytest.raises(TypeError, match="num_labeled must be a whole number >= 1; received 2.5"):
     data.split_semisupervised(0, Y_L, num_labeled=2.5)
-  with pytest.raises(ValueError, match="num_test must be >= 0; received -1"):
+  with pytest.raises(ValueError, match="num_test must be a whole number >= 0; received -1"):
     data.split_semisupervised(0, Y_L, num_labeled=6, num_test=-1)
-  with pytest.raises(ValueError, match="num_points must be >= 1; received 0"):
+  with pytest.raises(ValueError, match="num_points must be a whole number >= 1; received 0"):
     data.make_synthetic_ordinal(num_points=0, num_test=10)
-  with pytest.raises(ValueError, match="num_test must be >= 0; received -1"):
+  with pytest.raises(ValueError, match="num_test must be a whole number >= 0; received -1"):
     data.make_synthetic_binary(num_points=10, num_test=-1)
 
 
 @pytest.mark.parametrize("changes, error, pattern", [
-    (dict(num_folds=1), ValueError, "num_folds must be >= 2; received 1"),
-    (dict(tasks_per_batch=0), ValueError, "tasks_per_batch must be >= 1; received 0"),
-    (dict(seed=None), TypeError, "seed must be an integer >= 0; received None"),
+    (dict(num_folds=1), ValueError, "num_folds must be a whole number >= 2; received 1"),
+    (dict(tasks_per_batch=0), ValueError, "tasks_per_batch must be a whole number >= 1; received 0"),
+    (dict(seed=None), TypeError, "seed must be a whole number >= 0; received None"),
     (dict(key=None), TypeError, "key must be an int seed"),
-    (dict(num_steps=0), ValueError, "num_steps must be >= 1; received 0"),
+    (dict(num_steps=0), ValueError, "num_steps must be a whole number >= 1; received 0"),
     (dict(progress=3), TypeError, "progress must be a callable"),
 ])
 def test_cross_validate_checks_arguments_first(changes, error, pattern):

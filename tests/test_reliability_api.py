@@ -3,19 +3,16 @@ each gets a short error that names the argument, or a correct result."""
 
 import subprocess
 import sys
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 import pytest
-
 import qsg_jax
 from qsg_jax.engine import auto_step
 from qsg_jax import data as data_lib
 from qsg_jax import engine
 from qsg_jax import estimators
-from qsg_jax import estimators_cv
 from qsg_jax import io
 from qsg_jax import model_selection
 from qsg_jax.errors import UnscaledFeaturesWarning
@@ -38,7 +35,7 @@ def test_identical_points_get_a_zero_curvature_and_train():
   y = np.repeat([0, 1, 2], 10)
   # K H = 0: the power iteration would blow rounding noise up to NaN; the curvature is 0.
   eta0 = auto_step.auto_step_size(x, y, x, 3, 0.1, 1e-3, 0.5, jax.random.key(0), 16)
-  assert eta0 == qsg_jax.defaults.STEP_SIZE_MAX
+  assert eta0 == qsg_jax.config.STEP_SIZE_MAX
   result = qsg_jax.fit(x, y, x, **_F)
   scores = qsg_jax.decision_function(result, x)
   assert np.all(np.isfinite(scores)) and np.ptp(scores) == 0   # nothing to rank: ties
@@ -77,8 +74,9 @@ def test_fit_names_bad_gamma_and_ragged_points():
 
 def test_model_files_keep_numpy_typed_parameters_and_name_a_missing_folder(tmp_path):
   x, _, y_semi = _ordinal()
-  model = estimators.QS3ORAO(sigma=np.float32(0.25), gamma=np.array([0.3, 0.6]),
-                             random_state=np.int64(7), lam=jnp.float32(1e-3), **_F).fit(x, y_semi)
+  model = estimators.QS3ORAO(unlabeled_label=-1, sigma=np.float32(0.25),
+                             gamma=np.array([0.3, 0.6]), random_state=np.int64(7),
+                             lam=jnp.float32(1e-3), **_F).fit(x, y_semi)
   io.save(model, tmp_path / "m.npz")
   loaded = io.load(tmp_path / "m.npz")
   params = loaded.get_params()
@@ -93,22 +91,22 @@ def test_model_files_keep_numpy_typed_parameters_and_name_a_missing_folder(tmp_p
 def test_cv_estimator_cross_validates_on_the_points_its_refit_sees():
   x, _, y_semi = _ordinal()
   grid = {"lam": [1e-3], "sigma": [1e-3, 3.0], "gamma": [0.5]}
-  fits = [estimators_cv.QS3ORAOCV(grid=grid, cv=3, **_F).fit(scale * x, y_semi)
+  fits = [estimators.QS3ORAOCV(unlabeled_label=-1, grid=grid, cv=3, **_F).fit(scale * x, y_semi)
           for scale in (1.0, 100.0)]
   # Min-max scaling makes 100 x the same data as x: same CV scores, same pick, same model.
   np.testing.assert_allclose(fits[0].cv_results_["mean_test_score"],
                              fits[1].cv_results_["mean_test_score"], rtol=1e-6)
   assert fits[0].best_params_ == fits[1].best_params_
   frame = pd.DataFrame(x, columns=["a", "b", "c"])
-  model = estimators_cv.QS3ORAOCV(grid=grid, cv=3, **_F).fit(frame, y_semi)
+  model = estimators.QS3ORAOCV(unlabeled_label=-1, grid=grid, cv=3, **_F).fit(frame, y_semi)
   np.testing.assert_array_equal(model.feature_names_in_, ["a", "b", "c"])
   with pytest.raises(ValueError, match="same order"):
     model.predict(frame[["c", "b", "a"]])
-  with pytest.raises(ValueError, match="cv_unlabeled must be an int >= 1"):
-    estimators_cv.QS3ORAOCV(grid=grid, cv=3, cv_unlabeled=-1, **_F).fit(x, y_semi)
-  with pytest.raises(ValueError, match="1 NaN labels"):
-    estimators_cv.QS3ORAOCV(grid=grid, cv=3, **_F).fit(x, np.where(np.arange(90) == 5, np.nan,
-                                                                    y_semi))
+  search = estimators.QS3ORAOCV(unlabeled_label=-1, grid=grid, cv=3, **_F)
+  with pytest.raises(ValueError, match="cv_unlabeled must be a whole number >= 1"):
+    search.set_params(cv_unlabeled=-1).fit(x, y_semi)
+  with pytest.raises(ValueError, match="1 NaN / NA labels"):
+    search.set_params(cv_unlabeled=None).fit(x, np.where(np.arange(90) == 5, np.nan, y_semi))
 
 
 @pytest.mark.parametrize("change, message", [
@@ -121,7 +119,7 @@ def test_cv_estimator_cross_validates_on_the_points_its_refit_sees():
 def test_estimator_input_errors_are_short_and_name_the_row(change, message):
   x, _, y_semi = _ordinal()
   with pytest.raises(ValueError, match=message) as error:
-    estimators.QS3ORAO(**_F).fit(*change(x, y_semi))
+    estimators.QS3ORAO(unlabeled_label=-1, **_F).fit(*change(x, y_semi))
   assert len(str(error.value)) < 300
 
 
@@ -133,13 +131,13 @@ def test_estimator_input_errors_are_short_and_name_the_row(change, message):
 def test_estimator_parameters_are_checked(params, message):
   x, _, y_semi = _ordinal()
   with pytest.raises(ValueError, match=message):
-    estimators.QS3ORAO(**params, **_F).fit(x, y_semi)
+    estimators.QS3ORAO(**dict(dict(unlabeled_label=-1, **_F), **params)).fit(x, y_semi)
 
 
 def test_gamma_is_checked_on_fully_labeled_data_too():
   x, y, _ = _ordinal()
   with pytest.raises(ValueError, match=r"gamma must lie in \[0, 1\]"):
-    estimators.QS3ORAO(gamma=5, **_F).fit(x, y)
+    estimators.QS3ORAO(unlabeled_label=-1, gamma=5, **_F).fit(x, y)
 
 
 def test_pure_api_makes_fits_checks_on_concrete_inputs():

@@ -1,6 +1,6 @@
 """Bad arguments of the folds, the baselines' cross-validation and the ordinal thresholds.
 
-``cv.stratified_folds`` (shared by every cross-validation), ``baselines.cross_validate`` and
+``folds.stratified_folds`` (shared by every cross-validation), ``baselines.cross_validate`` and
 the kernel fits refuse counts that are not whole numbers, seeds that would not repeat and labels
 without a class, instead of truncating them or leaving rows without a fold;
 ``thresholds.fit_thresholds`` refuses a missing class and mismatched shapes. Inputs are tiny and
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from qsg_jax import baselines
-from qsg_jax import cv
+from qsg_jax import folds
 from qsg_jax import thresholds
 from tests.conftest import raises_short
 
@@ -24,7 +24,7 @@ GRID = {"lam": [1.0], "sigma": [1.0], "gamma": [0.5]}
 SCORES = np.array([0.1, 0.5, 0.9, 0.2, 0.3, 0.8], np.float32)
 
 
-# ---- cv.stratified_folds ---------------------------------------------------------------------
+# ---- folds.stratified_folds ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, error, pattern", [
     ((Y, 2.5), TypeError, r"num_folds must be a whole number >= 2; received 2\.5.*num_folds=5"),
@@ -32,7 +32,7 @@ SCORES = np.array([0.1, 0.5, 0.9, 0.2, 0.3, 0.8], np.float32)
     ((Y, "3"), TypeError, r"num_folds must be a whole number >= 2; received '3'"),
     ((Y, 1), ValueError, r"num_folds must be a whole number >= 2; received 1"),
     ((Y, 16), ValueError, r"at most the smallest labeled class size 15 \(class counts \[15, 15\]"),
-    ((Y, 2, None), TypeError, r"seed must be a whole number >= 0; received None, which would draw "
+    ((Y, 2, None), TypeError, r"seed must be a whole number >= 0; received None\. None would draw "
                               r"different folds on every call"),
     ((Y, 2, -1), ValueError, r"seed must be a whole number >= 0; received -1.*seed=0"),
     ((Y, 2, 1.5), TypeError, r"seed must be a whole number >= 0; received 1\.5"),
@@ -45,19 +45,19 @@ SCORES = np.array([0.1, 0.5, 0.9, 0.2, 0.3, 0.8], np.float32)
     ((Y[:, None], 2), ValueError, r"labels must be a non-empty vector \[n\]; received shape"),
 ])
 def test_stratified_folds_refuses_bad_arguments(args, error, pattern):
-  raises_short(error, pattern, cv.stratified_folds, *args)
+  raises_short(error, pattern, folds.stratified_folds, *args)
 
 
 def test_stratified_folds_gives_every_row_a_fold_of_balanced_size():
   for labels, num_folds in ((Y, 2), (Y.astype(bool), 3), (Y.astype(np.float64), 2.0),
                             (np.arange(31) % 3, 4)):
-    folds = cv.stratified_folds(labels, num_folds, seed=np.int64(3))
-    sizes = np.bincount(folds)
-    assert folds.min() >= 0 and sizes.size == int(num_folds), (folds, num_folds)
+    fold_ids = folds.stratified_folds(labels, num_folds, seed=np.int64(3))
+    sizes = np.bincount(fold_ids)
+    assert fold_ids.min() >= 0 and sizes.size == int(num_folds), (fold_ids, num_folds)
     assert sizes.max() - sizes.min() <= 1
     for c in np.unique(labels):    # each class dealt over every fold
-      assert np.unique(folds[labels == c]).size == int(num_folds)
-  np.testing.assert_array_equal(cv.stratified_folds(Y, 3, 7), cv.stratified_folds(Y, 3, 7))
+      assert np.unique(fold_ids[labels == c]).size == int(num_folds)
+  np.testing.assert_array_equal(folds.stratified_folds(Y, 3, 7), folds.stratified_folds(Y, 3, 7))
 
 
 # ---- baselines.cross_validate ----------------------------------------------------------------
@@ -68,7 +68,7 @@ def test_stratified_folds_gives_every_row_a_fold_of_balanced_size():
     (dict(seed=1.5), TypeError, r"seed must be a whole number >= 0; received 1\.5"),
     (dict(num_folds=2.5), TypeError, r"num_folds must be a whole number >= 2; received 2\.5"),
     (dict(num_folds=None), TypeError, r"num_folds must be a whole number >= 2; received None"),
-    (dict(batch_bytes=2.5), TypeError, r"batch_bytes must be an integer >= 1; received 2\.5"),
+    (dict(batch_bytes=2.5), TypeError, r"batch_bytes must be a whole number >= 1; received 2\.5"),
     (dict(memory_fraction=1.5), ValueError, r"memory_fraction must be a number in \(0, 1\]"),
     (dict(memory_fraction=None), TypeError, r"memory_fraction must be a number in \(0, 1\]"),
     (dict(per_split="yes"), TypeError, r"per_split must be True or False"),
@@ -95,7 +95,7 @@ def test_kernel_fits_name_hyperparameters_that_are_not_numbers():
   raises_short(ValueError, r"memory_fraction must be a number in \(0, 1\]", baselines.fit_samult,
                X_L, Y, X_U, lam=1.0, sigma=1.0, gamma=0.5, memory_fraction=2.0)
   model = baselines.fit_samult(X_L, Y, None, lam=1.0, sigma=1.0, gamma=1.0)
-  raises_short(TypeError, r"chunk_size must be an integer >= 1 or None; received 2\.5",
+  raises_short(TypeError, r"chunk_size must be a whole number >= 1 or None; received 2\.5",
                baselines.decision_function, model, X_L, chunk_size=2.5)
   np.testing.assert_allclose(baselines.decision_function(model, X_L, chunk_size=7),
                              baselines.decision_function(model, X_L), rtol=1e-5, atol=1e-6)

@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import roc_auc_score
-
+from qsg_jax import estimators
 from qsg_jax import metrics
 from qsg_jax import online_pairwise as op
-from qsg_jax import scorers
 from qsg_jax.estimators import QS3ORAO
 from qsg_jax.online_pairwise.estimator import pairwise_ranking_accuracy
 from tests.conftest import raises_short
@@ -59,7 +58,7 @@ def test_ordinal_aucs_and_scorer_are_exact_for_float64_scores():
   s = 1e20 + 1e5 * (y + rng.normal(size=150))   # float32 spacing at 1e20 is ~8.8e12: all tie
   s[:3] = [1e300, -1e300, 1e39]
   expected = [roc_auc_score(y > j, s) for j in range(2)]
-  np.testing.assert_allclose(np.asarray(metrics.ordinal_auc_per_split(s, y, 3)), expected,
+  np.testing.assert_allclose(np.asarray(metrics.split_aucs(s, y, 3)), expected,
                              atol=1e-7)
   assert float(metrics.ordinal_auc(s, y, 3)) == pytest.approx(np.mean(expected), abs=1e-7)
 
@@ -70,7 +69,7 @@ def test_ordinal_aucs_and_scorer_are_exact_for_float64_scores():
       return s[np.asarray(x)[:, 0]]
 
   rows = np.arange(150)[:, None]
-  assert scorers.ordinal_auc_scorer(Fitted(), rows, y) == pytest.approx(np.mean(expected),
+  assert estimators.ordinal_auc_scorer(Fitted(), rows, y) == pytest.approx(np.mean(expected),
                                                                         abs=1e-7)
 
 
@@ -109,7 +108,7 @@ def test_shape_messages_name_labels_and_bool_labels_work():
   raises_short(ValueError, "scores and labels must have the same length; received 6 and 5",
                metrics.ordinal_auc, s, y[:5], 2)
   raises_short(ValueError, "scores and labels must have the same length; received 6 and 5",
-               metrics.ordinal_auc_per_split, s, y[:5], 2)
+               metrics.split_aucs, s, y[:5], 2)
   expected = roc_auc_score(y, s)
   assert float(metrics.ordinal_auc(s, y.astype(bool), 2)) == pytest.approx(expected)
   assert float(jax.jit(metrics.ordinal_auc, static_argnums=2)(
@@ -143,11 +142,11 @@ class _Fixed:
 
 def test_scorers_check_the_estimator_and_the_length_of_y():
   rows = np.arange(6)[:, None]
-  raises_short(ValueError, "y has 5 labels but X has 6 rows", scorers.ordinal_auc_scorer, _Fixed(),
+  raises_short(ValueError, "y has 5 labels but X has 6 rows", estimators.ordinal_auc_scorer, _Fixed(),
                rows, np.array([0, 1, 2, 0, 1]))
   with pytest.raises(NotFittedError):
-    scorers.ordinal_auc_scorer(QS3ORAO(), rows, np.array([0, 1, 2, 0, 1, 2]))
-  for scorer in (scorers.ordinal_auc_scorer, scorers.auc_scorer):
+    estimators.ordinal_auc_scorer(QS3ORAO(), rows, np.array([0, 1, 2, 0, 1, 2]))
+  for scorer in (estimators.ordinal_auc_scorer, estimators.auc_scorer):
     raises_short(TypeError,
                  "scores an estimator with decision_function and classes_.*received object",
                  scorer, object(), rows, np.array([0, 1, 0, 0, 1, 1]))

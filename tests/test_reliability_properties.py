@@ -59,7 +59,7 @@ def _sklearn_split_aucs(scores, labels, k):
 @given(scored_labels())
 def test_ordinal_auc_equals_sklearn_per_split(case):
   scores, labels, k = case
-  got = np.asarray(metrics.ordinal_auc_per_split(scores, labels, k))
+  got = np.asarray(metrics.split_aucs(scores, labels, k))
   np.testing.assert_allclose(got, _sklearn_split_aucs(scores, labels, k), atol=1e-5)
   assert np.all(np.isnan(got) | ((got >= 0) & (got <= 1)))
   split = baselines.split_aucs(np.repeat(scores[:, None], k - 1, axis=1), labels, k)

@@ -285,13 +285,13 @@ def test_cross_validation_picks_the_best_grid_entry():
   size = train_lib.minimize._cache_size()
   cv = roc_svm.cross_validate(x, y, [{"lam": 1e3}, {"lam": 1e-3}], num_folds=2, seed=0)
   assert train_lib.minimize._cache_size() <= size + 1   # folds and lambdas share one loop
-  assert cv.fold_auc.shape == (2, 2)
+  assert cv.fold_scores.shape == (2, 2, 1)
   for f, (train, valid) in enumerate(folds):              # the literal loop over folds
     fitted = roc_svm.fit(x[train], y[train], lam=1e-3, key=f)
-    np.testing.assert_allclose(cv.fold_auc[1, f], skm.roc_auc_score(
+    np.testing.assert_allclose(cv.fold_scores[1, f, 0], skm.roc_auc_score(
         y[valid], roc_svm.decision_function(fitted.model, x[valid])), atol=1e-6)
-  np.testing.assert_allclose(cv.mean_auc, cv.fold_auc.mean(1))
-  assert cv.best == {"lam": 1e-3} and cv.mean_auc[1] > 0.85
+  np.testing.assert_allclose(cv.scores, cv.fold_scores.mean(1))
+  assert cv.best == {"lam": 1e-3} and cv.scores[1, 0] > 0.85
   with pytest.raises(ValueError, match="Use fewer folds"):
     roc_svm.cross_validate(x[:8], y[:8], [{"lam": 1e-3}], num_folds=5)
   with pytest.raises(ValueError, match="grid is empty"):

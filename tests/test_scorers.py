@@ -5,10 +5,9 @@ import pytest
 from sklearn import metrics as skm
 from sklearn.model_selection import GridSearchCV
 from sklearn.model_selection import StratifiedKFold
-
 import qsg_jax
 from qsg_jax import estimators
-from qsg_jax import scorers
+
 
 
 class _Fixed:
@@ -32,10 +31,10 @@ def test_scorers_match_sklearn_on_labeled_rows():
   model = _Fixed([10, 20, 30], scores)
   labeled = y_semi != -1
   expected = np.mean([skm.roc_auc_score(y[labeled] > c, scores[labeled]) for c in (10, 20)])
-  assert scorers.ordinal_auc_scorer(model, rows, y_semi) == pytest.approx(expected, abs=1e-6)
+  assert estimators.ordinal_auc_scorer(model, rows, y_semi) == pytest.approx(expected, abs=1e-6)
   binary = np.where(y_semi == -1, -1, (y > 10).astype(int))
   expected = skm.roc_auc_score(binary[labeled], scores[labeled])
-  assert scorers.auc_scorer(_Fixed([0, 1], scores), rows, binary) == pytest.approx(expected,
+  assert estimators.auc_scorer(_Fixed([0, 1], scores), rows, binary) == pytest.approx(expected,
                                                                                     abs=1e-6)
 
 
@@ -43,15 +42,15 @@ def test_scorer_errors():
   rows = np.arange(4)[:, None]
   model = _Fixed([0, 1, 2], [0.0, 1.0, 2.0, 3.0])
   with pytest.raises(ValueError, match="auc_scorer is for binary estimators"):
-    scorers.auc_scorer(model, rows, np.array([0, 1, 2, 0]))
+    estimators.auc_scorer(model, rows, np.array([0, 1, 2, 0]))
   with pytest.raises(ValueError, match="every row of y is unlabeled"):
-    scorers.ordinal_auc_scorer(model, rows, np.full(4, -1))
+    estimators.ordinal_auc_scorer(model, rows, np.full(4, -1))
   with pytest.raises(ValueError, match=r"labels \[7\] outside the fitted classes"):
-    scorers.ordinal_auc_scorer(model, rows, np.array([0, 1, 7, -1]))
+    estimators.ordinal_auc_scorer(model, rows, np.array([0, 1, 7, -1]))
   with pytest.raises(ValueError, match="all belong to one class"):
-    scorers.ordinal_auc_scorer(model, rows, np.array([1, 1, -1, -1]))
+    estimators.ordinal_auc_scorer(model, rows, np.array([1, 1, -1, -1]))
   with pytest.raises(ValueError, match="looks like the unlabeled marker"):
-    scorers.ordinal_auc_scorer(model, rows, np.array(["0", "1", "-1", "2"]))
+    estimators.ordinal_auc_scorer(model, rows, np.array(["0", "1", "-1", "2"]))
 
 
 def test_grid_search_on_semi_supervised_lev_picks_a_sensible_setting():
@@ -64,9 +63,10 @@ def test_grid_search_on_semi_supervised_lev_picks_a_sensible_setting():
   y_semi = np.full_like(y, -1)
   y_semi[labeled] = y[labeled]
   search = GridSearchCV(
-      estimators.QS3ORAO(step_size=1.0, num_steps=64, num_frequencies=16, random_state=0),
+      estimators.QS3ORAO(step_size=1.0, num_steps=64, num_frequencies=16, random_state=0,
+                         unlabeled_label=-1),
       {"sigma": [1.0, 300.0]},        # 300: a kernel far narrower than the data, deliberately bad
-      scoring=qsg_jax.scorers.ordinal_auc_scorer,
+      scoring=qsg_jax.estimators.ordinal_auc_scorer,
       cv=StratifiedKFold(3, shuffle=True, random_state=0))
   search.fit(x, y_semi)
   scores = search.cv_results_["mean_test_score"]
@@ -75,4 +75,4 @@ def test_grid_search_on_semi_supervised_lev_picks_a_sensible_setting():
   assert scores[0] > scores[1] + 0.05 and scores[0] > 0.7, scores
   # The estimator's default score ignores unlabeled rows the same way.
   assert search.best_estimator_.score(x, y_semi) == pytest.approx(
-      scorers.ordinal_auc_scorer(search.best_estimator_, x, y_semi))
+      estimators.ordinal_auc_scorer(search.best_estimator_, x, y_semi))

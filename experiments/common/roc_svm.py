@@ -108,7 +108,7 @@ def select(x, y, grid, cv_folds, seed, **fit_kwargs):
   if len(grid) == 1:
     return dict(grid[0]), None
   cv = selection.cross_validate(x, y, grid, num_folds=cv_folds, seed=seed, **fit_kwargs)
-  return cv.best, [float(a) for a in cv.mean_auc]
+  return cv.best, [float(a) for a in cv.scores[:, 0]]
 
 
 def stratified_subsample(rng, y, size):

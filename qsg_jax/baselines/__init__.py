@@ -10,12 +10,12 @@ and ``decision_function(model, x)`` ([m] scores, or [m, k-1] for the multi-class
 ``mean_split_auc(scores, labels, k)`` judges either form (ordinal paper, Eq. 2).
 """
 
-from qsg_jax.cv import CVResult
+from qsg_jax.folds import CVResult
 from qsg_jax.baselines.cross_validation import FIT_FUNCTIONS
 from qsg_jax.baselines.cross_validation import cross_validate
 from qsg_jax.baselines.cross_validation import paper_grid
 from qsg_jax.baselines.cross_validation import quick_grid
-from qsg_jax.cv import stratified_folds
+from qsg_jax.folds import stratified_folds
 from qsg_jax.baselines.exact_qsg import fit_exact_qsg
 from qsg_jax.baselines.exact_split import ExactSplitModel
 from qsg_jax.baselines.exact_split import fit_exact_split

@@ -1,9 +1,10 @@
 """k-fold cross-validation of the baselines' hyper-parameters (the papers' protocol, Sec. 6.1 / 5).
 
 The papers pick lam and sigma from 2^-3..2^3 and gamma from 0..1 in steps of 0.1 (PNU-AUC: -1..1)
-by 5-fold cross-validation (``paper_grid``; ``quick_grid`` is a small grid for smoke runs). Folds
-split the labeled points, stratified by class; every fold trains on its other labeled points plus
-all the unlabeled points and is scored by the AUC of each split on its held-out labeled points.
+by 5-fold cross-validation (``folds.paper_grid(method)``; ``quick_grid`` is a small grid for smoke
+runs). Folds split the labeled points, stratified by class (``qsg_jax.folds``, shared with QSG);
+every fold trains on its other labeled points plus all the unlabeled points and is scored by the
+AUC of each split on its held-out labeled points (``metrics.split_aucs``).
 
 For the exact kernel methods the work is batched in JAX: for each sigma the kernel matrix of all
 training points is computed once, and the (fold, lam, gamma) tasks that share it are solved in
@@ -25,18 +26,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from qsg_jax import cv as cv_lib
-from qsg_jax.engine import kernels
+from qsg_jax import _validation as validation
+from qsg_jax import folds as folds_lib
 from qsg_jax import memory
 from qsg_jax import metrics
-from qsg_jax import _validation as validation
+from qsg_jax.engine import kernels
 from qsg_jax.baselines import _spectral_cv
 from qsg_jax.baselines import kernel_expansion
 from qsg_jax.baselines import multiclass
 from qsg_jax.baselines import pairwise_risk
 from qsg_jax.baselines import pnu_auc
 from qsg_jax.baselines import samult
-from qsg_jax.baselines import scoring
 from qsg_jax.baselines import svorex
 
 FIT_FUNCTIONS = {
@@ -50,16 +50,15 @@ FIT_FUNCTIONS = {
 
 class _KernelMethod(NamedTuple):
   coefficients: object     # (gamma, prior) -> (coef [3, 3], const)
-  gamma_range: tuple       # allowed gamma
   unlabeled_unused_at: float  # gamma at which unlabeled data get no weight
   binary: bool             # labels must be {0, 1}
 
 
 _KERNEL_METHODS = {
-    "samult": _KernelMethod(samult.samult_coefficients, samult.GAMMA_RANGE, 1.0, True),
-    "pnu_auc": _KernelMethod(pnu_auc.pnu_coefficients, pnu_auc.GAMMA_RANGE, 0.0, True),
-    "m_samult": _KernelMethod(samult.samult_coefficients, samult.GAMMA_RANGE, 1.0, False),
-    "m_pnu_auc": _KernelMethod(pnu_auc.pnu_coefficients, pnu_auc.GAMMA_RANGE, 0.0, False),
+    "samult": _KernelMethod(samult.samult_coefficients, 1.0, True),
+    "pnu_auc": _KernelMethod(pnu_auc.pnu_coefficients, 0.0, True),
+    "m_samult": _KernelMethod(samult.samult_coefficients, 1.0, False),
+    "m_pnu_auc": _KernelMethod(pnu_auc.pnu_coefficients, 0.0, False),
 }
 
 
@@ -69,44 +68,15 @@ def _check_method(method):
 
 
 def paper_grid(method):
-  """The papers' grid: lam, sigma (or SVOREX's C, sigma) in 2^-3..2^3, gamma in steps of 0.1."""
+  """``folds.paper_grid(method)``: lam, sigma (SVOREX: C, sigma) in 2^-3..2^3, gamma by 0.1."""
   _check_method(method)
-  powers = 2.0 ** np.arange(-3, 4)
-  if method == "svorex":
-    return {"c": powers, "sigma": powers}
-  low = -10 if method in ("pnu_auc", "m_pnu_auc") else 0
-  return {"lam": powers, "sigma": powers, "gamma": np.arange(low, 11) / 10.0}
+  return folds_lib.paper_grid(method)
 
 
 def quick_grid(method):
-  """A small grid (2 x 2 x 3, SVOREX 2 x 2) for smoke runs."""
+  """``folds.quick_grid(method)``: a small grid (2 x 2 x 3, SVOREX 2 x 2) for smoke runs."""
   _check_method(method)
-  if method == "svorex":
-    return {"c": np.array([1.0, 8.0]), "sigma": np.array([0.5, 2.0])}
-  gammas = [-0.5, 0.0, 0.5] if method in ("pnu_auc", "m_pnu_auc") else [0.0, 0.5, 1.0]
-  return {"lam": np.array([0.125, 1.0]), "sigma": np.array([0.5, 2.0]),
-          "gamma": np.array(gammas)}
-
-
-def _checked_grid(method, grid):
-  expected = paper_grid(method).keys()
-  if set(grid) != set(expected):
-    raise ValueError(f"grid for {method} must have exactly the keys {sorted(expected)}; "
-                     f"received {sorted(grid)}.")
-  checked = {}
-  for name in expected:   # the order of paper_grid is the axis order of the scores
-    values = np.atleast_1d(np.asarray(grid[name], np.float64))
-    if values.ndim != 1 or values.size == 0:
-      raise ValueError(f"grid[{name!r}] must be a non-empty list of values; received "
-                       f"{grid[name]!r}.")
-    if name == "gamma":
-      kernel_expansion.per_split("grid['gamma']", values, values.size,
-                                 *_KERNEL_METHODS[method].gamma_range)
-    else:
-      kernel_expansion.per_split(f"grid[{name!r}]", values, values.size, 0.0, np.inf,
-                                 closed_low=False)
-    checked[name] = values
-  return checked
+  return folds_lib.quick_grid(method)
 
 
 def _over_leading_axis(fn, args, mode):
@@ -137,17 +107,16 @@ def _validation_aucs(kernel, labels, train, valid, lam, gamma, coefficient_fn, n
   pad = jnp.zeros(n - n_l, bool)
 
   def task(train_t, valid_t, lam_t, gamma_t):
-    def split(j):
+    def split(j):   # f of split j on the labeled points, NaN where the solve failed
       pos, neg = train_t & (labels > j), train_t & (labels <= j)
       group_w = pairwise_risk.group_weights(jnp.concatenate([pos, pad]),
                                             jnp.concatenate([neg, pad]), unlabeled, kernel.dtype)
       prior = jnp.sum(pos) / jnp.sum(train_t)
       coef, _ = coefficient_fn(gamma_t, prior.astype(kernel.dtype))
       alpha = pairwise_risk.solve_coefficients(kernel, group_w, coef, lam_t)
-      f_l = kernel[:n_l] @ alpha
-      auc = metrics.masked_auc(f_l, valid_t & (labels > j), valid_t & (labels <= j))
-      return jnp.where(jnp.all(jnp.isfinite(alpha)), auc, jnp.nan)   # a failed solve scores NaN
-    return _over_leading_axis(split, (jnp.arange(num_classes - 1),), mode)
+      return jnp.where(jnp.all(jnp.isfinite(alpha)), kernel[:n_l] @ alpha, jnp.nan)
+    f_l = _over_leading_axis(split, (jnp.arange(num_classes - 1),), mode)    # [k-1, n_l]
+    return metrics.split_aucs(f_l.T, labels, num_classes, valid_t)
 
   return _over_leading_axis(task, (train, valid, lam, gamma), mode)
 
@@ -213,7 +182,7 @@ def _svorex_fold_scores(grid, x_l, y_l, folds, num_folds, k):
                                                  enumerate(grid["sigma"]), range(num_folds)):
     model = svorex.fit_svorex(x_l[folds != f], y_l[folds != f], c=c, sigma=sigma, num_classes=k)
     scores = svorex.decision_function(model, x_l[folds == f])
-    out[i, s, f] = scoring.split_aucs(scores, y_l[folds == f], k)
+    out[i, s, f] = metrics.split_aucs(scores, y_l[folds == f], k)
   return out
 
 
@@ -257,8 +226,8 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
   _check_method(method)
   spec = _KERNEL_METHODS.get(method)
   # Arguments first (before any data work): whole numbers, never truncated; a fixed seed.
-  num_folds = cv_lib.check_num_folds(num_folds)
-  seed = cv_lib.check_seed(seed)
+  num_folds = folds_lib.check_num_folds(num_folds)
+  seed = folds_lib.check_seed(seed)
   quick = validation.check_bool("quick", quick, allow_none=False)
   per_split = validation.check_bool("per_split", per_split, allow_none=False)
   batch_bytes = validation.check_count("batch_bytes", batch_bytes)
@@ -266,9 +235,9 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
   x_l = validation.check_points("x_labeled", x_labeled)
   binary = spec is not None and spec.binary
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], 2 if binary else num_classes)
-  grid = _checked_grid(method, quick_grid(method) if grid is None and quick else
-                       paper_grid(method) if grid is None else grid)
-  folds = cv_lib.stratified_folds(y_l, num_folds, seed)
+  grid = folds_lib.check_grid(quick_grid(method) if grid is None and quick else
+                              paper_grid(method) if grid is None else grid, method)
+  folds = folds_lib.stratified_folds(y_l, num_folds, seed)
   if spec is None:
     fold_scores = _svorex_fold_scores(grid, x_l, y_l, folds, num_folds, k)
   else:
@@ -296,24 +265,17 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
     else:
       fold_scores = _kernel_fold_scores(method, grid, x_l, y_l, x_u, folds, num_folds, k,
                                         dtype, batch_bytes, memory_fraction, mode)
-  scores = cv_lib.nanmean(fold_scores, axis=-2)                          # [*grid, k-1]
-  names = list(grid)
+  scores = folds_lib.nanmean(fold_scores, axis=-2)                       # [*grid, k-1]
   choose_per_split = per_split and spec is not None and not spec.binary
   targets = [scores[..., j] for j in range(k - 1)] if choose_per_split else [
-      cv_lib.nanmean(scores, axis=-1)]
-  chosen, best_scores = [], []
-  for target in targets:
-    if not np.isfinite(target).any():
-      raise ValueError(
-          f"every grid point gave a NaN validation AUC for {method}: the linear systems were "
-          "singular (increase the lam values) or held-out folds lack one side of a split (use "
-          "fewer folds or more labeled points per class).")
-    index = np.unravel_index(np.argmax(np.where(np.isfinite(target), target, -np.inf)),
-                             target.shape)
-    chosen.append(index)
-    best_scores.append(float(target[index]))
+      folds_lib.nanmean(scores, axis=-1)]
+  chosen = [folds_lib.best_point(target, fix=(
+      f"every grid point gave a NaN validation AUC for {method}: the linear systems were "
+      "singular (increase the lam values) or held-out folds lack one side of a split (use "
+      "fewer folds or more labeled points per class).")) for target in targets]
+  best_score = float(np.mean([target[index] for target, index in zip(targets, chosen)]))
   best = {}
-  for axis, name in enumerate(names):
+  for axis, name in enumerate(grid):
     values = [float(grid[name][index[axis]]) for index in chosen]
     best[name] = np.array(values) if choose_per_split else values[0]
-  return cv_lib.CVResult(best, float(np.mean(best_scores)), scores, fold_scores, grid)
+  return folds_lib.CVResult(best, best_score, scores, fold_scores, grid)

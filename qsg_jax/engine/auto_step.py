@@ -9,7 +9,7 @@ positive-unlabeled and unlabeled-negative pairs, weighted by gamma and 1 - gamma
 follow the linear map (1 - eta lam) I - eta K H, which is stable for
 eta < 2 / (lambda_max(K H) + lam). The default step is half that limit, capped:
 
-    eta0 = min(defaults.STEP_SIZE_MAX, 1 / (lambda_max(K H) + lam)),
+    eta0 = min(STEP_SIZE_MAX, 1 / (lambda_max(K H) + lam)),
 
 the factor 2 leaving room for the fluctuation of K_i around K and of the unlabeled mini-batch,
 and eta_t = eta0 / (1 + eta0 lam t) as for an explicit number. H is the Hessian of the risk of
@@ -26,7 +26,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from qsg_jax import defaults
+from qsg_jax.config import FitConfig
+from qsg_jax.config import STEP_SIZE_MAX
 from qsg_jax.engine import grouped
 from qsg_jax.engine import risk
 from qsg_jax.engine import sampling
@@ -101,11 +102,11 @@ def curvature(kernel, start, pos_w, neg_w, gamma, num_labeled):
 
 def step_from_curvature(curv, lam):
   """min(STEP_SIZE_MAX, 1 / (curv + lam)), elementwise on NumPy arrays or floats."""
-  return np.minimum(defaults.STEP_SIZE_MAX, 1.0 / (np.asarray(curv, np.float64) + lam))
+  return np.minimum(STEP_SIZE_MAX, 1.0 / (np.asarray(curv, np.float64) + lam))
 
 
 def auto_step_size(x_labeled, y_labeled, x_unlabeled, num_classes, sigma, lam, gamma, key,
-                   unlabeled_batch_size=defaults.UNLABELED_BATCH_SIZE) -> float:
+                   unlabeled_batch_size=FitConfig.unlabeled_batch_size) -> float:
   """The default eta0 of ``qsg_jax.fit`` (module docstring).
 
   Args:
@@ -117,13 +118,13 @@ def auto_step_size(x_labeled, y_labeled, x_unlabeled, num_classes, sigma, lam, g
     unlabeled_batch_size: B.
 
   Returns:
-    eta0 in (0, ``defaults.STEP_SIZE_MAX``].
+    eta0 in (0, ``STEP_SIZE_MAX``].
 
   Example:
     >>> x = np.array([[0.0], [0.2], [0.9], [1.0]], np.float32)
     >>> eta0 = auto_step_size(x, np.array([0, 0, 1, 1]), x, 2, 8.0, 1e-3, 0.5,
     ...                       jax.random.key(0), unlabeled_batch_size=4)
-    >>> bool(0 < eta0 <= defaults.STEP_SIZE_MAX)
+    >>> bool(0 < eta0 <= STEP_SIZE_MAX)
     True
   """
   y = jnp.asarray(y_labeled, jnp.int32)

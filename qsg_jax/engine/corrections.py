@@ -51,7 +51,8 @@ from typing import Tuple
 import jax
 import jax.numpy as jnp
 
-from qsg_jax import defaults
+from qsg_jax.config import BLOCK_GROUP
+from qsg_jax.config import PREDICT_CHUNK
 from qsg_jax.engine import features
 from qsg_jax.engine import risk
 from qsg_jax.engine import sampling
@@ -165,8 +166,8 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams, config: Engin
 
 
 @functools.partial(jax.jit, static_argnames=("block_group", "predict_chunk"))
-def split_scores(model: Model, x: jax.Array, block_group: int = defaults.BLOCK_GROUP,
-                 predict_chunk: int = defaults.PREDICT_CHUNK) -> jax.Array:
+def split_scores(model: Model, x: jax.Array, block_group: int = BLOCK_GROUP,
+                 predict_chunk: int = PREDICT_CHUNK) -> jax.Array:
   """Per-split ranking scores f(x) + g_j(x) of a model with corrections: pure and jittable.
 
   ``qsg_jax.split_scores`` is the checked version for a ``FitResult``.

@@ -6,7 +6,8 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
-from qsg_jax import defaults
+from qsg_jax.config import BLOCK_GROUP
+from qsg_jax.config import PREDICT_CHUNK
 from qsg_jax.engine import features
 from qsg_jax.engine.types import Hyperparams
 from qsg_jax.engine.types import Model
@@ -83,8 +84,8 @@ def unscaled_scores(model: Model, x: jax.Array, block_group: int,
 
 
 @functools.partial(jax.jit, static_argnames=("block_group", "predict_chunk"))
-def model_scores(model: Model, x: jax.Array, block_group: int = defaults.BLOCK_GROUP,
-                 predict_chunk: int = defaults.PREDICT_CHUNK) -> jax.Array:
+def model_scores(model: Model, x: jax.Array, block_group: int = BLOCK_GROUP,
+                 predict_chunk: int = PREDICT_CHUNK) -> jax.Array:
   """Ranking scores f(x) through every feature block (Algorithm 2): pure and jittable.
 
   ``qsg_jax.decision_function`` is the checked version for a ``FitResult``.

@@ -12,7 +12,8 @@ from typing import Tuple
 import jax
 import jax.numpy as jnp
 
-from qsg_jax import defaults
+from qsg_jax.config import BLOCK_GROUP
+from qsg_jax.config import PREDICT_CHUNK
 from qsg_jax.engine import sampling
 from qsg_jax.engine.types import EngineConfig
 from qsg_jax.engine.types import Hyperparams
@@ -140,8 +141,8 @@ def _train_sharded_jit(state, data, hyper, config, num_steps, mesh):
 
 
 def model_scores_sharded(model: Model, x, mesh: jax.sharding.Mesh, axis_name: str = "data",
-                         block_group: int = defaults.BLOCK_GROUP,
-                         predict_chunk: int = defaults.PREDICT_CHUNK) -> jax.Array:
+                         block_group: int = BLOCK_GROUP,
+                         predict_chunk: int = PREDICT_CHUNK) -> jax.Array:
   """``model_scores`` with the points split over the devices of ``mesh`` axis ``axis_name``.
 
   Args:

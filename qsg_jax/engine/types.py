@@ -13,7 +13,10 @@ from typing import Callable, NamedTuple, Optional, Union
 
 import jax
 
-from qsg_jax import defaults
+from qsg_jax.config import BLOCK_GROUP
+from qsg_jax.config import CHUNK_SIZE
+from qsg_jax.config import FitConfig
+from qsg_jax.config import PREDICT_CHUNK
 from qsg_jax import errors
 from qsg_jax.engine import losses as losses_lib
 
@@ -45,14 +48,14 @@ class EngineConfig:
   """
   num_classes: int                      # k >= 2; k = 2 is QSG-S2AUC.
   num_steps: int                        # T iterations = T feature blocks.
-  num_frequencies: int = defaults.NUM_FREQUENCIES        # m frequencies per block (2m features).
-  labeled_batch_size: Optional[int] = defaults.LABELED_BATCH_SIZE  # b per class; None: all.
-  unlabeled_batch_size: int = defaults.UNLABELED_BATCH_SIZE  # B unlabeled points per iteration.
-  loss: Union[str, losses_lib.PairwiseLoss] = defaults.LOSS  # pairwise loss (qsg_jax.losses).
+  num_frequencies: int = FitConfig.num_frequencies        # m frequencies per block (2m features).
+  labeled_batch_size: Optional[int] = FitConfig.labeled_batch_size  # b per class; None: all.
+  unlabeled_batch_size: int = FitConfig.unlabeled_batch_size  # B unlabeled points per iteration.
+  loss: Union[str, losses_lib.PairwiseLoss] = FitConfig.loss  # pairwise loss (qsg_jax.losses).
   schedule: Optional[Callable] = None   # step -> eta; None: eta0 / (1 + eta0 lam t) from hyper.
-  chunk_size: int = defaults.CHUNK_SIZE  # C iterations whose samples are drawn up front.
-  block_group: int = defaults.BLOCK_GROUP  # feature blocks per matrix product when scoring.
-  predict_chunk: int = defaults.PREDICT_CHUNK  # points per matrix product when scoring.
+  chunk_size: int = CHUNK_SIZE  # C iterations whose samples are drawn up front.
+  block_group: int = BLOCK_GROUP  # feature blocks per matrix product when scoring.
+  predict_chunk: int = PREDICT_CHUNK  # points per matrix product when scoring.
   num_shards: int = 1                   # strata of the unlabeled set; = devices when sharded.
   cache_unlabeled: bool = False         # keep f on every unlabeled point (small n_u).
   split_corrections: bool = False       # rank split j with f + g_j (``engine.corrections``);
@@ -94,8 +97,8 @@ def _largest_divisor_at_most(n, cap):
   return max(c for c in range(1, min(n, max(cap, 1)) + 1) if n % c == 0)
 
 
-def make_config(num_classes: int, num_steps: int, *, chunk_size: int = defaults.CHUNK_SIZE,
-                block_group: int = defaults.BLOCK_GROUP, **kwargs) -> EngineConfig:
+def make_config(num_classes: int, num_steps: int, *, chunk_size: int = CHUNK_SIZE,
+                block_group: int = BLOCK_GROUP, **kwargs) -> EngineConfig:
   """``EngineConfig`` with chunk and group sizes lowered to divisors of ``num_steps``.
 
   Chunking changes speed only, never the coefficients. Warns when ``num_steps`` has no divisor

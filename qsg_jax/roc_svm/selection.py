@@ -1,27 +1,19 @@
 """Hyper-parameter selection for the ROC-SVM by stratified k-fold cross-validated AUC.
 
-The paper selects lambda by cross-validation (Sec. 4); ``cross_validate`` scores any grid of
+The paper selects lambda by cross-validation (Sec. 4); ``cross_validate`` scores any list of
 ``fit`` keyword arguments (lambda, sigma, ...) by the mean validation AUC over folds that keep
-each class's share.
+each class's share (``qsg_jax.folds``: the folds, ``CVResult`` and best-point rule of every
+cross-validation in the package).
 """
-
-from typing import NamedTuple
 
 import numpy as np
 
 from qsg_jax import _validation as validation
-from qsg_jax import cv as cv_lib
+from qsg_jax import folds
 from qsg_jax.roc_svm import model as model_lib
 
 
-class CrossValidation(NamedTuple):
-  best: dict                # the grid entry with the highest mean validation AUC.
-  mean_auc: np.ndarray      # [len(grid)] mean validation AUC per entry.
-  fold_auc: np.ndarray      # [len(grid), num_folds] validation AUC per entry and fold.
-  grid: tuple               # the grid entries (dicts), in order.
-
-
-def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs):
+def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CVResult:
   """Mean validation AUC of ``roc_svm.fit`` for each entry of ``grid``.
 
   Args:
@@ -34,10 +26,11 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs):
     **fit_kwargs: keyword arguments shared by every fit (kernel, risk, ...).
 
   Returns:
-    ``CrossValidation``; ties go to the earlier grid entry.
+    ``folds.CVResult``: ``best`` the chosen entry, ``scores`` [len(grid), 1] mean validation AUC,
+    ``fold_scores`` [len(grid), num_folds, 1], ``grid`` the entries; ties go to the earlier
+    entry, entries without a finite AUC are never chosen.
   """
-  num_folds = cv_lib.check_num_folds(num_folds)
-  seed = cv_lib.check_seed(seed)
+  num_folds, seed = folds.check_num_folds(num_folds), folds.check_seed(seed)
   entries = () if isinstance(grid, dict) else tuple(grid)
   if isinstance(grid, dict) or not all(isinstance(g, dict) for g in entries):
     raise TypeError("grid must be a sequence of dicts of fit arguments, e.g. "
@@ -49,13 +42,14 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs):
   x = validation.check_points("x", x)
   y = np.asarray(y)
   model_lib.check_binary_labels(y, x.shape[0])
-  fold_of = cv_lib.stratified_folds(y > 0, num_folds, seed)
-  folds = [(np.nonzero(fold_of != f)[0], np.nonzero(fold_of == f)[0])
-           for f in range(num_folds)]
-  fold_auc = np.zeros((len(grid), num_folds))
+  fold_of = folds.stratified_folds(y > 0, num_folds, seed)
+  fold_scores = np.zeros((len(grid), num_folds, 1))
   for g, params in enumerate(grid):
-    for f, (train, valid) in enumerate(folds):
+    for f in range(num_folds):
+      train, valid = fold_of != f, fold_of == f
       result = model_lib.fit(x[train], y[train], key=seed + f, **fit_kwargs, **params)
-      fold_auc[g, f] = model_lib.model_auc(result.model, x[valid], y[valid])
-  mean_auc = fold_auc.mean(axis=1)
-  return CrossValidation(grid[int(np.argmax(mean_auc))], mean_auc, fold_auc, grid)
+      fold_scores[g, f] = model_lib.model_auc(result.model, x[valid], y[valid])
+  scores = fold_scores.mean(axis=1)
+  (best,) = folds.best_point(scores[:, 0], fix="no grid entry gave a finite validation AUC: "
+                             "every fit diverged; lower the learning rate or raise lam.")
+  return folds.CVResult(grid[best], float(scores[best, 0]), scores, fold_scores, grid)

@@ -7,7 +7,8 @@ rows instead of failing or returning NaN:
 
   search = GridSearchCV(QS3ORAO(), {"sigma": [0.1, 1.0]}, scoring=ordinal_auc_scorer)
 
-The unlabeled marker is the estimator's ``unlabeled_label`` (default -1). Scores come from
+The unlabeled marker is the estimator's ``unlabeled_label`` ("auto": -1 where -1 is no fitted class
+and cannot be one below class 0, ``qsg_jax._validation.unlabeled_mask``). Scores come from
 ``estimator.decision_function``; labels are matched to ``estimator.classes_`` (sorted = ordinal
 order; binary: ``classes_[1]`` is positive).
 """
@@ -15,6 +16,7 @@ order; binary: ``classes_[1]`` is positive).
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from qsg_jax import _validation as validation
 from qsg_jax import metrics
 
 
@@ -38,17 +40,16 @@ def _num_rows(X):
 
 def _labeled_codes(estimator, X, y):
   """(X, codes 0..k-1) of the labeled rows of (X, y), coded by ``estimator.classes_``."""
-  from qsg_jax import estimators   # pylint: disable=g-import-not-at-top  (estimators use us)
   y = np.asarray(y)
   if y.ndim != 1:
     raise ValueError(f"y must have shape [n]; received shape {y.shape}.")
   if y.shape[0] != _num_rows(X):
     raise ValueError(f"y has {y.shape[0]} labels but X has {_num_rows(X)} rows; pass one label "
                      "per row of X (the estimator's unlabeled_label on unlabeled rows).")
-  labeled = ~estimators.unlabeled_mask(y, getattr(estimator, "unlabeled_label", -1))
+  classes = np.asarray(estimator.classes_)
+  labeled = ~validation.unlabeled_mask(y, getattr(estimator, "unlabeled_label", -1), classes)
   if not labeled.any():
     raise ValueError("every row of y is unlabeled: an AUC needs labeled rows to score.")
-  classes = np.asarray(estimator.classes_)
   y_labeled = y[labeled]
   codes = np.searchsorted(classes, y_labeled)
   known = (codes < classes.size) & (classes[np.minimum(codes, classes.size - 1)] == y_labeled)
@@ -89,7 +90,7 @@ def ordinal_auc_scorer(estimator, X, y) -> float:
   _check_estimator("ordinal_auc_scorer", estimator)
   X, codes, k = _labeled_codes(estimator, X, y)
   scores = np.asarray(estimator.decision_function(X))
-  per_split = np.asarray(metrics.ordinal_auc_per_split(scores, codes, k))
+  per_split = np.asarray(metrics.split_aucs(scores, codes, k))
   if np.isnan(per_split).all():
     raise ValueError(f"the labeled rows of y all belong to one class ({np.unique(codes)}"
                      " as codes of classes_): no split has both sides, so there is no AUC.")

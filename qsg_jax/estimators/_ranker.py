@@ -1,12 +1,13 @@
 """scikit-learn estimators around ``qsg_jax.fit``: ``QS3ORAO`` (k ordered classes), ``QSGS2AUC``.
 
 Semi-supervised data follow scikit-learn's convention (``sklearn.semi_supervised``): one array of
-points and one of labels, where ``unlabeled_label`` (default -1) marks the unlabeled points.
-Fully labeled ``y`` is accepted: the unlabeled risks then have no data, so the fit is supervised
-(``gamma`` is irrelevant and taken as 1).
+points and one of labels, where ``unlabeled_label`` marks the unlabeled points ("auto": -1 where
+-1 cannot be a class; with classes 0, 1, ... pass unlabeled_label=-1 to say so). Fully labeled
+``y`` is accepted: the unlabeled risks then have no data, so the fit is supervised (``gamma`` is
+irrelevant and taken as 1).
 
 Example:
-  model = QS3ORAO(num_steps=256).fit(x, y)    # y: ordered classes, -1 = unlabeled
+  model = QS3ORAO(num_steps=256, unlabeled_label=-1).fit(x, y)   # y: classes 0..k-1, -1
   model.predict(x_new), model.decision_function(x_new), model.score(x_test, y_test)
 
 Classes may be any sortable labels; their sorted order is the ordinal order (``classes_``).
@@ -14,10 +15,13 @@ Inputs of any scale work: with ``scale_inputs=True`` (default) each feature is m
 [0, 1] on the training rows (labeled and unlabeled), the range the default hyper-parameters
 assume, and the same map is applied at prediction time. Prediction reads stored frequencies
 (``qsg_jax.io.FrozenModel``), so a pickled or saved estimator predicts bit-identically under any
-JAX PRNG configuration.
+JAX PRNG configuration. A fit that fails leaves a fitted estimator exactly as it was.
 """
 
+import contextlib
+import json
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -27,79 +31,39 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
+from qsg_jax import _fit
 from qsg_jax import _validation as validation
-from qsg_jax import defaults
 from qsg_jax import io
-from qsg_jax import scorers
-from qsg_jax import training
+from qsg_jax.config import FitConfig
+from qsg_jax.estimators import _scorers
+
+# The ``FitConfig`` fields the estimators take as parameters (split corrections are not saved in
+# model files; the solver follows ``FitConfig``'s default).
+HYPERPARAMS = ("sigma", "lam", "gamma", "step_size", "num_steps", "num_frequencies",
+               "unlabeled_batch_size", "labeled_batch_size", "loss")
 
 
-def _nan_rows(y):
-  """[n] bool: entries of ``y`` that are float NaN (also inside object arrays)."""
-  if y.dtype.kind == "f":
-    return np.isnan(y)
-  if y.dtype == object:
-    return np.array([isinstance(v, (float, np.floating)) and np.isnan(v) for v in y], bool)
-  return np.zeros(y.shape, bool)
-
-
-def _as_float(value):
+@contextlib.contextmanager
+def fitted_state_kept_on_error(estimator):
+  """On an exception, restores every fitted attribute (name ending in "_") as it was before."""
+  before = {name: value for name, value in vars(estimator).items() if name.endswith("_")}
   try:
-    return float(value)
-  except (TypeError, ValueError):
-    return np.nan
+    yield
+  except BaseException:
+    for name in [n for n in vars(estimator) if n.endswith("_")]:
+      delattr(estimator, name)
+    vars(estimator).update(before)
+    raise
 
 
-def _same(value, marker):
-  """Whether one label equals the marker, both numbers or both strings (never across types)."""
-  if isinstance(marker, str) or isinstance(value, str):
-    return isinstance(marker, str) and isinstance(value, str) and value == marker
-  return bool(value == marker)
-
-
-def unlabeled_mask(y, unlabeled_label) -> np.ndarray:
-  """[n] bool mask of the rows of ``y`` equal to ``unlabeled_label``, after refusing labels that
-  would silently become a class: NaN, or the marker written as another type ("-1" for -1).
-
-  Args:
-    y: [n] labels.
-    unlabeled_label: the marker of unlabeled rows (scikit-learn's convention: -1).
-
-  Raises:
-    ValueError: NaN labels, or the marker in another type (the message names the first row).
-
-  Example:
-    >>> unlabeled_mask(np.array([0, -1, 2]), -1).tolist()
-    [False, True, False]
-  """
-  y = np.asarray(y)
-  if isinstance(unlabeled_label, (float, np.floating)) and np.isnan(unlabeled_label):
-    raise ValueError("unlabeled_label=nan is not supported (NaN equals nothing, not even NaN): "
-                     "mark unlabeled rows with -1 instead, e.g. y = np.where(np.isnan(y), -1, y).")
-  nan = _nan_rows(y)
-  if nan.any():
-    raise ValueError(
-        f"y contains {int(nan.sum())} NaN labels (first at row {int(np.argmax(nan))}); NaN is "
-        f"neither a class nor the unlabeled marker unlabeled_label={unlabeled_label!r}. Mark "
-        f"unlabeled rows with {unlabeled_label!r} (or set unlabeled_label), or drop them.")
-  if y.dtype.kind in "biuf":
-    unlabeled = (np.zeros(y.shape, bool) if isinstance(unlabeled_label, str)
-                 else y == unlabeled_label)
-    numbers_ = y.astype(float)
-  else:
-    unlabeled = np.array([_same(v, unlabeled_label) for v in y.tolist()], bool)
-    numbers_ = np.array([_as_float(v) for v in y.tolist()], float)
-  text = np.char.strip(y.astype(str)) == str(unlabeled_label).strip()
-  lookalike = ~unlabeled & (text | (numbers_ == _as_float(unlabeled_label)))
-  if lookalike.any():
-    r = int(np.argmax(lookalike))
-    value = y[r].item() if isinstance(y[r], np.generic) else y[r]
-    raise ValueError(
-        f"y[{r}] = {value!r} ({type(value).__name__}) looks like the unlabeled marker but "
-        f"unlabeled_label={unlabeled_label!r} is a {type(unlabeled_label).__name__}, so it would "
-        "become a class. Use one type for both: e.g. y = y.astype(int), or "
-        f"unlabeled_label={str(unlabeled_label)!r}.")
-  return np.asarray(unlabeled, bool).reshape(y.shape)
+def seed_of(random_state) -> int:
+  """An int seed from ``random_state``: an int >= 0 as it is, a RandomState or None drawn."""
+  if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+    if random_state < 0:
+      raise ValueError(f"random_state must be an int >= 0, a np.random.RandomState or None; "
+                       f"received {random_state}.")
+    return int(random_state)
+  return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 def check_features(X, name="X"):
@@ -109,7 +73,7 @@ def check_features(X, name="X"):
   if hasattr(X, "toarray") or hasattr(X, "tocsr"):
     return   # sparse: validate_data says to densify
   try:
-    values = np.asarray(X)
+    values = validation.as_numbers(X)
   except (TypeError, ValueError):
     return
   if values.dtype.kind not in "biuf":
@@ -134,7 +98,7 @@ def check_ordinal_classes(classes):
   if classes.size <= 2 or np.issubdtype(classes.dtype, np.number) or classes.dtype == bool or all(
       isinstance(c, numbers.Number) for c in classes.tolist()):
     return
-  values = np.array([_as_float(c) for c in classes.tolist()])
+  values = np.array([validation.as_float(c) for c in classes.tolist()])
   if np.all(np.isfinite(values)) and np.all(np.diff(values) > 0):
     return
   shown = [str(c) for c in classes.tolist()[:6]]
@@ -144,15 +108,17 @@ def check_ordinal_classes(classes):
                    "order = the labels from lowest to highest.")
 
 
+@io.register
 class QS3ORAO(ClassifierMixin, BaseEstimator):
   """Semi-supervised ordinal regression by AUC optimization (QS3ORAO); k = 2 is QSG-S2AUC.
 
-  Hyper-parameters are those of ``qsg_jax.fit`` (see its docstring), plus:
+  Hyper-parameters are the fields of ``qsg_jax.FitConfig`` (same names and defaults), plus:
     scale_inputs: min-max scale each feature on the training rows (default True); set False
       only for data already in [0, 1].
     random_state: int seed, ``np.random.RandomState`` or None (a fresh seed per fit, recorded
       in ``seed_``).
-    unlabeled_label: the marker of unlabeled rows in ``y``.
+    unlabeled_label: the marker of unlabeled rows in ``y``; "auto" (default): -1 where -1 cannot
+      be a class; None: every row is labeled.
 
   ``decision_function`` returns [n] ranking scores; with k = 2 they are f(x) - b (the fitted
   threshold), so that larger means ``classes_[1]`` and ``predict`` is ``decision > 0``. With
@@ -161,12 +127,12 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
   metric, rather than accuracy.
   """
 
-  def __init__(self, sigma=defaults.SIGMA, lam=defaults.LAM, gamma=defaults.GAMMA,
-               step_size=defaults.STEP_SIZE, num_steps=defaults.NUM_STEPS,
-               num_frequencies=defaults.NUM_FREQUENCIES,
-               unlabeled_batch_size=defaults.UNLABELED_BATCH_SIZE,
-               labeled_batch_size=defaults.LABELED_BATCH_SIZE, loss=defaults.LOSS,
-               scale_inputs=True, random_state=None, unlabeled_label=-1):
+  def __init__(self, sigma=FitConfig.sigma, lam=FitConfig.lam, gamma=FitConfig.gamma,
+               step_size=FitConfig.step_size, num_steps=FitConfig.num_steps,
+               num_frequencies=FitConfig.num_frequencies,
+               unlabeled_batch_size=FitConfig.unlabeled_batch_size,
+               labeled_batch_size=FitConfig.labeled_batch_size, loss=FitConfig.loss,
+               scale_inputs=True, random_state=None, unlabeled_label="auto"):
     self.sigma = sigma
     self.lam = lam
     self.gamma = gamma
@@ -184,49 +150,37 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     """Hook for subclasses restricting the number of classes."""
 
   def fit(self, X, y):
-    """Trains on labeled rows (y != unlabeled_label) and unlabeled rows (y == unlabeled_label).
+    """Trains on labeled rows and unlabeled rows (y == unlabeled_label).
 
     Args:
       X: [n, d] numeric features (dense; any scale when ``scale_inputs``).
       y: [n] class labels, ``unlabeled_label`` for unlabeled rows.
 
     Returns:
-      self.
+      self. A failed fit leaves the estimator's fitted state as it was.
     """
-    X, y, unlabeled, classes, codes = prepare_training_data(self, X, y)
-    self._check_classes(classes)
-    x = self._scaled(X)
-    rs = self.random_state
-    if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
-      if rs < 0:
-        raise ValueError(f"random_state must be an int >= 0, a np.random.RandomState or None; "
-                         f"received {rs}.")
-      self.seed_ = int(rs)
-    else:
-      self.seed_ = int(check_random_state(rs).randint(np.iinfo(np.int32).max))
-    has_unlabeled = bool(unlabeled.any())
-    validation.check_gamma(self.gamma, classes.size)   # checked even where unused (no unlabeled)
-    result = training.fit(
-        x[~unlabeled], codes, x[unlabeled] if has_unlabeled else None, key=self.seed_,
-        num_classes=classes.size, sigma=self.sigma, lam=self.lam,
-        gamma=self.gamma if has_unlabeled else 1.0, step_size=self.step_size,
-        num_steps=self.num_steps, num_frequencies=self.num_frequencies,
-        unlabeled_batch_size=self.unlabeled_batch_size,
-        labeled_batch_size=self.labeled_batch_size, loss=self.loss)
-    self.classes_ = classes
-    self.model_ = io.freeze(result)
-    self.training_metrics_ = result.metrics
+    with fitted_state_kept_on_error(self):
+      X, unlabeled, classes, codes, (low, scale) = prepare_training_data(self, X, y)
+      self._check_classes(classes)
+      x = ((X - low) / scale).astype(np.float32)
+      seed = seed_of(self.random_state)
+      has_unlabeled = bool(unlabeled.any())
+      validation.check_gamma(self.gamma, classes.size)   # checked even where unused
+      config = FitConfig(**{name: getattr(self, name) for name in HYPERPARAMS})
+      result = _fit.fit(x[~unlabeled], codes, x[unlabeled] if has_unlabeled else None,
+                        key=seed, num_classes=classes.size,
+                        config=config if has_unlabeled else config.replace(gamma=1.0))
+      self.input_min_, self.input_scale_, self.seed_ = low, scale, seed
+      self.classes_, self.model_ = classes, io.freeze(result)
+      self.training_metrics_ = result.metrics
     return self
-
-  def _scaled(self, X):
-    return ((X - self.input_min_) / self.input_scale_).astype(np.float32)
 
   def decision_function(self, X) -> np.ndarray:
     """Ranking scores: [n]; binary: f(x) - b, larger = ``classes_[1]``; ordinal: f(x)."""
     check_is_fitted(self)
     check_features(X)
     X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-    x = self._scaled(X)
+    x = ((X - self.input_min_) / self.input_scale_).astype(np.float32)
     scores = io.frozen_scores(self.model_, io.check_phases(self.model_, x, "X (scaled)"))
     if self.classes_.size == 2:
       scores = scores - self.model_.thresholds[0]
@@ -242,11 +196,11 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
   def score(self, X, y, sample_weight=None) -> float:
     """Mean AUC over the k-1 ordinal splits on the labeled rows of (X, y); binary AUC if k = 2.
 
-    Rows labeled ``unlabeled_label`` are ignored (``qsg_jax.scorers.ordinal_auc_scorer``).
+    Rows labeled ``unlabeled_label`` are ignored (``qsg_jax.estimators.ordinal_auc_scorer``).
     """
     if sample_weight is not None:
       raise ValueError("sample_weight is not supported by the AUC score; pass None.")
-    return scorers.ordinal_auc_scorer(self, X, y)
+    return _scorers.ordinal_auc_scorer(self, X, y)
 
   def __sklearn_tags__(self):
     tags = super().__sklearn_tags__()
@@ -254,25 +208,63 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     tags.non_deterministic = False
     return tags
 
+  def _to_arrays(self):
+    """(arrays, metadata) of the fitted state, for ``qsg_jax.io.save``."""
+    check_is_fitted(self)
+    arrays, meta = io.frozen_arrays(self.model_)
+    arrays.update(classes=io.plain_array("classes_", self.classes_),
+                  input_min=np.asarray(self.input_min_),
+                  input_scale=np.asarray(self.input_scale_))
+    if hasattr(self, "feature_names_in_"):
+      arrays["feature_names_in"] = io.plain_array("feature_names_in_", self.feature_names_in_)
+    params = {}
+    for name, value in self.get_params().items():
+      if hasattr(value, "dtype") and hasattr(value, "shape"):
+        value = np.asarray(value).tolist()   # NumPy / JAX scalars and arrays: as Python values
+      try:
+        params[name] = json.loads(json.dumps(value))
+      except (TypeError, ValueError):   # a schedule callable: not stored
+        meta.setdefault("params_not_stored", {})[name] = repr(value)[:200]
+        params[name] = None
+    meta.update(params=params, seed=int(self.seed_))
+    return arrays, meta
+
+  @classmethod
+  def _from_arrays(cls, frozen, arrays, meta):
+    """The fitted estimator of a model file (``qsg_jax.io.load``)."""
+    not_stored = meta.get("params_not_stored", {})
+    if not_stored:   # e.g. a callable step_size: the model is whole, a refit would differ
+      warnings.warn(f"parameters {sorted(not_stored)} could not be stored (not JSON); they are "
+                    "back at their defaults, so a refit (clone().fit) would differ. Set them "
+                    "again with set_params before refitting.", UserWarning, stacklevel=3)
+    estimator = cls(**{name: value for name, value in meta["params"].items()
+                       if name not in not_stored})
+    estimator.model_, estimator.classes_, estimator.seed_ = frozen, arrays["classes"], meta["seed"]
+    estimator.input_min_, estimator.input_scale_ = arrays["input_min"], arrays["input_scale"]
+    estimator.n_features_in_ = int(arrays["input_min"].shape[0])
+    if "feature_names_in" in arrays:
+      estimator.feature_names_in_ = arrays["feature_names_in"].astype(object)
+    return estimator
+
 
 def prepare_training_data(estimator, X, y):
   """``validate_data`` of (X, y) plus the checks and the input scaling of a QS3ORAO-like fit.
 
-  Sets ``estimator.input_min_`` / ``input_scale_`` (min-max over all rows when
-  ``estimator.scale_inputs``, else the identity) and, through ``validate_data``,
-  ``n_features_in_`` / ``feature_names_in_``.
+  Sets ``n_features_in_`` / ``feature_names_in_`` (through ``validate_data``; callers restore
+  them on error, ``fitted_state_kept_on_error``).
 
   Returns:
-    (X [n, d] float, y [n], unlabeled [n] bool, classes [k], codes [n_l] int 0..k-1).
+    (X [n, d] float, unlabeled [n] bool, classes [k], codes [n_l] int 0..k-1, (input_min [d],
+    input_scale [d]): min-max over all rows when ``estimator.scale_inputs``, else the identity).
   """
   if not isinstance(estimator.scale_inputs, (bool, np.bool_)):
     raise ValueError(f"scale_inputs must be True or False; received {estimator.scale_inputs!r}.")
   check_features(X)
   if y is not None:   # NaN or look-alike markers: a clear error before validate_data's
-    unlabeled_mask(np.asarray(y).ravel(), estimator.unlabeled_label)
+    validation.unlabeled_mask(np.asarray(y).ravel(), estimator.unlabeled_label)
   with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
     X, y = validate_data(estimator, X, y, dtype=[np.float64, np.float32])
-  unlabeled = unlabeled_mask(y, estimator.unlabeled_label)
+  unlabeled = validation.unlabeled_mask(y, estimator.unlabeled_label)
   y_labeled = y[~unlabeled]
   check_classification_targets(y_labeled)
   classes, codes = np.unique(y_labeled, return_inverse=True)
@@ -281,20 +273,19 @@ def prepare_training_data(estimator, X, y):
         f"y has labeled points of only one class ({classes.tolist()}); a ranking needs at "
         f"least 2 classes (unlabeled points are marked {estimator.unlabeled_label!r}).")
   check_ordinal_classes(classes)
-  if estimator.scale_inputs:
-    low, high = X.min(axis=0), X.max(axis=0)
-    with np.errstate(over="ignore"):
-      span = high.astype(np.float64) - low
-    if not np.all(np.isfinite(span)):
-      c = int(np.argmax(~np.isfinite(span)))
-      raise ValueError(f"X's column {c} spans more than float64 holds (min {low[c]:.3g}, max "
-                       f"{high[c]:.3g}); rescale it (e.g. divide by 1e300) before fitting.")
-    estimator.input_min_, estimator.input_scale_ = low, np.where(high > low, span, 1.0)
-  else:
-    estimator.input_min_, estimator.input_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
-  return X, y, unlabeled, classes, codes
+  if not estimator.scale_inputs:
+    return X, unlabeled, classes, codes, (np.zeros(X.shape[1]), np.ones(X.shape[1]))
+  low, high = X.min(axis=0), X.max(axis=0)
+  with np.errstate(over="ignore"):
+    span = high.astype(np.float64) - low
+  if not np.all(np.isfinite(span)):
+    c = int(np.argmax(~np.isfinite(span)))
+    raise ValueError(f"X's column {c} spans more than float64 holds (min {low[c]:.3g}, max "
+                     f"{high[c]:.3g}); rescale it (e.g. divide by 1e300) before fitting.")
+  return X, unlabeled, classes, codes, (low, np.where(high > low, span, 1.0))
 
 
+@io.register
 class QSGS2AUC(QS3ORAO):
   """Semi-supervised binary AUC maximization (QSG-S2AUC): ``QS3ORAO`` restricted to 2 classes."""
 
@@ -309,3 +300,4 @@ class QSGS2AUC(QS3ORAO):
     tags = super().__sklearn_tags__()
     tags.classifier_tags.multi_class = False
     return tags
+

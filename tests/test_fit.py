@@ -4,10 +4,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from sklearn import metrics as skm
-
 import qsg_jax
 from qsg_jax import thresholds
-from qsg_jax import training
+
 
 
 def _ordinal(n=400, k=3, d=3, seed=0):
@@ -23,12 +22,12 @@ def _small_fit(**kwargs):
   args = dict(num_steps=32, num_frequencies=8, unlabeled_batch_size=16, sigma=1.0, lam=1e-3,
               step_size=1.0, chunk_size=16)
   args.update(kwargs)
-  return training.fit(x[:60], y[:60], x[60:], **args), x, y
+  return qsg_jax.fit(x[:60], y[:60], x[60:], **args), x, y
 
 
 def test_fit_ranks_held_out_points_and_predicts_ordered_classes():
   x, y = _ordinal(n=1200)
-  result = training.fit(x[:150], y[:150], x[150:], num_steps=256, num_frequencies=16,
+  result = qsg_jax.fit(x[:150], y[:150], x[150:], num_steps=256, num_frequencies=16,
                         unlabeled_batch_size=32, sigma=2.0, lam=1e-3, step_size=2.0)
   scores = qsg_jax.decision_function(result, x[150:])
   aucs = [skm.roc_auc_score(y[150:] > j, scores) for j in range(2)]
@@ -72,7 +71,7 @@ def test_moderate_blow_up_is_reported_not_returned():
   # regime that ended silently at AUC 0.53-0.88 on skin under the former bound of 1e4.
   relaxed, _, _ = _small_fit(step_size=3.0, num_steps=64, divergence_threshold=1e30)
   peak = float(np.max(relaxed.metrics["max_abs_score"]))
-  assert qsg_jax.defaults.DIVERGENCE_THRESHOLD < peak < 1e4
+  assert qsg_jax.config.DIVERGENCE_THRESHOLD < peak < 1e4
   stable, _, _ = _small_fit(step_size=1.0, num_steps=64)
   assert float(np.max(stable.metrics["max_abs_score"])) < 2.0
   with pytest.raises(qsg_jax.DivergenceError, match="Lower the step"):
@@ -93,30 +92,30 @@ def test_bad_input_errors(mutate, pattern):
   x, y = _ordinal()
   xl, yl, xu = mutate(x[:60], y[:60], x[60:])
   with pytest.raises(ValueError, match=pattern):
-    training.fit(xl, yl, xu, num_classes=3, num_steps=8)
+    qsg_jax.fit(xl, yl, xu, num_classes=3, num_steps=8)
 
 
 def test_supervised_fit_without_unlabeled_data():
   x, y = _ordinal()
-  result = training.fit(x[:60], y[:60], None, gamma=1.0, num_steps=16, num_frequencies=4)
+  result = qsg_jax.fit(x[:60], y[:60], None, gamma=1.0, num_steps=16, num_frequencies=4)
   assert np.all(np.isfinite(np.asarray(result.model.coef)))
 
 
 def test_gamma_and_hyperparameter_errors():
   x, y = _ordinal()
   with pytest.raises(ValueError, match=r"gamma must lie in \[0, 1\]"):
-    training.fit(x[:60], y[:60], x[60:], gamma=1.5)
+    qsg_jax.fit(x[:60], y[:60], x[60:], gamma=1.5)
   with pytest.raises(ValueError, match=r"gamma must be a scalar or have shape \[k-1\] = \[2\]"):
-    training.fit(x[:60], y[:60], x[60:], gamma=[0.5, 0.5, 0.5])
+    qsg_jax.fit(x[:60], y[:60], x[60:], gamma=[0.5, 0.5, 0.5])
   with pytest.raises(ValueError, match="sigma must be finite and > 0"):
-    training.fit(x[:60], y[:60], x[60:], sigma=0.0)
+    qsg_jax.fit(x[:60], y[:60], x[60:], sigma=0.0)
 
 
 def test_features_too_large_for_float32_phases_are_refused():
   x, y = _ordinal()
   with pytest.raises(ValueError,
                      match=r"x_unlabeled has a point of norm 1.73e\+05.*Rescale the features"):
-    training.fit(x[:60], y[:60], np.vstack([x[60:], np.full((1, 3), 1e5)]), sigma=1.0)
+    qsg_jax.fit(x[:60], y[:60], np.vstack([x[60:], np.full((1, 3), 1e5)]), sigma=1.0)
   result, _, _ = _small_fit()
   with pytest.raises(ValueError, match="x has a point of norm .* lower sigma"):
     qsg_jax.decision_function(result, np.full((2, 3), 1e6))

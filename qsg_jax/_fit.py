@@ -1,0 +1,342 @@
+"""``fit``: the checked entry point of QS3ORAO / QSG-S2AUC (re-exported as ``qsg_jax.fit``).
+
+``fit`` reads as its steps: checked inputs -> step size -> engine config -> engine segments (with
+progress) -> divergence -> thresholds. ``qsg_jax.engine`` is the pure jittable core; the
+hyper-parameters arrive as one ``FitConfig`` (or as its field names, as keyword arguments).
+"""
+
+import math
+import warnings
+from typing import Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from qsg_jax import _validation as validation
+from qsg_jax import engine
+from qsg_jax import memory
+from qsg_jax import thresholds as thresholds_lib
+from qsg_jax.config import BLOCK_GROUP
+from qsg_jax.config import CHUNK_SIZE
+from qsg_jax.config import DIVERGENCE_THRESHOLD
+from qsg_jax.config import FitConfig
+from qsg_jax.engine import auto_step
+from qsg_jax.errors import DivergenceError
+
+
+class FitResult(NamedTuple):
+  model: engine.Model        # predict with qsg_jax.decision_function(result, x).
+  thresholds: jax.Array      # [k-1] ordered thresholds on f (ordinal prediction).
+  state: engine.State        # final training state (f on the labeled points included).
+  metrics: dict              # per-iteration NumPy arrays: "eta", "max_abs_score".
+  config: engine.EngineConfig
+  num_features: int          # d, checked at prediction time.
+
+
+class Inputs(NamedTuple):
+  """Checked training data: float32 points, int32 labels 0..k-1."""
+  x_labeled: np.ndarray    # [n_l, d]
+  y_labeled: np.ndarray    # [n_l]
+  x_unlabeled: np.ndarray  # [n_u, d]; one zero row, never weighted, when there is none.
+  num_classes: int
+  has_unlabeled: bool      # False: only gamma = 1 (no weight on the unlabeled risks) may train.
+
+
+# Solvers of ``fit`` besides "dsg" (Algorithm 1, below): ``qsg_jax.direct`` registers "direct"
+# and "auto" as name -> callable(x_l, y_l, x_u, *, config, key, **options) -> FitResult.
+SOLVERS = {}
+
+
+def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] = None, key=0,
+        num_classes: Optional[int] = None, progress: Optional[Callable[[dict], None]] = None,
+        mesh: Optional[jax.sharding.Mesh] = None, axis_name: str = "data",
+        num_shards: Optional[int] = None, cache_unlabeled: Optional[bool] = None,
+        chunk_size: int = CHUNK_SIZE, block_group: int = BLOCK_GROUP, num_segments: int = 8,
+        threshold_surrogate: str = "hinge",
+        divergence_threshold: float = DIVERGENCE_THRESHOLD, **hyperparams) -> FitResult:
+  """Trains QS3ORAO (k ordered classes) or QSG-S2AUC (k = 2) and fits the thresholds.
+
+  Args:
+    x_labeled: [n_l, d] labeled points (preprocessed, e.g. min-max scaled).
+    y_labeled: [n_l] int classes 0..k-1, every class present (binary: 1 = positive, 0 = negative).
+    x_unlabeled: [n_u, d] unlabeled points; may be None/empty only if every gamma is 1.
+    config: the hyper-parameters (``FitConfig``; default ``FitConfig()``).
+    key: PRNG key or int seed (0..2**63-1; distinct seeds give distinct streams).
+    num_classes: k; default max(y_labeled) + 1.
+    progress: optional callable(dict) called after each segment with "step", "num_steps",
+      "max_abs_score".
+    mesh: optional ``jax.sharding.Mesh``: split the unlabeled data over its ``axis_name`` axis
+      (one stratum per device, see ``engine.train_sharded``); None runs on one device.
+    axis_name: mesh axis to use.
+    num_shards: strata of the unlabeled sampling (default: the mesh axis size, or 1). A
+      one-device run with num_shards=D draws the same samples as a run on a D-device mesh.
+    cache_unlabeled: keep f on every unlabeled point (``EngineConfig.cache_unlabeled``); default
+      chooses whichever costs less. Same results either way.
+    chunk_size, block_group: iterations whose samples are drawn up front, feature blocks per
+      matrix product (speed only).
+    num_segments: how many jitted calls training is split into for progress reports.
+    threshold_surrogate: "hinge" or "squared_hinge" for ``qsg_jax.fit_thresholds``.
+    divergence_threshold: max |f| on labeled points above which training counts as diverged.
+    **hyperparams: ``FitConfig`` fields overriding ``config`` (e.g. ``num_steps=256``): sigma,
+      lam, gamma, step_size ("auto": eta0 = min(3, 1 / (lambda_max(K H) + lam)), half the
+      stability limit of the squared-loss scores; the chosen eta0 is
+      ``result.metrics["eta"][0]``), num_steps, num_frequencies, unlabeled_batch_size,
+      labeled_batch_size, loss, split_lam (per-split corrections f + g_j, one device only;
+      ``split_scores`` scores them) and solver ("dsg": exactly the papers' Algorithm 1).
+
+  Returns:
+    ``FitResult``.
+
+  Raises:
+    ValueError, TypeError: bad inputs (the message says which and how to fix it).
+    DivergenceError: scores became non-finite or exploded.
+    InsufficientMemoryError: the run would not fit in the device's free memory.
+
+  Warns:
+    UnscaledFeaturesWarning: features far outside [0, 1] (unscaled).
+    SlowConfigWarning: a num_steps with no divisor near chunk_size (slow).
+  """
+  if config is not None and not isinstance(config, FitConfig):
+    raise TypeError(f"config must be a qsg_jax.FitConfig or None; received "
+                    f"{type(config).__name__}. Pass hyper-parameters as FitConfig(...) or as "
+                    "keyword arguments.")
+  config = (config or FitConfig()).replace(**hyperparams)
+  options = dict(num_classes=num_classes, progress=progress, mesh=mesh, axis_name=axis_name,
+                 num_shards=num_shards, cache_unlabeled=cache_unlabeled, chunk_size=chunk_size,
+                 block_group=block_group, num_segments=num_segments,
+                 threshold_surrogate=threshold_surrogate,
+                 divergence_threshold=divergence_threshold)
+  if config.solver != "dsg":
+    if config.solver not in SOLVERS and config.solver == "direct":
+      raise NotImplementedError("solver='direct' needs qsg_jax.direct, which this version does "
+                                "not provide yet; use solver='dsg' (the papers' Algorithm 1).")
+    if config.solver in SOLVERS:
+      return SOLVERS[config.solver](x_labeled, y_labeled, x_unlabeled, config=config, key=key,
+                                    **options)
+  return _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, **options)
+
+
+def _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, progress, mesh,
+             axis_name, num_shards, cache_unlabeled, chunk_size, block_group, num_segments,
+             threshold_surrogate, divergence_threshold):
+  """``fit`` by Algorithm 1: the named steps."""
+  validation.check_callable("progress", progress)
+  thresholds_lib.check_surrogate(threshold_surrogate)
+  num_segments = validation.check_count("num_segments", num_segments)
+  key = validation.check_key(key)
+  inputs = checked_inputs(x_labeled, y_labeled, x_unlabeled, config.sigma, num_classes)
+  eng = engine_config(inputs, config, chunk_size, block_group,
+                      _num_shards(mesh, axis_name, num_shards, config), cache_unlabeled)
+  divergence_threshold = validation.check_positive("divergence_threshold", divergence_threshold)
+  hyper = hyperparams_of(inputs, config, key)
+  data = engine.TrainData(*map(jnp.asarray, inputs[:3]))
+  if mesh is not None:
+    data = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled, eng.num_shards))
+    # Once, not per segment: placing host data on several processes gathers it to check it.
+    data = engine.sharding.place_train_data(data, mesh, axis_name)
+  state = engine.init(key, data, eng, num_unlabeled=inputs.x_unlabeled.shape[0])
+  state, metrics = _train_in_segments(state, data, hyper, eng, num_segments, progress, mesh,
+                                      axis_name)
+  check_divergence(metrics, divergence_threshold)
+  b = thresholds_lib.fit_thresholds(state.f_labeled, jnp.asarray(inputs.y_labeled),
+                                    inputs.num_classes, threshold_surrogate)
+  return FitResult(engine.model_of(state, hyper), b, state, metrics, eng,
+                   inputs.x_labeled.shape[1])
+
+
+def checked_inputs(x_labeled, y_labeled, x_unlabeled, sigma: float,
+                   num_classes: Optional[int] = None) -> Inputs:
+  """The training data checked once (types, shapes, finiteness, labels, the phase range at the
+  largest ``sigma``), warning about unscaled features."""
+  num_classes = validation.check_count("num_classes", num_classes, minimum=2, allow_none=True)
+  x_l = validation.check_points("x_labeled", x_labeled)
+  y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  has_unlabeled = x_unlabeled is not None and np.asarray(x_unlabeled).size > 0
+  x_u = (validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1]) if has_unlabeled
+         else np.zeros((1, x_l.shape[1]), np.float32))
+  for name, x in (("x_labeled", x_l), ("x_unlabeled", x_u)):
+    validation.check_phase_range(name, x, sigma)
+    validation.warn_if_unscaled(name, x, stacklevel=5)
+  return Inputs(x_l, y_l, x_u, k, has_unlabeled)
+
+
+def hyperparams_of(inputs: Inputs, config: FitConfig, key) -> engine.Hyperparams:
+  """The traced ``Hyperparams`` of a run; "auto" resolves to the curvature rule's eta0, halved
+  with per-split corrections (the per-split scores move by f's step plus g_j's)."""
+  gamma = validation.check_gamma(config.gamma, inputs.num_classes)
+  if not inputs.has_unlabeled and np.any(gamma < 1):
+    raise ValueError(
+        f"no unlabeled data but gamma={gamma.tolist()} < 1 gives weight to the unlabeled "
+        "risks: pass x_unlabeled, or set gamma=1 for supervised training.")
+  eta0 = None if callable(config.step_size) else config.step_size
+  if eta0 == "auto":
+    n = inputs.x_labeled.shape[0] + config.unlabeled_batch_size
+    memory.check_allocation(3 * 4 * n * n, what=f"the default step's {n} x {n} kernel matrix",
+                            fix="Pass a number as step_size (e.g. step_size=1.0), or fewer "
+                            "labeled points.")
+    share = 1.0 if config.split_lam is None else 0.5
+    eta0 = validation.check_positive("step_size", share * auto_step.auto_step_size(
+        *inputs[:4], config.sigma, config.lam, gamma, key, config.unlabeled_batch_size))
+  return engine.Hyperparams(
+      sigma=jnp.float32(config.sigma), lam=jnp.float32(config.lam), gamma=jnp.asarray(gamma),
+      eta0=None if eta0 is None else jnp.float32(eta0),
+      split_lam=None if config.split_lam is None else jnp.float32(config.split_lam))
+
+
+def _num_shards(mesh, axis_name, num_shards, config):
+  num_shards = validation.check_count("num_shards", num_shards, allow_none=True)
+  if mesh is None:
+    return 1 if num_shards is None else num_shards
+  if not isinstance(mesh, jax.sharding.Mesh):
+    raise TypeError(f"mesh must be a jax.sharding.Mesh or None; received {type(mesh).__name__}. "
+                    "Build one with jax.make_mesh((num_devices,), ('data',)).")
+  if config.split_lam is not None:
+    raise ValueError("split_lam (per-split corrections) runs on one device only: pass mesh=None, "
+                     "or split_lam=None for sharded training.")
+  if axis_name not in mesh.shape:
+    raise ValueError(f"mesh has no axis {axis_name!r}; its axes are {tuple(mesh.shape)}.")
+  size = int(mesh.shape[axis_name])
+  if num_shards not in (None, size):
+    raise ValueError(f"num_shards={num_shards} differs from the size {size} of mesh axis "
+                     f"{axis_name!r}; leave num_shards unset when passing a mesh.")
+  return size
+
+
+def engine_config(inputs: Inputs, config: FitConfig, chunk_size=CHUNK_SIZE,
+                  block_group=BLOCK_GROUP, num_shards=1, cache_unlabeled=None,
+                  num_runs=1) -> engine.EngineConfig:
+  """The static ``EngineConfig`` of a run (of ``num_runs`` vmapped runs), refused up front when
+  it would not fit in the device's free memory."""
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    eng = engine.make_config(
+        inputs.num_classes, config.num_steps,
+        chunk_size=validation.check_count("chunk_size", chunk_size),
+        block_group=validation.check_count("block_group", block_group),
+        num_frequencies=config.num_frequencies, labeled_batch_size=config.labeled_batch_size,
+        unlabeled_batch_size=config.unlabeled_batch_size, loss=config.loss,
+        schedule=config.step_size if callable(config.step_size) else None,
+        split_corrections=config.split_lam is not None, num_shards=num_shards)
+  for warning in caught:   # e.g. a prime num_steps: reported at the caller's line
+    warnings.warn(warning.message, warning.category, stacklevel=4)
+  n_l, d = inputs.x_labeled.shape
+  n_u = -(-inputs.x_unlabeled.shape[0] // eng.num_shards)   # per device
+  cache_unlabeled = validation.check_bool("cache_unlabeled", cache_unlabeled)
+  eng = eng.replace(cache_unlabeled=engine.use_unlabeled_cache(inputs.x_unlabeled.shape[0], eng)
+                    if cache_unlabeled is None else cache_unlabeled)
+  memory.check_allocation(
+      num_runs * memory.fit_bytes(eng, n_l, n_u, d),
+      what=f"training {num_runs} run(s) (T = {eng.num_steps} steps of 2m = {2 * eng.num_frequencies} features, "
+      f"{n_l} labeled and {n_u} unlabeled points per device)",
+      fix="Lower num_steps, num_frequencies, labeled_batch_size or unlabeled_batch_size, or "
+      "train on fewer points.")
+  return eng
+
+
+def segment_steps(config: engine.EngineConfig, num_segments: int) -> int:
+  """Steps per jitted segment: a multiple of ``chunk_size`` dividing ``num_steps``, giving about
+  ``num_segments`` segments (at least that many steps per segment)."""
+  chunks = config.num_steps // config.chunk_size
+  return config.chunk_size * max(c for c in range(1, chunks + 1)
+                                 if chunks % c == 0 and c <= math.ceil(chunks / num_segments))
+
+
+def _train_in_segments(state, data, hyper, config, num_segments, progress, mesh, axis_name):
+  """Trains ``config.num_steps`` steps in jitted segments; returns (state, NumPy metrics)."""
+  per_segment = segment_steps(config, num_segments)
+  collected = []
+  for _ in range(config.num_steps // per_segment):
+    if mesh is None:
+      state, metrics = engine.train(state, data, hyper, config, per_segment)
+    else:
+      state, metrics = engine.train_sharded(state, data, hyper, config, per_segment, mesh,
+                                            axis_name)
+    collected.append(jax.device_get(metrics))
+    if progress is not None:
+      progress({"step": int(state.step), "num_steps": config.num_steps,
+                "max_abs_score": float(np.max(collected[-1]["max_abs_score"]))})
+  return state, {name: np.concatenate([m[name] for m in collected]) for name in collected[0]}
+
+
+def check_divergence(metrics, threshold):
+  """Raises ``DivergenceError`` if scores became non-finite or exceeded ``threshold``.
+
+  Raises ``ValueError`` first if a step size was not finite and > 0 (a user's schedule: numbers
+  and "auto" are checked before training).
+  """
+  eta = np.asarray(metrics["eta"])
+  bad_eta = ~np.isfinite(eta) | (eta <= 0)
+  if bad_eta.any():
+    t = int(np.argmax(bad_eta))
+    raise ValueError(f"the step_size schedule returned {float(eta[t]):.3g} at iteration {t}; a "
+                     "schedule must return finite step sizes > 0 at every iteration.")
+  score = np.asarray(metrics["max_abs_score"])
+  bad = ~np.isfinite(score) | (score > threshold)
+  if bad.any():
+    t = int(np.argmax(bad))
+    what = "non-finite" if not np.isfinite(score[t]) else f"{score[t]:.3g} (> {threshold:g})"
+    raise DivergenceError(
+        f"training diverged at iteration {t}: max |f| on the labeled points was {what} with step "
+        f"size eta={float(eta[t]):.3g}. Lower the step size (step_size, or your schedule) by a "
+        "factor 3-10, or increase lam; scores of a converging run stay of order 1 with the "
+        "squared loss.")
+
+
+def _checked_result(result, x, name="x"):
+  """``x`` checked against a ``FitResult`` (type, features, phase range) as a float32 array."""
+  if not isinstance(result, FitResult):
+    raise TypeError(f"result must be the FitResult of qsg_jax.fit; received "
+                    f"{type(result).__name__}. For a bare engine.Model use "
+                    f"qsg_jax.engine.{name}(model, x).")
+  x = validation.check_points("x", x, dim=result.num_features)
+  validation.check_phase_range("x", x, float(result.model.sigma))
+  return jnp.asarray(x)
+
+
+def decision_function(result: FitResult, x, mesh: Optional[jax.sharding.Mesh] = None,
+                      axis_name: str = "data") -> np.ndarray:
+  """Ranking scores f(x) of a fitted model, checking x first.
+
+  Args:
+    result: ``FitResult`` from ``fit``.
+    x: [n, d] points preprocessed like the training data.
+    mesh: optional ``jax.sharding.Mesh`` to split the points over (axis ``axis_name``).
+    axis_name: mesh axis to use.
+
+  Returns:
+    [n] NumPy float32 scores.
+  """
+  x = _checked_result(result, x, "model_scores")
+  cfg = result.config
+  if mesh is None:
+    return np.asarray(engine.model_scores(result.model, x, cfg.block_group, cfg.predict_chunk))
+  return np.asarray(engine.model_scores_sharded(result.model, x, mesh, axis_name,
+                                                cfg.block_group, cfg.predict_chunk))
+
+
+def split_scores(result: FitResult, x) -> np.ndarray:
+  """Per-split ranking scores of a fitted model: column j = f(x) + g_j(x), checking x first.
+
+  The ordinal AUC of split j (classes <= j against > j) is computed with column j
+  (``qsg_jax.metrics.split_aucs``). For a fit without corrections every column is f(x).
+
+  Args:
+    result: ``FitResult`` from ``fit`` (with or without ``split_lam``).
+    x: [n, d] points preprocessed like the training data.
+
+  Returns:
+    [n, k-1] NumPy float32 scores.
+  """
+  x = _checked_result(result, x, "split_scores")
+  cfg = result.config
+  if result.model.split_coef is None:
+    scores = engine.model_scores(result.model, x, cfg.block_group, cfg.predict_chunk)
+    return np.repeat(np.asarray(scores)[:, None], cfg.num_classes - 1, axis=1)
+  return np.asarray(engine.split_scores(result.model, x, cfg.block_group, cfg.predict_chunk))
+
+
+def predict(result: FitResult, x) -> np.ndarray:
+  """Predicted ordinal classes 0..k-1 (number of thresholds below f(x)): [n] int32."""
+  scores = decision_function(result, x)
+  return np.asarray(thresholds_lib.predict_classes(jnp.asarray(scores), result.thresholds))
