@@ -21,6 +21,7 @@ from qsg_jax.config import BLOCK_GROUP
 from qsg_jax.config import CHUNK_SIZE
 from qsg_jax.config import DIVERGENCE_THRESHOLD
 from qsg_jax.config import FitConfig
+from qsg_jax.config import SOLVER_FITS
 from qsg_jax.engine import auto_step
 from qsg_jax.errors import DivergenceError
 
@@ -41,11 +42,6 @@ class Inputs(NamedTuple):
   x_unlabeled: np.ndarray  # [n_u, d]; one zero row, never weighted, when there is none.
   num_classes: int
   has_unlabeled: bool      # False: only gamma = 1 (no weight on the unlabeled risks) may train.
-
-
-# Solvers of ``fit`` besides "dsg" (Algorithm 1, below): ``qsg_jax.direct`` registers "direct"
-# and "auto" as name -> callable(x_l, y_l, x_u, *, config, key, **options) -> FitResult.
-SOLVERS = {}
 
 
 def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] = None, key=0,
@@ -107,13 +103,12 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] =
                  block_group=block_group, num_segments=num_segments,
                  threshold_surrogate=threshold_surrogate,
                  divergence_threshold=divergence_threshold)
-  if config.solver != "dsg":
-    if config.solver not in SOLVERS and config.solver == "direct":
-      raise NotImplementedError("solver='direct' needs qsg_jax.direct, which this version does "
-                                "not provide yet; use solver='dsg' (the papers' Algorithm 1).")
-    if config.solver in SOLVERS:
-      return SOLVERS[config.solver](x_labeled, y_labeled, x_unlabeled, config=config, key=key,
-                                    **options)
+  solver = SOLVER_FITS.get(config.solver)   # "auto" is "dsg" until qsg_jax.direct registers
+  if config.solver == "direct" and solver is None:
+    raise NotImplementedError("solver='direct' needs qsg_jax.direct, which this version does "
+                              "not provide yet; use solver='dsg' (the papers' Algorithm 1).")
+  if config.solver != "dsg" and solver is not None:
+    return solver(x_labeled, y_labeled, x_unlabeled, config=config, key=key, **options)
   return _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, **options)
 
 

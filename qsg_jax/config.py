@@ -35,6 +35,9 @@ STEP_SIZE_MAX = 3.0
 # Solvers of ``qsg_jax.fit``: "dsg" is the papers' Algorithm 1 (doubly stochastic gradients over
 # random Fourier features); "direct" and "auto" are provided by ``qsg_jax.direct``.
 SOLVERS = ("dsg", "direct", "auto")
+# The fit functions of the solvers besides "dsg", registered by ``qsg_jax.direct``: name ->
+# callable(x_labeled, y_labeled, x_unlabeled, *, config, key, **fit's other options) -> FitResult.
+SOLVER_FITS = {}
 
 _NUMBER = (int, float, np.integer, np.floating)
 

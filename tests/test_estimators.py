@@ -123,3 +123,37 @@ def test_random_state_conventions_and_binary_decision_sign():
   assert model.classes_[1] == "yes"
   assert model.score(x, np.where(binary == 1, "yes", "no")) == pytest.approx(
       skm.roc_auc_score(binary, decision), abs=1e-6)
+
+
+def test_a_minus_one_that_could_be_a_class_needs_an_explicit_marker():
+  """Sentiment -1 / 0 / +1: the default "auto" marker must not drop the class -1 silently."""
+  x, y, _ = _data(n=150)
+  sentiment = y // 10 - 2                                   # classes -1, 0, 1
+  with pytest.raises(ValueError, match=r"rows -1 and the classes \[0, 1\].*unlabeled_label=None"):
+    estimators.QS3ORAO(**_FAST).fit(x, sentiment)
+  three = estimators.QS3ORAO(unlabeled_label=None, **_FAST).fit(x, sentiment)
+  np.testing.assert_array_equal(three.classes_, [-1, 0, 1])
+  expected = np.mean([skm.roc_auc_score(sentiment > c, three.decision_function(x))
+                      for c in (-1, 0)])
+  assert three.score(x, sentiment) == pytest.approx(expected, abs=1e-6)   # no row dropped
+  two = estimators.QS3ORAO(unlabeled_label=-1, **_FAST).fit(x, sentiment)
+  np.testing.assert_array_equal(two.classes_, [0, 1])
+  with pytest.raises(ValueError, match="could also be an ordered class below 0"):
+    estimators.ordinal_auc_scorer(two.set_params(unlabeled_label="auto"), x, sentiment)
+  # Classes 1..k leave no doubt: -1 marks unlabeled rows.
+  one_based = estimators.QS3ORAO(**_FAST).fit(x, np.where(sentiment < 0, -1, sentiment + 1))
+  np.testing.assert_array_equal(one_based.classes_, [1, 2])
+
+
+def test_a_failed_refit_leaves_the_fitted_estimator_as_it_was():
+  x, _, y_semi = _data(n=150)
+  model = estimators.QS3ORAO(**_FAST).fit(x, y_semi)
+  before = model.decision_function(x)
+  state = {k: v for k, v in vars(model).items() if k.endswith("_")}
+  with pytest.raises(ValueError, match="gamma must lie in"):
+    model.set_params(gamma=2.0).fit(x * 1000 + 5, y_semi)       # new scaling, then a bad gamma
+  with pytest.raises(ValueError, match="only one class"):     # after X of 2 features was read
+    model.set_params(gamma=0.5).fit(x[:, :2], np.where(y_semi == -1, -1, 10))
+  assert {k for k in vars(model) if k.endswith("_")} == set(state) and model.n_features_in_ == 3
+  np.testing.assert_array_equal(model.input_min_, state["input_min_"])
+  np.testing.assert_array_equal(model.decision_function(x), before)

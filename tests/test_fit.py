@@ -1,9 +1,12 @@
 """The checked entry point: bad input, divergence, thresholds and an end-to-end sanity run."""
 
+import dataclasses
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from sklearn import metrics as skm
+
 import qsg_jax
 from qsg_jax import thresholds
 
@@ -133,3 +136,82 @@ def test_progress_reports_and_chunk_adjustment():
   assert result.config.chunk_size == 6 and 30 % result.config.chunk_size == 0
   assert reports[-1]["step"] == 30 and len(reports) >= 2
   assert result.metrics["eta"].shape == (30,)
+
+
+def test_fit_config_holds_the_hyperparameters_and_keywords_override_it():
+  config = qsg_jax.FitConfig(num_steps=32, num_frequencies=8, unlabeled_batch_size=16,
+                             sigma=1.0, step_size=1.0)
+  x, y = _ordinal()
+  by_config = qsg_jax.fit(x[:60], y[:60], x[60:], config=config, chunk_size=16)
+  by_keywords, _, _ = _small_fit(lam=config.lam)
+  np.testing.assert_array_equal(by_config.model.coef, by_keywords.model.coef)
+  assert config.replace(gamma=[0.2, 0.4]).gamma == (0.2, 0.4)
+  help_texts = {f.name: f.metadata["help"] for f in dataclasses.fields(qsg_jax.FitConfig)}
+  assert set(help_texts) >= {"sigma", "split_lam", "solver"} and all(help_texts.values())
+  with pytest.raises(TypeError, match=r"unknown hyper-parameter\(s\) \['sigmaa'\]"):
+    qsg_jax.fit(x[:60], y[:60], x[60:], sigmaa=1.0)
+  with pytest.raises(TypeError, match="config must be a qsg_jax.FitConfig"):
+    qsg_jax.fit(x[:60], y[:60], x[60:], config={"sigma": 1.0})
+
+
+@pytest.mark.parametrize("changes, error, pattern", [
+    (dict(sigma=-1.0), ValueError, "sigma must be finite and > 0"),
+    (dict(sigma="0.1"), TypeError, "sigma must be a number; received '0.1'"),
+    (dict(gamma=[0.2, 1.5]), ValueError, r"gamma must lie in \[0, 1\]"),
+    (dict(step_size="fast"), TypeError, "step_size must be a number .* or 'auto'"),
+    (dict(num_steps=2.5), TypeError, "num_steps must be a whole number >= 1; received 2.5"),
+    (dict(labeled_batch_size=0), ValueError, "None uses every labeled point"),
+    (dict(loss=3), TypeError, "loss must be 'squared', 'hinge', 'logistic'"),
+    (dict(split_lam=0.0), ValueError, r"split_lam must be > 0 \(inf allowed\)"),
+    (dict(solver="newton"), ValueError, r"solver must be one of \('dsg', 'direct', 'auto'\)"),
+])
+def test_fit_config_checks_every_field(changes, error, pattern):
+  with pytest.raises(error, match=pattern):
+    qsg_jax.FitConfig(**changes)
+
+
+def test_solvers_other_than_dsg_dispatch_or_say_they_are_missing(monkeypatch):
+  x, y = _ordinal()
+  monkeypatch.delitem(qsg_jax.config.SOLVER_FITS, "direct", raising=False)
+  with pytest.raises(NotImplementedError, match="solver='direct' needs qsg_jax.direct"):
+    qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct")
+  calls = []
+  monkeypatch.setitem(qsg_jax.config.SOLVER_FITS, "direct", lambda *args, **kwargs: calls.append(kwargs))
+  qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", num_steps=8)
+  assert calls[0]["config"].solver == "direct" and calls[0]["config"].num_steps == 8
+
+
+def test_seeds_above_32_bits_give_their_own_streams():
+  a, _, _ = _small_fit(key=0)
+  b, _, _ = _small_fit(key=2**32)
+  c, _, _ = _small_fit(key=2**32 + 2**33)
+  assert not np.array_equal(a.model.coef, b.model.coef)
+  assert not np.array_equal(b.model.coef, c.model.coef)
+  with pytest.raises(ValueError, match=r"key=-1 is out of range; use a seed in 0..2\*\*63-1"):
+    _small_fit(key=-1)
+
+
+@pytest.mark.parametrize("changes, pattern", [
+    (dict(num_steps=2**31), r"training 1 run\(s\) \(T = 2147483648 steps"),
+    (dict(labeled_batch_size=10**9), "Lower num_steps, num_frequencies, labeled_batch_size"),
+])
+def test_runs_larger_than_memory_are_refused_before_training(changes, pattern):
+  with pytest.raises(qsg_jax.InsufficientMemoryError, match=pattern):
+    _small_fit(**changes)
+
+
+def test_pandas_nullable_columns_are_numbers_and_na_is_named():
+  pd = pytest.importorskip("pandas")
+  x, y = _ordinal()
+  frame = pd.DataFrame(x[:60]).astype("Float64")
+  labels = pd.Series(y[:60]).astype("Int64")
+  expected, _, _ = _small_fit()
+  got = qsg_jax.fit(frame, labels, x[60:], num_steps=32, num_frequencies=8,
+                    unlabeled_batch_size=16, sigma=1.0, step_size=1.0, chunk_size=16)
+  np.testing.assert_array_equal(got.model.coef, expected.model.coef)
+  frame.iloc[4, 1] = pd.NA
+  with pytest.raises(ValueError, match=r"x_labeled contains 1 NaN or infinite values .*row 4"):
+    qsg_jax.fit(frame, labels, x[60:], num_steps=8)
+  labels.iloc[3] = pd.NA
+  with pytest.raises(ValueError, match=r"labels contain 1 NaN or infinite values \(first at row 3"):
+    qsg_jax.fit(x[:60], labels, x[60:], num_steps=8)

@@ -137,3 +137,32 @@ def test_sgemm_default_model_file_size(tmp_path):
   io.save(model, tmp_path / "sgemm.npz")
   size = (tmp_path / "sgemm.npz").stat().st_size
   assert 2.0e6 < size < 2.2e6, size
+
+
+def test_model_files_record_the_version_and_refuse_edited_metadata(result, estimator, tmp_path):
+  path = tmp_path / "model.npz"
+  io.save(result, path)
+  with np.load(path) as contents:
+    meta = json.loads(str(contents["metadata"]))
+  assert meta["written_by"]["qsg_jax"] == qsg_jax.__version__ != "unknown"
+  for change in (dict(block_group=2), dict(kind="QS3ORAO"), dict(predict_chunk=1)):
+    io.save(result, path)
+    _rewrite(path, lambda arrays, meta: meta.update(change))
+    with pytest.raises(ChecksumError, match=r"metadata \(kind, block_group, .*edited or corrupted"):
+      io.load(path)
+  io.save(estimator, path)
+  _rewrite(path, lambda arrays, meta: meta.update(kind="FrozenModel"))
+  with pytest.raises(ChecksumError, match="metadata"):
+    io.load(path)
+
+
+def test_load_names_what_it_was_given_instead_of_a_model_file(result, tmp_path):
+  with pytest.raises(IsADirectoryError, match="is a directory; pass the model file"):
+    io.load(tmp_path)
+  (tmp_path / "model.json").write_text(json.dumps({"coef": [1, 2]}))
+  with pytest.raises(ValueError, match=r"not a qsg_jax model file \(it looks like JSON or text\)"):
+    io.load(tmp_path / "model.json")
+  io.save(result, tmp_path / "model.npz")
+  _rewrite(tmp_path / "model.npz", lambda arrays, meta: meta.update(format_version="2"))
+  with pytest.raises(ValueError, match="has model format version '2'; this qsg_jax"):
+    io.load(tmp_path / "model.npz")

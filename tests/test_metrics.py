@@ -56,3 +56,26 @@ def test_mae_and_shape_errors():
     metrics.binary_auc(jnp.zeros((3, 2)), jnp.zeros(3))
   with pytest.raises(ValueError, match="same length"):
     metrics.mean_absolute_error(jnp.zeros(3), jnp.zeros(4))
+
+
+def test_split_aucs_of_shared_and_per_split_scores_with_a_mask_match_sklearn():
+  rng = np.random.default_rng(3)
+  y = rng.integers(0, 4, 200)
+  shared, per_split = rng.normal(size=200), rng.normal(size=(200, 3))
+  mask = rng.random(200) < 0.6
+  for scores in (shared, per_split):
+    column = lambda j: scores if scores.ndim == 1 else scores[:, j]
+    expected = [skm.roc_auc_score(y[mask] > j, column(j)[mask]) for j in range(3)]
+    np.testing.assert_allclose(metrics.split_aucs(scores, y, 4, mask), expected, atol=1e-12)
+    jitted = jax.jit(metrics.split_aucs, static_argnums=2)(scores.astype(np.float32), y, 4, mask)
+    np.testing.assert_allclose(jitted, expected, atol=1e-5)
+  with pytest.raises(ValueError, match=r"scores must have shape \[n\] or \[n, k-1\] = \[200, 3\]"):
+    metrics.split_aucs(per_split[:, :2], y, 4)
+
+
+def test_binary_auc_under_jit_gives_nan_for_a_label_that_is_not_binary():
+  scores = jnp.array([0.1, 0.4, 0.35, 0.8])
+  for bad in (np.nan, 2.0, 0.5):
+    labels = jnp.array([0.0, bad, 1.0, 1.0])
+    assert np.isnan(float(jax.jit(metrics.binary_auc)(scores, labels))), bad
+  assert float(jax.jit(metrics.binary_auc)(scores, jnp.array([-1, -1, 1, 1]))) == 0.75

@@ -32,7 +32,7 @@ def test_vmapped_cv_equals_a_loop_of_fits_on_each_fold():
     fitted = qsg_jax.fit(x_l[train[f]], y_l[train[f]], x_u, key=7, num_classes=3, lam=lam,
                          sigma=0.5, gamma=gamma, step_size=1.0, **_SMALL)
     scores = qsg_jax.decision_function(fitted, x_l)[valid[f]]   # one shape: one compilation
-    expected = baselines.split_aucs(scores, y_l[valid[f]], 3)
+    expected = qsg_jax.split_aucs(scores, y_l[valid[f]], 3)
     np.testing.assert_allclose(result.fold_scores[i, 0, g, 0, f], expected, atol=1e-6)
   # eta0 = 1e4 blows up on every task (fit refuses it) and scores NaN, so it is never chosen.
   assert np.isnan(result.fold_scores[:, :, :, 1]).all()
@@ -109,3 +109,52 @@ def test_cv_refuses_bad_requests():
     model_selection.cross_validate(x_l, y_l, x_u[:, :2], quick=True)
   with pytest.raises(ValueError, match="tasks_per_batch must be a whole number >= 1"):
     model_selection.cross_validate(x_l, y_l, x_u, quick=True, tasks_per_batch=-1)
+
+
+def test_split_lam_is_a_grid_key_scored_by_the_per_split_scores():
+  """Task (split_lam, fold) is qsg_jax.fit(split_lam=...) on the fold, scored per split."""
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3], "sigma": [0.5], "gamma": [0.5], "step_size": [1.0],
+          "split_lam": [None, 0.1]}
+  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, **_CV)
+  assert result.scores.shape == (1, 1, 1, 1, 2, 2) and result.best["split_lam"] in (None, 0.1)
+  train, valid = qsg_jax.folds.fold_training_sets(qsg_jax.folds.stratified_folds(y_l, 3, 1), y_l)
+  for s, split_lam in enumerate(grid["split_lam"]):
+    fitted = qsg_jax.fit(x_l[train[0]], y_l[train[0]], x_u, key=7, num_classes=3, lam=1e-3,
+                         sigma=0.5, gamma=0.5, step_size=1.0, split_lam=split_lam, **_SMALL)
+    expected = qsg_jax.split_aucs(qsg_jax.split_scores(fitted, x_l), y_l, 3, valid[0])
+    np.testing.assert_allclose(result.fold_scores[0, 0, 0, 0, s, 0], expected, atol=1e-6)
+  with pytest.raises(ValueError, match="grid's keys are searched"):
+    model_selection.cross_validate(x_l, y_l, x_u, grid=grid, sigma=1.0, **_CV)
+
+
+def test_fit_over_grid_equals_separate_fits():
+  x_l, y_l, x_u = _ordinal()
+  out = model_selection.fit_over_grid(x_l, y_l, x_u, x_u[:20], {"gamma": [0.0, 1.0],
+                                                                "lam": [1e-3, 1e4]},
+                                      key=3, sigma=0.5, step_size=2.0, **_SMALL)
+  assert [p["gamma"] for p in out["params"]] == [0.0, 0.0, 1.0, 1.0]
+  for p, params in enumerate(out["params"]):
+    try:
+      fitted = qsg_jax.fit(x_l, y_l, x_u, key=3, sigma=0.5, step_size=2.0, **params, **_SMALL)
+    except qsg_jax.DivergenceError as error:
+      assert out["diverged"][p] and out["messages"][p] == str(error)
+      assert np.isnan(out["scores"][p]).all()
+      continue
+    assert not out["diverged"][p] and out["eta0"][p] == pytest.approx(2.0)
+    np.testing.assert_allclose(out["scores"][p], qsg_jax.decision_function(fitted, x_u[:20]),
+                               atol=2e-6)
+  with pytest.raises(ValueError, match="grid must be a non-empty dict of value lists over"):
+    model_selection.fit_over_grid(x_l, y_l, x_u, x_u, {"num_steps": [8, 16]})
+
+
+def test_folds_subsample_and_best_point():
+  x = np.arange(20)[:, None]
+  picked = qsg_jax.folds.subsample(x, 5, seed=1)
+  assert picked.shape == (5, 1) and np.all(np.diff(picked[:, 0]) > 0)   # original order
+  np.testing.assert_array_equal(picked, qsg_jax.folds.subsample(x, 5, seed=1))
+  assert qsg_jax.folds.subsample(x, None, seed=1) is x or np.array_equal(
+      qsg_jax.folds.subsample(x, 50, seed=1), x)
+  assert qsg_jax.folds.best_point(np.array([np.nan, 0.7, 0.7]), "none") == (1,)
+  with pytest.raises(ValueError, match="nothing converged"):
+    qsg_jax.folds.best_point(np.full((2, 2), np.nan), "nothing converged")
