@@ -50,15 +50,12 @@ import numpy as np
 
 import qsg_jax
 from qsg_jax import data as data_lib
+from qsg_jax import folds as folds_lib
 from qsg_jax import metrics
 from experiments.common import cli
 from experiments.common import reporting
 from experiments.common import store as store_lib
 
-try:   # qsg_jax.cv is being renamed qsg_jax.folds (same functions).
-  from qsg_jax import cv as folds_lib
-except ImportError:
-  from qsg_jax import folds as folds_lib
 
 DEFAULT_DATASETS = ("sgemm", "cod_rna", "ijcnn1", "skin", "bank_marketing", "accelerometer")
 CV_FOLD_SEED = 0        # the fold seed of QSGS2AUCCV / QS3ORAOCV (model_selection's default)
