@@ -646,9 +646,10 @@ def render(settings, report):
   lines = [
       "# Our estimators against what a practitioner would use instead", "",
       f"Command: `{report['command']}`  ",
-      f"Run: {report['started']['time']} to {report['finished']['time']} on "
-      f"{report['started']['machine']} (at the end: {report['finished']['machine']}); "
-      f"qsg_jax commit {report['commit']}.", "",
+      f"Cells computed {report['computed']['first']} to {report['computed']['last']} on "
+      f"{', '.join(report['computed']['machines'])}, code at "
+      f"{', '.join(report['computed']['commits'])}; this report written "
+      f"{report['finished']['time']} ({report['finished']['machine']}).", "",
       f"Protocol: {s.trials} trials; labeled points drawn stratified by class; every method "
       f"tuned by the same {s.cv_folds}-fold stratified CV on the labeled points (qsg_jax's "
       f"folds, seed 0), semi-supervised ones with {s.cv_unlabeled} unlabeled points during CV "
@@ -700,6 +701,14 @@ def plan_datasets(settings):
   return plan, skipped
 
 
+def _computed(cells):
+  """When, where and with which code the cells were computed (a resumed run spans sessions)."""
+  when = sorted(c["when"] for c in cells.values())
+  return {"first": when[0] if when else "-", "last": when[-1] if when else "-",
+          "machines": sorted({c["machine"].split(", load")[0] for c in cells.values()}),
+          "commits": sorted({c["commit"] for c in cells.values()})}
+
+
 def command_line(settings):
   """The command that reproduces ``settings`` (run options left out)."""
   values = settings.as_dict(exclude=("progress", "resume", "overwrite"))
@@ -713,7 +722,7 @@ def run(settings, log=cli.log_line):
   store = store_lib.RunStore(settings.output_dir, "results")
   store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
               overwrite=settings.overwrite, selection=SELECTION)
-  started = {"time": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine()}
+  stamp = {"commit": str(reporting.git_commit()), "machine": machine()}
   plan, skipped = plan_datasets(settings)
   progress = reporting.Progress(sum(settings.trials * len(ms) for _, ms in plan), unit="cells",
                                 enabled=settings.progress, log=log)
@@ -726,7 +735,8 @@ def run(settings, log=cli.log_line):
         cell = f"{labeled.name}__t{t}__{method.key}-{method.fingerprint()}"
         if trial is None and not store.has(cell):
           trial = make_trial(labeled, settings, t)
-        row = store.cached(cell, lambda: run_cell(method, trial))
+        row = store.cached(cell, lambda: dict(
+            run_cell(method, trial), when=time.strftime("%Y-%m-%d %H:%M:%S"), **stamp))
         rows_by_method[method.key].append(row)
         cells[cell] = row
         progress.update(len(cells))
@@ -738,9 +748,9 @@ def run(settings, log=cli.log_line):
     summary.append(headline(labeled.name, tables[labeled.name], best))
   progress.close()
   report = {"summary": summary, "datasets": datasets, "tables": tables, "cells": cells,
-            "skipped": skipped, "command": command_line(settings), "started": started,
+            "skipped": skipped, "command": command_line(settings), "computed": _computed(cells),
             "finished": {"time": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine()},
-            "commit": reporting.git_commit(), "grids": {m.key: m.grid for m in METHODS}}
+            "grids": {m.key: m.grid for m in METHODS}}
   text = render(settings, report)
   reporting.atomic_write_text(pathlib.Path(settings.output_dir) / "results.md", text)
   if settings.publish:
