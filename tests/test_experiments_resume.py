@@ -1,4 +1,4 @@
-"""``--resume`` in the experiment scripts other than the main job (``run_store.CellStore``).
+"""``--resume`` in the experiment scripts other than the main job (``common.store.RunStore``).
 
 A run is interrupted after its first unit of work, refused when started again without
 ``--resume``, then resumed: it reuses the finished unit (same number), computes the others, and
@@ -6,6 +6,7 @@ ends with the uninterrupted run's rows and a complete manifest. The fits themsel
 by counters so that the test exercises the bookkeeping, not the methods.
 """
 
+import dataclasses
 import json
 import types
 
@@ -14,17 +15,14 @@ import numpy as np
 import pytest
 
 from experiments import auc_comparison
-from experiments import reporting
-from experiments import roc_svm_real_data
 from experiments import roc_svm_tables
 from experiments import roc_svm_theorem4
-from experiments import run_store
 from experiments import split_corrections
 from experiments import timing_vs_unlabeled as timing
+from experiments.common import reporting
+from experiments.common import store as store_lib
 
-_TIMING_ARGS = dict(sizes=[100], include_full=False, exact_cap_ordinal=100, rerun_below_s=0.0,
-                    num_labeled=60, params=dict(num_steps=64, num_frequencies=8),
-                    log=lambda line: None)
+_QUIET = lambda line: None
 
 
 def _fake_time_fit(interrupt_at=None):
@@ -39,60 +37,46 @@ def _fake_time_fit(interrupt_at=None):
   return time_fit, calls
 
 
-def _timing_rows(path):
-  return [(r["method"], r["train_time_s"], r["status"])
-          for r in json.loads((path / "timing_vs_unlabeled.json").read_text())["rows"]]
-
-
 def test_timing_run_killed_after_one_fit_resumes_to_the_uninterrupted_rows(tmp_path, monkeypatch):
-  fake, _ = _fake_time_fit()
-  monkeypatch.setattr(timing, "time_fit", fake)
-  timing.run_timing(["lev"], output_dir=str(tmp_path / "whole"), **_TIMING_ARGS)
+  settings = timing.Settings(datasets=("lev",), sizes=(100,), full=False, exact_cap_ordinal=100,
+                             rerun_below_s=0.0, num_labeled=60, num_steps=64, num_frequencies=8,
+                             output_dir=str(tmp_path / "whole"))
+  rows = lambda out: [(r["method"], r["train_time_s"], r["status"]) for r in json.loads(
+      (out / "timing_vs_unlabeled.json").read_text())["rows"]]
+  monkeypatch.setattr(timing, "time_fit", _fake_time_fit()[0])
+  timing.run(settings, log=_QUIET)
 
   out = tmp_path / "killed"
-  fake, calls = _fake_time_fit(interrupt_at=2)
-  monkeypatch.setattr(timing, "time_fit", fake)
+  killed = dataclasses.replace(settings, output_dir=str(out))
+  monkeypatch.setattr(timing, "time_fit", _fake_time_fit(interrupt_at=2)[0])
   with pytest.raises(KeyboardInterrupt):
-    timing.run_timing(["lev"], output_dir=str(out), **_TIMING_ARGS)
-  assert len(list((out / "cells").glob("*.json"))) == 1
-  manifest = json.loads((out / "run.json").read_text())
-  assert manifest["complete"] is False and manifest["trials_done"] == 1
-  assert not (out / "timing_vs_unlabeled.json").exists()
-  with pytest.raises(run_store.ResumeError, match="pass --resume"):
-    timing.run_timing(["lev"], output_dir=str(out), **_TIMING_ARGS)
-  with pytest.raises(run_store.ResumeError, match="sizes"):
-    timing.run_timing(["lev"], output_dir=str(out), resume=True,
-                      **dict(_TIMING_ARGS, sizes=[50]))
+    timing.run(killed, log=_QUIET)
+  assert len(list((out / "cells" / "timing_vs_unlabeled").glob("*.json"))) == 1
+  manifest = json.loads((out / "timing_vs_unlabeled.json").read_text())
+  assert manifest["complete"] is False and manifest["cells_done"] == 1
+  with pytest.raises(store_lib.StoreError, match="pass --resume"):
+    timing.run(killed, log=_QUIET)
+  with pytest.raises(store_lib.StoreError, match="sizes"):
+    timing.run(dataclasses.replace(killed, resume=True, sizes=(50,)), log=_QUIET)
 
   fake, calls = _fake_time_fit()
   monkeypatch.setattr(timing, "time_fit", fake)
-  timing.run_timing(["lev"], output_dir=str(out), resume=True, **_TIMING_ARGS)
+  timing.run(dataclasses.replace(killed, resume=True), log=_QUIET)
   assert len(calls) == 2                                   # the first fit was not run again
-  whole, resumed = _timing_rows(tmp_path / "whole"), _timing_rows(out)
+  whole, resumed = rows(tmp_path / "whole"), rows(out)
   assert [(m, s) for m, _, s in resumed] == [(m, s) for m, _, s in whole]
   # The first fit's time is the interrupted run's; the other two were timed after resuming.
   assert [t for _, t, _ in resumed] == [1.0, 1.0, 2.0]
-  assert json.loads((out / "run.json").read_text())["complete"] is True
+  assert json.loads((out / "timing_vs_unlabeled.json").read_text())["complete"] is True
   assert not [p for p in out.rglob("*") if p.name.startswith(reporting.TEMP_PREFIX)]
-  # A complete run may be replaced by a new one without --resume.
-  timing.run_timing(["lev"], output_dir=str(out), **_TIMING_ARGS)
-
-
-def test_cell_store_returns_the_same_values_fresh_and_resumed(tmp_path):
-  store = run_store.CellStore(tmp_path)
-  store.start({"a": 1}, resume=False)
-  fresh = store.cached("x/1", lambda: {"v": float("nan"), "w": [1, 2.5], "n": None})
-  assert store.cached("x/1", lambda: pytest.fail("computed twice")) is fresh
-  resumed = run_store.CellStore(tmp_path)
-  assert list(resumed.start({"a": 1}, resume=True)) == ["x_1"]
-  again = resumed.cached("x/1", lambda: pytest.fail("computed on resume"))
-  assert json.dumps(again) == json.dumps(fresh)            # NaN kept, not turned into null
-  with pytest.raises(run_store.ResumeError, match="a: the stored run has 1, this one 2"):
-    run_store.CellStore(tmp_path).start({"a": 2}, resume=True)
+  # A finished run is replaced only when asked.
+  with pytest.raises(store_lib.StoreError, match="--overwrite"):
+    timing.run(killed, log=_QUIET)
+  timing.run(dataclasses.replace(killed, overwrite=True), log=_QUIET)
 
 
 class _FakeTrials:
-  """Stands in for ``roc_svm_trials``: a fit's 'AUC' is a checksum of its test split, so a
+  """Stands in for the timed ROC-SVM fits: a fit's 'AUC' is a checksum of its test split, so a
   resumed run equals the uninterrupted one only if it replays the same splits."""
 
   def __init__(self, interrupt_at=None):
@@ -123,51 +107,46 @@ def _fake_loader(name, data_dir):
 @pytest.mark.parametrize("table", [1, 3])
 def test_roc_svm_tables_killed_mid_way_resume_to_the_uninterrupted_numbers(tmp_path, monkeypatch,
                                                                            table):
-  def run(out, resume=False):
-    store = run_store.CellStore(out)
-    store.start({"table": table}, resume)
+  def run(out, fake, resume=False):
+    for name in ("select", "timed_fit", "auc_percent"):
+      monkeypatch.setattr(roc_svm_tables.roc, name, getattr(fake, name))
+    store = store_lib.RunStore(out, "roc_svm_tables")
+    store.start({"table": table}, resume=resume)
     if table == 1:
       _, payload = roc_svm_tables.run_table1(
           sizes=(200,), repetitions=3, n_test=100, lam_grid=(1e-3, 1e-2),
-          population_samples=1000, log=lambda line: None, store=store)
+          population_samples=1000, log=_QUIET, store=store)
     else:
-      _, payload = roc_svm_real_data.run_table3(
-          datasets=("a", "bb"), splits=3, loader=_fake_loader, log=lambda line: None,
-          num_landmarks=5, store=store)
-    store.finish_cells()
+      _, payload = roc_svm_tables.run_table3(
+          datasets=("a", "bb"), splits=3, loader=_fake_loader, log=_QUIET, num_landmarks=5,
+          store=store)
+    store.finish()
     return payload["raw"]
 
-  monkeypatch.setattr(roc_svm_tables, "trials", _FakeTrials())
-  monkeypatch.setattr(roc_svm_real_data, "trials", _FakeTrials())
-  whole = run(tmp_path / "whole")
-  killed = _FakeTrials(interrupt_at=4)
-  monkeypatch.setattr(roc_svm_tables, "trials", killed)
-  monkeypatch.setattr(roc_svm_real_data, "trials", killed)
+  whole = run(tmp_path / "whole", _FakeTrials())
   with pytest.raises(KeyboardInterrupt):
-    run(tmp_path / "killed")
+    run(tmp_path / "killed", _FakeTrials(interrupt_at=4))
   resumed = _FakeTrials()
-  monkeypatch.setattr(roc_svm_tables, "trials", resumed)
-  monkeypatch.setattr(roc_svm_real_data, "trials", resumed)
-  assert json.dumps(run(tmp_path / "killed", resume=True)) == json.dumps(whole)
+  assert json.dumps(run(tmp_path / "killed", resumed, resume=True)) == json.dumps(whole)
   assert resumed.fits == (3 * 3 - 3 if table == 1 else 2 * 3 * 2 - 3)   # only what was missing
 
 
 class _FakeComparison:
-  """Stands in for ``comparison_methods``' CV and fits: a fit's 'AUC' is a checksum of its
-  training and evaluation data and of its key, so a resumed run equals the uninterrupted one
-  only if it replays the same splits, subsets and keys."""
+  """Stands in for the methods' CV and fits: a fit's 'AUC' is a checksum of its training and
+  evaluation data and of its key, so a resumed run equals the uninterrupted one only if it
+  replays the same splits, subsets and keys."""
 
   def __init__(self, interrupt_at=None):
     self.fits, self.selections, self.interrupt_at = 0, 0, interrupt_at
 
-  def select_hyperparams(self, method, cv_data, k, args):
-    del k, args
+  def select_hyperparams(self, method, cv_data, k, settings):
+    del k, settings
     self.selections += 1
     best = {"lam": float(np.sum(cv_data[0]) % 1), "gamma": [0.25, 0.5]}
     return best, {"method": method, "cv": "fake", "best": best, "best_score": 0.75}
 
-  def fit_and_score(self, method, best, k, train, evals, args, key):
-    del method, k, args
+  def fit_and_score(self, method, best, k, train, evals, settings, key):
+    del method, k, settings
     self.fits += 1
     if self.fits == self.interrupt_at:
       raise KeyboardInterrupt("killed")
@@ -178,14 +157,14 @@ class _FakeComparison:
 
 
 def test_auc_comparison_killed_mid_way_resumes_to_the_uninterrupted_rows(tmp_path, monkeypatch):
-  settings = dict(trials=3, num_labeled=60, common_size=100, eval_size=150, exact_qsg=False,
-                  log=lambda line: None)
+  base = auc_comparison.Settings(datasets=("lev",), trials=3, num_labeled=60, common_size=100,
+                                 eval_size=150, exact_qsg=False, progress=False)
 
-  def run(out, fake, resume=False, **more):
+  def run(out, fake, **more):
     monkeypatch.setattr(auc_comparison.cm, "select_hyperparams", fake.select_hyperparams)
     monkeypatch.setattr(auc_comparison.cm, "fit_and_score", fake.fit_and_score)
-    return auc_comparison.run_comparison(["lev"], output_dir=str(out), resume=resume,
-                                         **dict(settings, **more))
+    return auc_comparison.run(dataclasses.replace(base, output_dir=str(out), **more),
+                              log=_QUIET)
 
   whole = run(tmp_path / "whole", _FakeComparison())
   out = tmp_path / "killed"
@@ -193,14 +172,12 @@ def test_auc_comparison_killed_mid_way_resumes_to_the_uninterrupted_rows(tmp_pat
   # third.
   with pytest.raises(KeyboardInterrupt):
     run(out, _FakeComparison(interrupt_at=8))
-  manifest = json.loads((out / "run.json").read_text())
-  assert manifest["complete"] is False
-  assert sorted(p.stem for p in (out / "cells").glob("*.json")) == sorted(
+  assert json.loads((out / "auc_comparison.json").read_text())["complete"] is False
+  assert sorted(p.stem for p in (out / "cells" / "auc_comparison").glob("*.json")) == sorted(
       [f"lev-cv-{m}" for m in auc_comparison.cm.ORDINAL_METHODS] + ["lev-trial-0"])
-  assert not (out / "auc_comparison.json").exists()
-  with pytest.raises(run_store.ResumeError, match="pass --resume"):
+  with pytest.raises(store_lib.StoreError, match="pass --resume"):
     run(out, _FakeComparison())
-  with pytest.raises(run_store.ResumeError, match="trial_seeds"):
+  with pytest.raises(store_lib.StoreError, match="trial_seeds"):
     run(out, _FakeComparison(), resume=True, trial_seeds="offset")
 
   resumed = _FakeComparison()
@@ -208,7 +185,7 @@ def test_auc_comparison_killed_mid_way_resumes_to_the_uninterrupted_rows(tmp_pat
   assert resumed.selections == 0 and resumed.fits == 2 * 5     # trials 1 and 2 only
   assert json.dumps(payload["rows"]) == json.dumps(whole["rows"])
   assert json.dumps(payload["cv"]) == json.dumps(whole["cv"])
-  assert json.loads((out / "run.json").read_text())["complete"] is True
+  assert json.loads((out / "auc_comparison.json").read_text())["complete"] is True
   assert not [p for p in out.rglob("*") if p.name.startswith(reporting.TEMP_PREFIX)]
   # Each trial is its own: no two trials (nor the seed-1 run's trials) share a split.
   sums = [r["auc"] for r in whole["rows"] if r["method"] == "SVOREX"]
@@ -235,11 +212,9 @@ def test_theorem4_killed_mid_way_resumes_to_the_uninterrupted_rows(tmp_path, mon
       counter.tick()
       return [{"n": n, "rep": rep, "gap": sigma * lam * (seed + n + 10 * rep)}]
     monkeypatch.setattr(roc_svm_theorem4, "_measure", measure)
-    store = run_store.CellStore(out)
-    store.start({"sizes": [100, 200]}, resume)
-    rows, _ = roc_svm_theorem4.run(sizes=(100, 200), repetitions=2, store=store)
-    store.finish_cells()
-    return rows
+    monkeypatch.setattr(roc_svm_theorem4, "plot", lambda rows, path: None)
+    return roc_svm_theorem4.run(roc_svm_theorem4.Settings(
+        sizes=(100, 200), repetitions=2, output_dir=str(out), resume=resume), log=_QUIET)
 
   whole = run(tmp_path / "whole", _Interrupter())
   with pytest.raises(KeyboardInterrupt):
@@ -251,32 +226,34 @@ def test_theorem4_killed_mid_way_resumes_to_the_uninterrupted_rows(tmp_path, mon
 
 def test_split_corrections_killed_mid_way_resumes_to_the_uninterrupted_rows(tmp_path,
                                                                             monkeypatch):
-  settings = dict(dataset="lev", trials=3, common_size=100, timing_sizes=[50],
-                  timing_exact_size=0, log=lambda line: None)
+  base = split_corrections.Settings(dataset="lev", trials=3, common_size=100, timing_sizes=(50,),
+                                    timing_exact_size=0)
 
   def run(out, counter, resume=False):
-    def fit_method(method, train, k, key, args, params):
-      del k, args
+    def fit_method(method, train, k, key, settings, params):
+      del k, settings
       counter.tick()
       total = sum(float(np.sum(a)) for a in train) + len(method) + params["lam"]
       total += float(np.sum(np.asarray(jax.random.key_data(key)) % 997))
       return (lambda x: np.full((x.shape[0], 4), total)), 0.5
     monkeypatch.setattr(split_corrections, "fit_method", fit_method)
-    monkeypatch.setattr(split_corrections, "split_auc", lambda scores, y, k: float(scores[0, 0]))
+    monkeypatch.setattr(split_corrections.baselines, "mean_split_auc",
+                        lambda scores, y, k: float(scores[0, 0]))
     monkeypatch.setattr(split_corrections, "cross_validate_split",
-                        lambda cv_data, k, args, log: (counter.tick() or {
+                        lambda cv_data, k, settings, log: (counter.tick() or {
                             "lam": 1e-3, "sigma": 0.125, "gamma": 1.0,
                             "split_lam": float("inf")}, [{"cv_auc": 0.5}]))
     monkeypatch.setattr(split_corrections, "run_timing",
                         lambda *args, **kwargs: counter.tick() or [{"method": "x"}])
-    return split_corrections.run(output_dir=str(out), resume=resume, **settings)
+    return split_corrections.run(dataclasses.replace(base, output_dir=str(out), resume=resume),
+                                 log=_QUIET)
 
   whole = run(tmp_path / "whole", _Interrupter())
   # CV (1), trial 0 (2-4), trial 1 killed at its second fit (6).
   with pytest.raises(KeyboardInterrupt):
     run(tmp_path / "killed", _Interrupter(interrupt_at=6))
-  assert sorted(p.stem for p in (tmp_path / "killed" / "cells").glob("*.json")) == [
-      "cv", "trial-0"]
+  assert sorted(p.stem for p in (tmp_path / "killed" / "cells" / "split_corrections").glob(
+      "*.json")) == ["cv", "trial-0"]
   resumed = _Interrupter()
   payload = run(tmp_path / "killed", resumed, resume=True)
   assert resumed.calls == 2 * 3 + 1                      # trials 1 and 2, then the timing

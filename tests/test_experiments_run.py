@@ -1,77 +1,109 @@
-"""The main job's reliability: flag validation, atomic files, kill-and-resume, plots, seeds.
+"""The main job and the command line every script shares (experiments/common).
 
-The kill test starts ``python -m experiments.run``, SIGKILLs it as soon as its first trial file
-appears, resumes it, and compares every trial's numbers with an uninterrupted run of the same
-flags (run in process through ``main_job.run_job``, the function the script calls).
+Flags generated from a settings dataclass, a results directory that is never overwritten without
+--overwrite, kill-and-resume to the uninterrupted numbers, short user errors, quiet output, the
+run's metadata and saved models, the plots and the ETA measured after compilation.
 """
 
+import dataclasses
+import hashlib
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
+import types
 
 from absl import flags
+import jax
 import numpy as np
 import pytest
 
-from experiments import common_flags
-from experiments import main_job
+import qsg_jax
 from experiments import plot as plot_lib
-from experiments import progress as progress_lib
-from experiments import protocols
-from experiments import reporting
 from experiments import run
-from experiments import run_store
+from experiments.common import cli
+from experiments.common import protocols
+from experiments.common import reporting
+from experiments.common import store as store_lib
 from qsg_jax import data as data_lib
-from qsg_jax import defaults
 from tests.conftest import REPO_ROOT
 
 # Steady-state trials take ~0.5 s, so a kill right after the first trial file lands mid-run.
 _TINY = dict(num_steps=1024, num_frequencies=8)
+_FAST = ["--num_steps=64", "--num_frequencies=8", "--noprogress"]
 _TRIALS = 3
+
+
+def _script(*args, env=None):
+  """``python -m experiments.run args`` from the repository root (a CompletedProcess)."""
+  return subprocess.run([sys.executable, "-m", "experiments.run", *args], cwd=REPO_ROOT,
+                        text=True, capture_output=True, check=False,
+                        env=None if env is None else dict(os.environ, **env))
 
 
 def _flag_values():
   fv = flags.FlagValues()
-  common_flags.define_run_flags(output_dir="results/{dataset}", flag_values=fv)
-  common_flags.define_eval_size_flag(flag_values=fv)
-  common_flags.define_engine_flags(flag_values=fv)
+  cli.define_flags(run.Settings, flag_values=fv)
   return fv
 
 
 @pytest.mark.parametrize("arg, message", [
-    ("--trials=0", r"flag --trials=0: --trials must be an integer >= 1; pass e.g. --trials=1"),
-    ("--eval_size=-1", r"--eval_size must be an integer >= 0 \(0 = every point\)"),
+    ("--trials=0", r"flag --trials=0: --trials must be an integer >= 1; pass e.g. --trials=10"),
+    ("--eval_size=-1", r"--eval_size must be an integer >= 0"),
     ("--num_steps=0", r"--num_steps must be an integer >= 1"),
-    ("--labeled_batch_size=0", r"--labeled_batch_size must be an integer >= 1 \(or unset\)"),
-    ("--gamma=1.5", r"--gamma must be in \[0, 1\]"),
-    ("--sigma=0", r"--sigma must be a number > 0; pass e.g. --sigma=0.1"),
+    ("--labeled_batch_size=0", r"--labeled_batch_size must be an integer >= 1"),
+    ("--gamma=1.5", r"--gamma must be a number >= 0 and <= 1"),
+    ("--sigma=0", r"--sigma must be a number > 0"),
     ("--lam=-1", r"--lam must be a number >= 0"),
-    ("--step_size=-3", r"--step_size must be 'auto' or a number > 0"),
+    ("--step_size=-3", r"--step_size must be a number > 0"),
+    ("--step_size=fast", r"--step_size must be a number or auto"),
+    ("--output_dir=", r"--output_dir must not be empty"),
+    ("--cv=full", r"value should be one of <paper\|quick\|none>"),
 ])
-def test_flag_validators_reject_out_of_range_values(arg, message):
-  fv = _flag_values()
+def test_flags_are_checked_at_parsing_with_the_flag_value_and_range(arg, message):
   with pytest.raises(flags.IllegalFlagValueError, match=message):
-    fv(["prog", arg])
+    _flag_values()(["prog", arg])
 
 
-def test_engine_flags_default_to_the_library_defaults_and_help_shows_them():
+def test_settings_from_flags_default_to_the_library_and_python_settings_are_checked():
   fv = _flag_values()
-  fv(["prog"])
-  assert common_flags.engine_kwargs(flag_values=fv) == defaults.HYPERPARAMS
+  fv(["prog", "--step_size=0.5", "--trials=3"])
+  settings = cli.settings_from_flags(run.Settings, flag_values=fv)
+  assert settings == run.Settings(step_size=0.5, trials=3)
+  defaults = qsg_jax.FitConfig()
+  assert cli.engine_params(run.Settings()) == {
+      name: getattr(defaults, name) for name in cli.ENGINE_PARAMS}
   text = fv.get_help()
-  for name in ("sigma", "lam", "gamma", "step_size", "num_steps", "num_frequencies"):
-    assert f"(default: '{defaults.HYPERPARAMS[name]}')" in text, name
-  with pytest.raises(ValueError, match=r"unknown engine flags \['eta0'\]"):
-    common_flags.define_engine_flags(["eta0"], flag_values=flags.FlagValues())
+  for name in ("sigma", "lam", "gamma", "step_size", "num_steps", "resume", "overwrite"):
+    assert f"--{name}" in text or f"--[no]{name}" in text, name
+  with pytest.raises(cli.UserError, match=r"trials must be an integer >= 1; received 0"):
+    run.Settings(trials=0)
+  with pytest.raises(cli.UserError, match="--resume and --overwrite contradict"):
+    run.Settings(resume=True, overwrite=True)
+  with pytest.raises(TypeError, match="trails"):
+    run.Settings(trails=3)   # pylint: disable=unexpected-keyword-arg
 
 
-def test_main_job_cli_rejects_bad_flags_before_loading_data():
-  proc = subprocess.run([sys.executable, "-m", "experiments.run", "--trials=0"], cwd=REPO_ROOT,
-                        text=True, capture_output=True, check=False)
-  assert proc.returncode != 0
-  assert "--trials must be an integer >= 1" in proc.stderr
+def test_help_lists_resume_and_overwrite():
+  text = _script("--help").stdout
+  assert "--[no]resume: Continue the run in --output_dir" in text
+  assert "--[no]overwrite: Replace the run in --output_dir" in text
+
+
+def test_empty_output_dir_and_a_missing_data_file_are_short_errors(tmp_path):
+  proc = _script("--output_dir=")
+  assert proc.returncode != 0 and "--output_dir must not be empty" in proc.stderr
+  assert "Traceback" not in proc.stderr
+  with pytest.raises(store_lib.StoreError, match="--output_dir is empty"):
+    store_lib.RunStore("", "run").start({})
+  proc = _script("--dataset=sgemm", f"--output_dir={tmp_path / 'out'}",
+                 env={"QSG_JAX_DATA": str(tmp_path / "none"), "QSG_JAX_DOWNLOAD": "0"})
+  assert proc.returncode == 2
+  assert proc.stderr.startswith("error: dataset 'sgemm' needs file(s) that were not found")
+  assert "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) <= 20
+  assert not (tmp_path / "out").exists()        # nothing written for a run that cannot start
 
 
 def test_multi_process_flags_need_all_three_or_none():
@@ -79,10 +111,6 @@ def test_multi_process_flags_need_all_three_or_none():
                                        "coordinator_address='host:1234', num_processes=None"):
     run.initialize_distributed(coordinator_address="host:1234", num_processes=None,
                                process_id=None, auto=False)
-  with pytest.raises(ValueError, match=r"process_id must be in 0..num_processes-1; received "
-                                       r"process_id=2, num_processes=2"):
-    run.initialize_distributed(coordinator_address="host:1234", num_processes=2, process_id=2,
-                               auto=False)
   assert not run.initialize_distributed(coordinator_address=None, num_processes=None,
                                         process_id=None, auto=False)
 
@@ -99,59 +127,90 @@ def test_atomic_write_keeps_the_old_file_on_failure_and_leaves_no_temporary(tmp_
   assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
   (tmp_path / (reporting.TEMP_PREFIX + "r.json.x")).write_text("left by a kill")
   assert reporting.remove_stale_temporaries(tmp_path) == [reporting.TEMP_PREFIX + "r.json.x"]
-  assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
 
 
 def test_unwritable_output_dir_is_refused_before_training(tmp_path):
   (tmp_path / "file").write_text("")
   with pytest.raises(PermissionError, match=r"--output_dir=.*file/out is not writable"):
-    reporting.check_writable(tmp_path / "file" / "out")
+    store_lib.check_output_dir(tmp_path / "file" / "out")
   with pytest.raises(PermissionError, match="is not writable"):
-    main_job.run_job(dataset="lev", data_dir=None, num_labeled=None, num_classes=None,
-                     eval_size=0, seed=0, trials=1, output_dir=str(tmp_path / "file" / "out"),
-                     params=dict(defaults.HYPERPARAMS), log=lambda _: None)
+    run.run(run.Settings(output_dir=str(tmp_path / "file" / "out"), trials=1, num_steps=8),
+            log=lambda _: None)
 
 
-def test_run_store_refuses_what_it_cannot_resume(tmp_path):
-  settings = {"seed": 0, "hyperparams": {"lam": 1e-3}}
-  with pytest.raises(run_store.ResumeError, match="holds no run to resume"):
-    run_store.RunStore(tmp_path / "empty").start(settings, 2, resume=True)
-  store = run_store.RunStore(tmp_path / "a")
-  assert store.start(settings, 2, resume=False) == {}
-  store.save_trial(0, {"trial": 0, "auc": 0.9}, 1, 2)
-  with pytest.raises(run_store.ResumeError, match=r"unfinished run \(1 of 2 trials done\); "
-                                                   "pass --resume"):
-    run_store.RunStore(tmp_path / "a").start(settings, 2, resume=False)
-  other = {"seed": 1, "hyperparams": {"lam": 1e-2}}
-  with pytest.raises(run_store.ResumeError, match=r"(?s)hyperparams: the stored run has "
-                                                   r"\{'lam': 0.001\}.*seed: the stored run has 0"):
-    run_store.RunStore(tmp_path / "a").start(other, 2, resume=True)
-  assert run_store.RunStore(tmp_path / "a").start(settings, 2, resume=True) == {
-      0: {"trial": 0, "auc": 0.9}}
+def test_run_store_never_replaces_a_run_without_being_asked(tmp_path):
+  settings = {"seed": 0, "lam": 1e-3, "trials": 2}
+  with pytest.raises(store_lib.StoreError, match="holds no run to resume"):
+    store_lib.RunStore(tmp_path / "empty", "run").start(settings, resume=True)
+  store = store_lib.RunStore(tmp_path / "a", "run")
+  assert store.start(settings) == {}
+  store.cached("trial_0", lambda: {"auc": 0.9})
+  with pytest.raises(store_lib.StoreError, match=r"unfinished run \(run.json, 1 units done\); "
+                                                 "pass --resume"):
+    store_lib.RunStore(tmp_path / "a", "run").start(settings)
+  other = dict(settings, seed=1, lam=1e-2)
+  with pytest.raises(store_lib.StoreError, match=r"(?s)lam: the stored run has 0.001.*seed: "):
+    store_lib.RunStore(tmp_path / "a", "run").start(other, resume=True)
+  resumed = store_lib.RunStore(tmp_path / "a", "run")
+  # A selection setting (more trials) may differ on --resume; the finished cell is reused.
+  assert resumed.start(dict(settings, trials=5), resume=True, selection=("trials",)) == {
+      "trial_0": {"auc": 0.9}}
+  resumed.finish({"auc_mean": 0.9})
+  with pytest.raises(store_lib.StoreError, match="holds the finished results run.json; pass "
+                                                 "--overwrite to replace it"):
+    store_lib.RunStore(tmp_path / "a", "run").start(settings)
+  assert store_lib.RunStore(tmp_path / "a", "run").start(settings, overwrite=True) == {}
+  assert not list((tmp_path / "a" / "cells" / "run").iterdir())
+  # A script of another name shares the directory without touching this run.
+  store_lib.RunStore(tmp_path / "a", "other").start({})
+  assert json.loads((tmp_path / "a" / "run.json").read_text())["complete"] is False
 
 
-def test_trials_of_different_seeds_share_no_split():
+def test_cell_store_returns_the_same_values_fresh_and_resumed(tmp_path):
+  store = store_lib.RunStore(tmp_path, "x")
+  store.start({"a": 1})
+  fresh = store.cached("x/1", lambda: {"v": float("nan"), "w": [1, 2.5], "n": None})
+  assert store.cached("x/1", lambda: pytest.fail("computed twice")) is fresh
+  resumed = store_lib.RunStore(tmp_path, "x")
+  assert list(resumed.start({"a": 1}, resume=True)) == ["x_1"]
+  again = resumed.cached("x/1", lambda: pytest.fail("computed on resume"))
+  assert json.dumps(again) == json.dumps(fresh)            # NaN kept, not turned into null
+
+
+def test_trials_of_different_seeds_share_no_split_and_streams_are_named():
   dataset = data_lib.load("lev")
   proto = protocols.protocol_for(dataset)
   labeled = lambda seed, t: protocols.make_trial(
       dataset, proto, protocols.trial_key(seed, t), eval_size=0).x_labeled
-  # seed + t would give seed 0's trial 1 the split of seed 1's trial 0.
-  assert not np.array_equal(labeled(0, 1), labeled(1, 0))
+  assert not np.array_equal(labeled(0, 1), labeled(1, 0))   # seed + t would make them equal
   np.testing.assert_array_equal(labeled(0, 1), labeled(0, 1))
+  key = protocols.trial_key(0, 0)
+  np.testing.assert_array_equal(
+      jax.random.key_data(protocols.stream_key(key, "training")),
+      jax.random.key_data(jax.random.fold_in(key, protocols.STREAMS["training"])))
+  with pytest.raises(KeyError):
+    protocols.stream_key(key, "trainnig")
 
 
-def test_progress_bar_prints_a_few_lines_with_an_eta_when_not_a_terminal(capsys):
-  import io  # pylint: disable=g-import-not-at-top
-  stream = io.StringIO()
-  bar = progress_lib.ProgressBar(200, unit="steps", stream=stream)
-  for done in range(0, 201, 5):
-    bar.update(done)
+def test_progress_eta_counts_only_the_work_after_the_first_update(monkeypatch):
+  bar = reporting.Progress(100, enabled=True, log=lambda _: None)
+  opened = []
+  monkeypatch.setattr(bar, "_open", lambda initial, note=None: opened.append(initial) or
+                      types.SimpleNamespace(n=initial, close=lambda: None,
+                                            update=lambda d: None))
+  time.sleep(0.05)        # "compilation": before the first update
+  bar.update(10)
+  bar.update(20)
   bar.close()
-  lines = stream.getvalue().splitlines()
-  assert len(lines) == 11 and lines[-1].startswith("[" + "#" * 30 + "] 100% 200/200 steps")
-  assert "ETA 0:00" in lines[-1] and "ETA ?" in lines[0]
-  assert progress_lib.format_seconds(3725) == "1:02:05"
-  assert progress_lib.format_seconds(65) == "1:05"
+  assert opened == [10]   # the clock (tqdm's initial) starts at the first update's units
+
+
+def test_tiny_evaluation_sets_are_refused_before_training(tmp_path):
+  with pytest.raises(cli.UserError, match=r"trial 0: the 3 evaluation points .* have no point "
+                                          r"on one side and no AUC\. Score on more points"):
+    run.run(run.Settings(output_dir=str(tmp_path / "out"), trials=1, eval_size=3,
+                         num_steps=8), log=lambda _: None)
+  assert not (tmp_path / "out").exists()
 
 
 def _wait_for(path, proc, timeout=240):
@@ -167,45 +226,96 @@ def test_killed_run_resumes_to_the_uninterrupted_numbers(tmp_path):
   args = [sys.executable, "-m", "experiments.run", f"--trials={_TRIALS}", "--seed=3",
           f"--output_dir={out}", "--noprogress"] + [f"--{k}={v}" for k, v in _TINY.items()]
   proc = subprocess.Popen(args, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-  _wait_for(out / "trials" / "trial_00000.json", proc)
+  _wait_for(out / "cells" / "run" / "trial_00000.json", proc)
   proc.send_signal(signal.SIGKILL)
   proc.communicate()
   manifest = json.loads((out / "run.json").read_text())
-  assert manifest["complete"] is False and manifest["trials_done"] < _TRIALS
-  # Without --resume the unfinished run is not overwritten (the script exits 2 with this).
-  with pytest.raises(run_store.ResumeError, match="pass --resume to continue it"):
-    run_store.RunStore(out).start({}, _TRIALS, resume=False)
-  resumed = subprocess.run(args + ["--resume"], cwd=REPO_ROOT, text=True, capture_output=True,
-                           check=False)
+  assert manifest["complete"] is False
+  with pytest.raises(store_lib.StoreError, match="pass --resume to continue it"):
+    store_lib.RunStore(out, "run").start({})
+  resumed = subprocess.run(args + ["--resume", "--verbosity=1"], cwd=REPO_ROOT, text=True,
+                           capture_output=True, check=False)
   assert resumed.returncode == 0, resumed.stderr[-3000:]
   assert "already done, resumed" in resumed.stdout
+  # --verbosity=1 adds the training segments' lines and the library's info, not JAX's logs.
+  assert "step 1024/1024, max |f| on the labeled points" in resumed.stdout
+  assert len(resumed.stderr.splitlines()) < 20
   result = json.loads((out / "run.json").read_text())
   assert result["complete"] is True and len(result["trials"]) == _TRIALS
   assert not [p for p in out.rglob("*") if p.name.startswith(reporting.TEMP_PREFIX)]
-  env = result["environment"]
-  assert env["packages"]["jax"] and env["packages"]["qsg_jax"] and env["device_count"] >= 1
-  assert "--resume" in env["command_line"]
-  expected = main_job.run_job(
-      dataset="lev", data_dir=None, num_labeled=None, num_classes=None, eval_size=20000,
-      seed=3, trials=_TRIALS, output_dir=str(tmp_path / "whole"), show_progress=False,
-      params=dict(defaults.HYPERPARAMS, **_TINY), log=lambda _: None)
-  for name in ("auc", "mae", "auc_per_split", "max_abs_score"):
+  assert "--resume" in result["environment"]["command_line"]
+  expected = run.run(run.Settings(seed=3, trials=_TRIALS, output_dir=str(tmp_path / "whole"),
+                                  progress=False, **_TINY), log=lambda _: None)
+  for name in ("auc", "mae", "auc_per_split", "max_abs_score", "eta0", "roc"):
     assert [r[name] for r in result["trials"]] == [r[name] for r in expected["trials"]], name
-  assert result["auc_mean"] == expected["auc_mean"]
   # Compilation is counted in the killed process's first trial and the resumed one's.
   firsts = [r["trial"] for r in result["trials"] if r["includes_compilation"]]
   assert firsts[0] == 0 and len(firsts) == 2
   assert result["timing"]["steady_trials"] == _TRIALS - 2
-  # The plots are redrawn from the saved results alone.
-  for png in ("run_auc.png", "run_max_abs_score.png"):
-    (out / png).unlink()
-  plot_lib.main(["plot", str(out)])
-  for png in ("run_auc.png", "run_max_abs_score.png"):
-    assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_plot_says_what_is_missing(tmp_path):
+def test_the_command_line_is_quiet_and_never_replaces_a_finished_run(tmp_path):
+  out = tmp_path / "run"
+  first = _script("--trials=2", f"--output_dir={out}", *_FAST)
+  assert first.returncode == 0, first.stderr[-3000:]
+  # A header, one line per trial, the summary; no log lines on stderr.
+  lines = first.stdout.splitlines()
+  assert lines[0].startswith("QS3ORAO on lev") and len(lines) <= 10
+  assert [line.split(":")[0] for line in lines[1:3]] == ["trial 1/2", "trial 2/2"]
+  assert first.stderr == ""
+  before = (out / "run.json").stat().st_mtime_ns
+  again = _script("--trials=2", f"--output_dir={out}", *_FAST)
+  assert again.returncode == 2 and again.stderr.startswith(f"error: {out} holds the finished "
+                                                          "results run.json; pass --overwrite")
+  assert (out / "run.json").stat().st_mtime_ns == before
+
+
+def test_run_json_records_what_ran_and_saved_models_predict_the_same(tmp_path):
+  settings = run.Settings(output_dir=str(tmp_path), trials=2, save_models=True, num_steps=64,
+                          num_frequencies=8, progress=False)
+  run.run(settings, log=lambda _: None)
+  stored = json.loads((tmp_path / "run.json").read_text())
+  assert [r["eta0"] for r in stored["trials"]] == [pytest.approx(3.0)] * 2   # "auto", capped
+  assert stored["timing"]["wall_time_s"] > 0 and stored["timing"]["compile_time_s"] >= 0
+  assert all(r["compile_time_s"] >= 0 for r in stored["trials"])
+  assert np.asarray(stored["trials"][0]["roc"]).shape == (4, run.ROC_POINTS)
+  assert stored["data_files"] == {}             # lev is embedded: no data file was read
+  packages = stored["environment"]["packages"]
+  assert packages["qsg_jax"] == qsg_jax.__version__
+  assert packages["jax"] == jax.__version__ and packages["jaxlib"] and packages["numpy"]
+  assert packages["python"].count(".") == 2
+  dataset = data_lib.load("lev")
+  proto = protocols.protocol_for(dataset)
+  for row in stored["trials"]:
+    trial = protocols.make_trial(dataset, proto, protocols.trial_key(0, row["trial"]), 20000)
+    model = qsg_jax.io.load(tmp_path / "models" / f"trial_{row['trial']:05d}.npz")
+    aucs = qsg_jax.split_aucs(qsg_jax.io.frozen_scores(model, trial.x_eval), trial.y_eval,
+                              proto.num_classes)
+    np.testing.assert_allclose(aucs, row["auc_per_split"], atol=1e-6)
+  with pytest.raises(store_lib.StoreError, match="pass --overwrite to replace it"):
+    run.run(settings, log=lambda _: None)
+  run.run(dataclasses.replace(settings, trials=1, overwrite=True), log=lambda _: None)
+  assert len(json.loads((tmp_path / "run.json").read_text())["trials"]) == 1
+
+
+def test_data_files_are_hashed_from_the_loader_description(tmp_path):
+  path = tmp_path / "a.csv"
+  path.write_bytes(b"1,2\n")
+  dataset = types.SimpleNamespace(description=f"Some source. Files: {path}.")
+  assert reporting.data_files(dataset) == {str(path): hashlib.sha256(b"1,2\n").hexdigest()}
+  assert reporting.data_files(types.SimpleNamespace(description="Embedded.")) == {}
+
+
+def test_plots_are_redrawn_from_the_saved_results(tmp_path):
+  row = lambda t: {"trial": t, "auc": 0.8, "auc_per_split": [0.7, 0.9],
+                   "max_abs_score": [1.0, 2.0, 1.5], "roc": [[0.0, 0.5, 1.0]] * 2}
+  (tmp_path / "cells" / "run").mkdir(parents=True)
+  for t in range(2):
+    (tmp_path / "cells" / "run" / f"trial_{t:05d}.json").write_text(json.dumps(row(t)))
+  plot_lib.main(["plot", str(tmp_path)])        # an unfinished run: from its cells
+  for png in ("run_auc.png", "run_roc.png", "run_max_abs_score.png"):
+    assert (tmp_path / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
   with pytest.raises(FileNotFoundError, match="holds no results of experiments.run"):
-    plot_lib.draw(tmp_path)
+    plot_lib.draw(tmp_path / "nothing")
   with pytest.raises(SystemExit, match="usage: python -m experiments.plot RESULTS_DIR"):
     plot_lib.main(["plot"])

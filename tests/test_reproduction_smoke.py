@@ -1,11 +1,12 @@
-"""Reduced runs of the reproduction scripts of issue 3 (timing vs n_u, AUC comparison), in process.
+"""Reduced runs of the reproduction scripts (timing vs n_u, AUC comparison), in process.
 
 Both runs use the embedded LEV set (ordinal, k = 5) with 60 labeled and 100 unlabeled points and
 the same tiny QSG settings, so the engine is compiled once for both. The helpers that turn rows
-into the issue's checks are tested on hand-made rows with hand-computed answers.
+into the tables are tested on hand-made rows with hand-computed answers.
 """
 
 import csv
+import dataclasses
 import json
 
 import jax
@@ -13,10 +14,10 @@ import numpy as np
 import pytest
 
 from experiments import auc_comparison
-from experiments import comparison_checks
-from experiments import comparison_methods
-from experiments import protocols
 from experiments import timing_vs_unlabeled as timing
+from experiments.common import cli
+from experiments.common import methods
+from experiments.common import protocols
 from qsg_jax import baselines
 from qsg_jax import data as data_lib
 from qsg_jax import memory
@@ -39,10 +40,10 @@ def _assert_outputs(out, stem):
 
 def test_timing_script_times_every_method_and_reports_the_ratio(tmp_path):
   lines = []
-  payload = timing.run_timing(["lev"], output_dir=str(tmp_path), sizes=[_NUM_UNLABELED],
-                              include_full=False, exact_cap_ordinal=_NUM_UNLABELED,
-                              rerun_below_s=0.0, num_labeled=_NUM_LABELED, params=_QSG_TINY,
-                              log=lines.append)
+  payload = timing.run(timing.Settings(
+      datasets=("lev",), output_dir=str(tmp_path), sizes=(_NUM_UNLABELED,), full=False,
+      exact_cap_ordinal=_NUM_UNLABELED, rerun_below_s=0.0, num_labeled=_NUM_LABELED,
+      **_QSG_TINY), log=lines.append)
   written, markdown, table = _assert_outputs(tmp_path, "timing_vs_unlabeled")
   rows = written["rows"]
   assert [r["method"] for r in rows] == ["QS3ORAO", "M-SAMULT", "M-PNU-AUC"]
@@ -56,7 +57,7 @@ def test_timing_script_times_every_method_and_reports_the_ratio(tmp_path):
   # M-SAMULT was not timed at 20,000: the check says so instead of passing or failing.
   (check,) = written["checks"]
   assert check["method"] == "M-SAMULT" and check["passed"] is None and "not timed" in check["note"]
-  assert "Check (b)" in markdown and "not measured" in "\n".join(lines)
+  assert "(M-)SAMULT / QSG >= 5.0" in markdown and "not measured" in "\n".join(lines)
   assert payload["qsg_hyperparams"]["num_steps"] == 64
 
 
@@ -95,10 +96,10 @@ def test_exact_methods_above_the_cap_are_marked_out_of_memory_or_capped(monkeypa
 
 def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   lines = []
-  settings = dict(trials=2, num_labeled=_NUM_LABELED, common_size=_NUM_UNLABELED, full=False,
-                  cv_grid="fixed", data_dir=str(tmp_path / "no_data"), **_QSG_TINY)
-  payload = auc_comparison.run_comparison(["lev", "dota2"], output_dir=str(tmp_path),
-                                          log=lines.append, **settings)
+  payload = auc_comparison.run(auc_comparison.Settings(
+      datasets=("lev", "dota2"), output_dir=str(tmp_path), trials=2, num_labeled=_NUM_LABELED,
+      common_size=_NUM_UNLABELED, full=False, cv_grid="fixed", progress=False,
+      data_dir=str(tmp_path / "no_data"), **_QSG_TINY), log=lines.append)
   written, markdown, table = _assert_outputs(tmp_path, "auc_comparison")
   # dota2's files are missing: skipped and said so, not dropped silently.
   assert [s["dataset"] for s in written["skipped"]] == ["dota2"]
@@ -134,7 +135,7 @@ def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   common = np.random.default_rng(np.asarray(order_bits)).permutation(
       trial.x_unlabeled.shape[0])[:100]
   model = baselines.fit_svorex(trial.x_labeled, trial.y_labeled,
-                               **comparison_methods.FIXED["svorex"], num_classes=5)
+                               **methods.FIXED["svorex"], num_classes=5)
   # Splits with an empty side among the points have no AUC (NaN) and are left out of the mean.
   expected = np.nanmean(baselines.split_aucs(baselines.decision_function(
       model, trial.x_unlabeled[common]), trial.y_eval[common], 5))
@@ -143,7 +144,7 @@ def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   assert svorex["num_eval"] == 100 and svorex["num_unlabeled"] == 0
   # QS3ORAO-exact: QS3ORAO's objective solved exactly with QS3ORAO's hyper-parameters.
   own = baselines.fit_exact_qsg(trial.x_labeled, trial.y_labeled, trial.x_unlabeled[common],
-                                num_classes=5, **comparison_methods.FIXED["qsg"])
+                                num_classes=5, **methods.FIXED["qsg"])
   expected = np.nanmean(baselines.split_aucs(baselines.decision_function(
       own, trial.x_unlabeled[common]), trial.y_eval[common], 5))
   (exact,) = [r for r in rows if r["method"] == "QS3ORAO-exact" and r["trial"] == 1]
@@ -156,10 +157,10 @@ def test_closeness_check_fails_when_a_qsg_trial_diverged():
                  trials_ok=qsg_ok),
             dict(dataset="skin", method="SAMULT", setting="common", auc_mean=0.99,
                  trials_ok="10/10")]
-  (complete,) = comparison_checks.closeness_checks(summary("10/10"))
+  (complete,) = methods.closeness_checks(summary("10/10"))
   assert complete["within_0.01"] and complete["qsg_all_trials_ok"]
   # Same mean over the trials that ran, but 4 of 10 diverged: the check must not pass.
-  (partial,) = comparison_checks.closeness_checks(summary("6/10"))
+  (partial,) = methods.closeness_checks(summary("6/10"))
   assert not partial["within_0.01"] and partial["qsg_trials_ok"] == "6/10"
 
 
@@ -167,10 +168,10 @@ def test_scored_auc_leaves_out_splits_with_an_empty_side():
   # k = 4 but no point of class 3: split 2 ({y > 2}) has no positives. Split 0: positives
   # (0.4, 0.3, 0.9) vs negative 0.5 -> 1/3; split 1: 0.9 vs (0.5, 0.4, 0.3) -> 1.
   scores, labels = np.array([0.5, 0.4, 0.3, 0.9]), np.array([0, 1, 1, 2])
-  auc, scored = comparison_methods.scored_auc(scores, labels, 4)
+  auc, scored = methods.scored_auc(scores, labels, 4)
   assert scored == 2 and auc == pytest.approx((1 / 3 + 1) / 2)
-  assert comparison_methods.scored_auc(scores, labels, 3) == (pytest.approx(2 / 3), 2)
-  assert np.isnan(comparison_methods.scored_auc(scores, np.zeros(4, int), 3)[0])
+  assert methods.scored_auc(scores, labels, 3) == (pytest.approx(2 / 3), 2)
+  assert np.isnan(methods.scored_auc(scores, np.zeros(4, int), 3)[0])
 
 
 def test_comparison_trial_seeds_offset_is_seed_plus_t_and_fold_in_shares_no_trial():
@@ -193,38 +194,37 @@ def test_comparison_trial_seeds_offset_is_seed_plus_t_and_fold_in_shares_no_tria
 
 
 def test_auc_comparison_refuses_bad_settings(tmp_path):
-  with pytest.raises(ValueError, match="unknown settings.*'trails'"):
-    auc_comparison.run_comparison(["lev"], output_dir=str(tmp_path), trails=3)
-  with pytest.raises(ValueError, match="cv_grid must be"):
-    auc_comparison.run_comparison(["lev"], output_dir=str(tmp_path), cv_grid="full")
-  with pytest.raises(ValueError, match="trial_seeds must be one of"):
-    auc_comparison.run_comparison(["lev"], output_dir=str(tmp_path), trial_seeds="plus")
-  with pytest.raises(ValueError, match="no dataset of"):
-    auc_comparison.run_comparison(["dota2"], output_dir=str(tmp_path), log=lambda _: None,
-                                  data_dir=str(tmp_path / "no_data"))
+  with pytest.raises(TypeError, match="trails"):
+    auc_comparison.Settings(trails=3)   # pylint: disable=unexpected-keyword-arg
+  with pytest.raises(cli.UserError, match="cv_grid must be one of quick, paper, fixed"):
+    auc_comparison.Settings(cv_grid="full")
+  with pytest.raises(cli.UserError, match="trial_seeds must be one of fold_in, offset"):
+    auc_comparison.Settings(trial_seeds="plus")
+  with pytest.raises(cli.UserError, match="no dataset of"):
+    auc_comparison.run(auc_comparison.Settings(
+        datasets=("dota2",), output_dir=str(tmp_path), data_dir=str(tmp_path / "no_data"),
+        progress=False), log=lambda _: None)
 
 
 def test_rare_classes_merge_into_the_smaller_neighbour_and_pnu_grid_mirrors_gamma():
   # Class 0 (1 point) joins class 1; then class 3 (2 points) joins class 2 (its only neighbour).
   labels = np.array([0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3])
-  np.testing.assert_array_equal(comparison_methods.merge_rare_classes(labels, 3),
+  np.testing.assert_array_equal(methods.merge_rare_classes(labels, 3),
                                 [0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1])
-  np.testing.assert_array_equal(comparison_methods.merge_rare_classes(labels, 1), labels)
-  args = dict(auc_comparison.DEFAULT_SETTINGS)
-  grid = comparison_methods.grid_for("M-PNU-AUC", args)
+  np.testing.assert_array_equal(methods.merge_rare_classes(labels, 1), labels)
+  settings = auc_comparison.Settings()
+  grid = methods.grid_for("M-PNU-AUC", settings)
   np.testing.assert_allclose(grid["gamma"], [-1.0, -0.5, 0.0, 0.5, 1.0])
-  assert set(comparison_methods.grid_for("SVOREX", args)) == {"c", "sigma"}
-  assert set(comparison_methods.grid_for("QS3ORAO", args)) == {"lam", "sigma", "gamma",
-                                                               "step_size"}
-  # step_size is fixed at --step_size unless --cv_step_size lists values (strings, as absl's
-  # list flags give).
-  assert comparison_methods.grid_for("QSG-S2AUC", args)["step_size"] == ["auto"]   # the default
-  fixed = dict(args, step_size="3")
-  np.testing.assert_allclose(comparison_methods.grid_for("QSG-S2AUC", fixed)["step_size"], [3.0])
-  searched = dict(args, cv_step_size=["1", "3"])
-  np.testing.assert_allclose(comparison_methods.grid_for("QSG-S2AUC", searched)["step_size"],
-                             [1.0, 3.0])
-  paper = comparison_methods.grid_for("QS3ORAO", dict(searched, cv_grid="paper"))
+  assert set(methods.grid_for("SVOREX", settings)) == {"c", "sigma"}
+  assert set(methods.grid_for("QS3ORAO", settings)) == {"lam", "sigma", "gamma", "step_size"}
+  # step_size is fixed at --step_size unless --cv_step_size lists values.
+  assert methods.grid_for("QSG-S2AUC", settings)["step_size"] == ["auto"]   # the default
+  fixed = dataclasses.replace(settings, step_size=3.0)
+  np.testing.assert_allclose(methods.grid_for("QSG-S2AUC", fixed)["step_size"], [3.0])
+  searched = dataclasses.replace(settings, cv_step_size=(1.0, "auto"))
+  assert methods.grid_for("QSG-S2AUC", searched)["step_size"] == [1.0, "auto"]
+  searched = dataclasses.replace(settings, cv_step_size=(1.0, 3.0))
+  paper = methods.grid_for("QS3ORAO", dataclasses.replace(searched, cv_grid="paper"))
   np.testing.assert_allclose(paper["step_size"], [1.0, 3.0])
   assert paper["lam"].size == 7 and paper["gamma"].size == 11
 
@@ -238,12 +238,12 @@ def test_paper_grid_path_chooses_gamma_per_subproblem_and_uses_the_spectral_cv(t
                        {"lam": np.array([0.125]), "sigma": np.array([1.0]),
                         "gamma": np.array([-0.5, 0.0, 0.5] if "pnu" in key else [0.0, 0.5, 1.0])})
   monkeypatch.setattr(baselines, "paper_grid", small)
-  monkeypatch.setattr(comparison_methods.model_selection, "paper_grid", lambda: {
+  monkeypatch.setattr(methods.model_selection, "paper_grid", lambda: {
       "lam": np.array([0.125]), "sigma": np.array([1.0]), "gamma": np.array([0.0, 0.5, 1.0])})
-  payload = auc_comparison.run_comparison(
-      ["swd"], output_dir=str(tmp_path), log=lambda _: None, trials=1, num_labeled=150,
+  payload = auc_comparison.run(auc_comparison.Settings(
+      datasets=("swd",), output_dir=str(tmp_path), trials=1, num_labeled=150,
       common_size=_NUM_UNLABELED, full=False, cv_grid="paper", cv_folds=3, cv_unlabeled=50,
-      **_QSG_TINY)
+      progress=False, **_QSG_TINY), log=lambda _: None)
   records = {r["method"]: r for r in payload["cv"]}
   assert not records["QS3ORAO"]["merged_classes"]   # SWD: k = 4, every class >= 3 labels
   assert len(records["QS3ORAO"]["best"]["gamma"]) == 3
@@ -256,14 +256,15 @@ def test_paper_grid_path_chooses_gamma_per_subproblem_and_uses_the_spectral_cv(t
 @pytest.mark.slow
 def test_auc_comparison_with_cross_validation_binary_and_ordinal(tmp_path):
   """The quick-CV path of every method, with QSG also on the whole unlabeled set."""
-  payload = auc_comparison.run_comparison(
-      ["breast_cancer", "esl"], output_dir=str(tmp_path), log=lambda _: None, trials=2,
-      num_labeled=100, common_size=150, eval_size=200, cv_unlabeled=80, cv_folds=3,
-      cv_lam=[0.125], cv_sigma=[0.5, 1.0], cv_gamma=[0.5], cv_c=[1.0], **_QSG_TINY)
+  payload = auc_comparison.run(auc_comparison.Settings(
+      datasets=("breast_cancer", "esl"), output_dir=str(tmp_path), trials=2, num_labeled=100,
+      common_size=150, eval_size=200, cv_unlabeled=80, cv_folds=3, cv_lam=(0.125,),
+      cv_sigma=(0.5, 1.0), cv_gamma=(0.5,), cv_c=(1.0,), progress=False, **_QSG_TINY),
+      log=lambda _: None)
   assert {r["cv"] for r in payload["cv"]} == {"quick"}
   assert {(r["dataset"], r["method"]) for r in payload["cv"]} == {
-      ("breast_cancer", m) for m in comparison_methods.BINARY_METHODS} | {
-          ("esl", m) for m in comparison_methods.ORDINAL_METHODS}
+      ("breast_cancer", m) for m in methods.BINARY_METHODS} | {
+          ("esl", m) for m in methods.ORDINAL_METHODS}
   esl_cv = [r for r in payload["cv"] if r["dataset"] == "esl"]
   assert all(r["merged_classes"] for r in esl_cv)   # ESL has classes with under 3 labels
   settings = {(s["dataset"], s["method"], s["setting"]) for s in payload["summary"]}

@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 
 from experiments import bench_roc_svm
-from experiments import roc_svm_real_data
-from experiments import roc_svm_report
 from experiments import roc_svm_tables
 from experiments import roc_svm_theorem4
+from experiments.common import roc_svm as roc
 from qsg_jax.roc_svm import synthetic
 
 
@@ -38,27 +37,28 @@ def test_table1_and_table2_write_the_paper_layout(tmp_path):
   gap = abs(raw["full_auc"][0] - raw["inc_auc"][0]) / 100
   np.testing.assert_allclose(checks["|AUC full (streamed) - AUC incomplete| <= 0.005"]["value"],
                              gap, rtol=1e-9)
-  paths = roc_svm_report.write_table(tmp_path, 1, rows, payload)
+  paths = roc.write_table(tmp_path, 1, rows, payload)
   text = paths["md"].read_text()
   assert "paper Incomplete AUC" in text and "Population AUC of our generator" in text
-  assert "## Checks of issue 4" in text and "90.370 (0.880)" not in text     # only n = 250
+  assert "## The paper's claims on our numbers" in text and "issue" not in text
+  assert "90.370 (0.880)" not in text     # only n = 250
   rows, payload = roc_svm_tables.run_table2(
       sizes=(250,), repetitions=1, n_test=5000, lam_grid=(1e-2,), sigma_grid=(0.5,),
       exact_kernel_max_n=250, num_landmarks=20, population_samples=400000, log=_quiet)
   assert rows[0]["Without Nystrom AUC"] != "-" and rows[0]["Nystrom AUC"] != "-"
   assert payload["checks"][0]["check"].startswith("AUC exact kernel - AUC Nystrom")
   assert 80.0 < payload["raw"][250]["nys_auc"][0] <= 100.0
-  assert roc_svm_report.write_table(tmp_path, 2, rows, payload)["md"].exists()
+  assert roc.write_table(tmp_path, 2, rows, payload)["md"].exists()
 
 
-def _fake_loader(name, data_dir):
+def _fake_loader(name, data_dir=None):
   del data_dir
   x, y = synthetic.generate(jax.random.key(len(name)), 600, "radial")
   return types.SimpleNamespace(x=np.asarray(x, np.float64), y=np.asarray(y))
 
 
 def test_table3_runs_on_a_loader_with_the_dataset_interface(tmp_path):
-  rows, payload = roc_svm_real_data.run_table3(
+  rows, payload = roc_svm_tables.run_table3(
       datasets=("skin",), splits=1, skin_subsample=500, test_fraction=0.5, lam_grid=(1e-3,),
       sigma_factors=(1.0,), num_landmarks=20, loader=_fake_loader, log=_quiet)
   assert [r["Kernel"] for r in rows] == ["Linear", "Radial"]
@@ -69,13 +69,13 @@ def test_table3_runs_on_a_loader_with_the_dataset_interface(tmp_path):
   assert raw["radial"]["auc"][0] > raw["linear"]["auc"][0] + 10.0
   assert payload["checks"][0]["check"] == "radial AUC > linear AUC on Skin"
   assert payload["checks"][0]["pass"]
-  paths = roc_svm_report.write_table(tmp_path, 3, rows, payload)
+  paths = roc.write_table(tmp_path, 3, rows, payload)
   assert "Skin Segmentation" in paths["md"].read_text()
 
 
 @pytest.mark.slow
 def test_table3_on_the_real_accelerometer_data(shared_data_dir):
-  rows, payload = roc_svm_real_data.run_table3(
+  rows, payload = roc_svm_tables.run_table3(
       datasets=("accelerometer",), splits=1, lam_grid=(1e-3,), sigma_factors=(1.0,),
       num_landmarks=20, data_dir=str(shared_data_dir), log=_quiet)
   assert rows[0]["p"] == "6" and rows[0]["n"] == "31,991"
@@ -125,7 +125,7 @@ def test_kernel_benchmark_reports_stages_paper_time_and_refusals(monkeypatch):
 
 def test_theorem4_measures_the_gap_and_plots(tmp_path):
   assert roc_svm_theorem4.landmark_counts(1000) == {"100": 100, "300": 300, "n/log n": 145}
-  rows, _ = roc_svm_theorem4.run(sizes=(250,), repetitions=1, ds=(20,), log=_quiet)
+  rows, _ = roc_svm_theorem4.gaps(sizes=(250,), repetitions=1, ds=(20,), log=_quiet)
   assert [r["d_value"] for r in rows] == [20]
   for r in rows:
     assert r["gap"] == pytest.approx(abs(r["U_n(f_hat)"] - r["U_B(f_tilde_B)"]))

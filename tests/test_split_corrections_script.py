@@ -5,24 +5,28 @@ import math
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
-from experiments import comparison_methods as cm
-from experiments import protocols
+from experiments import auc_comparison
 from experiments import split_corrections
+from experiments.common import methods
+from experiments.common import protocols
 from qsg_jax import data as data_lib
 from tests.conftest import REPO_ROOT
 
 TINY = dict(trials=1, common_size=200, num_steps=32, num_frequencies=8, cv_folds=2,
-            cv_split_lam=[0.01, math.inf], cv_unlabeled=100, timing_sizes=[100],
+            cv_split_lam=(0.01, math.inf), cv_unlabeled=100, timing_sizes=(100,),
             timing_exact_size=150, timing_exact_gamma=0.5, timing_repeats=1)
+
+
+def _run(tmp_path, **settings):
+  return split_corrections.run(split_corrections.Settings(
+      output_dir=str(tmp_path), dataset="lev", **settings), log=lambda _: None)
 
 
 @pytest.mark.slow   # script smoke run: `make test-slow`
 def test_script_without_timing_on_embedded_lev(tmp_path):
-  payload = split_corrections.run(output_dir=tmp_path, log=lambda _: None, dataset="lev",
-                                  **dict(TINY, cv_split_lam=[0.01], timing_sizes=[]))
+  payload = _run(tmp_path, **dict(TINY, cv_split_lam=(0.01,), timing_sizes=()))
   assert payload["chosen"]["split_lam"] == 0.01 and not payload["timing"]
   assert [c["check"] for c in payload["checks"]] == ["extended mean ordinal AUC >= M-SAMULT's"]
   assert all(0.5 < r["auc"] <= 1.0 for r in payload["rows"])
@@ -30,8 +34,7 @@ def test_script_without_timing_on_embedded_lev(tmp_path):
 
 @pytest.mark.slow
 def test_script_on_embedded_lev_matches_auc_comparison_trials(tmp_path):
-  payload = split_corrections.run(output_dir=tmp_path, log=lambda _: None, dataset="lev",
-                                  **TINY)
+  payload = _run(tmp_path, **TINY)
   assert [r["method"] for r in payload["summary"]] == list(split_corrections.METHODS)
   assert all(0.5 < r["auc"] <= 1.0 for r in payload["rows"])
   assert payload["chosen"]["split_lam"] in (0.01, math.inf)
@@ -47,21 +50,16 @@ def test_script_on_embedded_lev_matches_auc_comparison_trials(tmp_path):
   seeds = protocols.comparison_trial_seeds(0, 0)   # the default --trial_seeds=fold_in
   x_l, y_l, x_u, y_u = split_corrections.trial_data(dataset, proto, seeds, 200)
   best = dict(lam=1e-3, sigma=0.125, gamma=1.0, step_size="auto")
-  [(auc, _)], _, status = cm.fit_and_score("QS3ORAO", best, proto.num_classes, (x_l, y_l, x_u),
-                                          [(x_u, y_u)],
-                                          dict(split_corrections.DEFAULT_SETTINGS, **TINY),
-                                          seeds.fit_key)
+  [(auc, _)], _, status = methods.fit_and_score(
+      "QS3ORAO", best, proto.num_classes, (x_l, y_l, x_u), [(x_u, y_u)],
+      auc_comparison.Settings(num_steps=32, num_frequencies=8), seeds.fit_key)
   mine = next(r["auc"] for r in payload["rows"] if r["method"] == "QS3ORAO")
   assert status == "ok" and mine == pytest.approx(auc, abs=1e-6)
 
 
-def test_split_auc_is_the_mean_split_auc():
-  rng = np.random.default_rng(0)
-  y = rng.integers(0, 4, 60)
-  scores = rng.normal(size=(60, 3)) + y[:, None]
-  from qsg_jax import baselines  # pylint: disable=g-import-not-at-top
-  assert split_corrections.split_auc(scores, y, 4) == pytest.approx(
-      baselines.mean_split_auc(scores, y, 4), abs=1e-6)
+def test_inf_split_lam_is_plain_qs3orao():
+  assert split_corrections._split_lam(math.inf) is None    # pylint: disable=protected-access
+  assert split_corrections._split_lam(0.01) == 0.01        # pylint: disable=protected-access
 
 
 @pytest.mark.slow

@@ -1,59 +1,20 @@
-"""experiments.unlabeled_value: the vmapped fit over gammas, paired differences, a smoke run."""
+"""experiments.unlabeled_value: paired differences, the plan of sizes, a smoke run, resuming."""
 
+import dataclasses
 import json
 import math
 import subprocess
 import sys
 
-import jax
 import numpy as np
 import pytest
 
-import qsg_jax
-from experiments import reporting
 from experiments import unlabeled_value as uv
 from experiments import unlabeled_value_report as report
+from experiments.common import cli
+from experiments.common import reporting
+from experiments.common import store as store_lib
 from tests.conftest import REPO_ROOT
-
-
-def _toy(seed=0, n_l=24, n_u=60, n_e=40, d=3, k=2):
-  rng = np.random.default_rng(seed)
-  x = rng.uniform(size=(n_l + n_u + n_e, d)).astype(np.float32)
-  t = x[:, 0] + 0.3 * rng.normal(size=x.shape[0])
-  y = np.searchsorted(np.quantile(t, np.arange(1, k) / k), t).astype(np.int64)
-  y[:k] = np.arange(k)
-  return x[:n_l], y[:n_l], x[n_l:n_l + n_u], x[n_l + n_u:]
-
-
-@pytest.mark.parametrize("num_classes,step_size", [(2, "auto"), (3, "auto"), (2, 0.5)])
-def test_fit_over_gammas_equals_separate_fits(num_classes, step_size):
-  x_l, y_l, x_u, x_e = _toy(k=num_classes)
-  key = jax.random.key(7)
-  gammas = [0.0, 0.5, 1.0]
-  kwargs = dict(num_classes=num_classes, sigma=2.0, lam=1e-3, step_size=step_size, num_steps=64,
-                num_frequencies=8, unlabeled_batch_size=16)
-  out = uv.fit_over_gammas(x_l, y_l, x_u, x_e, key=key, gammas=gammas, **kwargs)
-  assert not out["diverged"].any()
-  for g, gamma in enumerate(gammas):
-    result = qsg_jax.fit(x_l, y_l, x_u, key=key, gamma=gamma, **kwargs)
-    single = qsg_jax.decision_function(result, x_e)
-    # The step of run g is the one fit chose for that gamma ("auto" depends on gamma).
-    np.testing.assert_allclose(out["eta0"][g], result.metrics["eta"][0], rtol=1e-6)
-    # Float32 rounding: vmapped reductions may add in another order.
-    np.testing.assert_allclose(out["scores"][g], single, rtol=1e-4,
-                               atol=1e-5 * float(np.abs(single).max()))
-  # The gammas really differ (the unlabeled term is used).
-  assert np.abs(out["scores"][0] - out["scores"][2]).max() > 1e-3
-
-
-def test_fit_over_gammas_reports_divergence():
-  x_l, y_l, x_u, x_e = _toy()
-  out = uv.fit_over_gammas(x_l, y_l, x_u, x_e, key=jax.random.key(0), gammas=[0.0, 1.0],
-                           num_classes=2, sigma=2.0, lam=1e-3, step_size=1e4, num_steps=32,
-                           num_frequencies=8, unlabeled_batch_size=16)
-  assert out["diverged"].all()
-  assert all("diverged" in m for m in out["messages"])
-  assert np.isnan(out["scores"]).all()
 
 
 def test_paired_difference_by_hand():
@@ -74,15 +35,15 @@ def test_plan_sizes_skips_what_the_data_cannot_do():
 
 
 # A tiny configuration: one CV point, 16 steps of 4 frequencies.
-_TINY = dict(eval_size=0, cv_lam=[1e-3], cv_sigma=[0.5], cv_folds=2, num_steps=16,
+_TINY = dict(eval_size=0, cv_lam=(1e-3,), cv_sigma=(0.5,), cv_folds=2, num_steps=16,
              num_frequencies=4, unlabeled_batch_size=8)
 
 
 def test_smoke_run_writes_files_and_correct_differences(tmp_path):
   gammas = [0.0, 0.5, 1.0]
-  settings = dict(labeled_sizes=[20, 400], gammas=gammas, unlabeled_sizes=[50], trials=2,
-                  **_TINY)
-  flags = [f"--{name}=" + (",".join(map(str, value)) if isinstance(value, list) else str(value))
+  settings = dict(labeled_sizes=(20, 400), gammas=tuple(gammas), unlabeled_sizes=(50,),
+                  trials=2, **_TINY)
+  flags = [f"--{name}=" + (",".join(map(str, value)) if isinstance(value, tuple) else str(value))
            for name, value in settings.items()]
   proc = subprocess.run([sys.executable, "-m", "experiments.unlabeled_value",
                          "--datasets=breast_cancer", f"--output_dir={tmp_path}", "--noprogress",
@@ -91,12 +52,12 @@ def test_smoke_run_writes_files_and_correct_differences(tmp_path):
   assert "breast_cancer done" in proc.stdout
   out = tmp_path / "breast_cancer"
   for name in ("unlabeled_value.json", "unlabeled_value.md", "unlabeled_value.csv",
-               "unlabeled_value.png", "settings.json", "cv/nl_00020.json"):
+               "unlabeled_value.png", "cells/unlabeled_value/cv_nl_00020.json"):
     assert (out / name).exists(), name
   assert (tmp_path / "unlabeled_value.md").exists()
   assert (tmp_path / "unlabeled_value.json").exists()
   stored = json.loads((out / "unlabeled_value.json").read_text())
-  assert stored["labeled_sizes"] == [20]
+  assert stored["complete"] and stored["labeled_sizes"] == [20]
   assert [s["num_labeled"] for s in stored["skipped"]] == [400]
   cells = stored["cells"]
   assert len(cells) == 2 and {c["num_unlabeled"] for c in cells} == {50}
@@ -111,24 +72,28 @@ def test_smoke_run_writes_files_and_correct_differences(tmp_path):
     if row["gamma"] != 1.0:
       np.testing.assert_allclose(row["diff_se"], diffs.std(ddof=1) / np.sqrt(2), atol=1e-12)
     np.testing.assert_allclose(row["auc_mean"], np.mean([c["auc"][g] for c in mine]))
-  # A rerun resumes from the finished cells (same numbers, nothing retrained).
-  before = {p.name: p.stat().st_mtime_ns for p in (out / "cells").iterdir()}
-  again = uv.run_study(["breast_cancer"], output_dir=str(tmp_path), log=lambda line: None,
-                       **settings)
-  assert {p.name: p.stat().st_mtime_ns for p in (out / "cells").iterdir()} == before
+  # A finished dataset is kept unless --resume (reuses its cells) or --overwrite.
+  python = uv.Settings(datasets=("breast_cancer",), output_dir=str(tmp_path), **settings)
+  with pytest.raises(store_lib.StoreError, match="pass --overwrite to replace it, --resume"):
+    uv.run(python, log=lambda line: None)
+  cells_dir = out / "cells" / "unlabeled_value"
+  before = {p.name: p.stat().st_mtime_ns for p in cells_dir.iterdir()}
+  again = uv.run(dataclasses.replace(python, resume=True), log=lambda line: None)
+  assert {p.name: p.stat().st_mtime_ns for p in cells_dir.iterdir()} == before
   assert again[0]["rows"] == stored["rows"]
-  with pytest.raises(ValueError, match="other settings"):
-    uv.run_study(["breast_cancer"], output_dir=str(tmp_path), log=lambda line: None,
-                 labeled_sizes=[20], gammas=gammas, trials=1, **dict(_TINY, num_steps=32))
+  with pytest.raises(store_lib.StoreError, match="num_steps: the stored run has 16, this one 32"):
+    uv.run(dataclasses.replace(python, resume=True, num_steps=32), log=lambda line: None)
 
 
 def test_unlabeled_sizes_are_nested_and_capped():
   assert uv.unlabeled_sizes_of([1000, "all", 50, 10**6], 300) == [50, 300]
 
 
-def test_gammas_must_include_one(tmp_path):
-  with pytest.raises(ValueError, match="must contain 1.0"):
-    uv.run_study(["breast_cancer"], output_dir=str(tmp_path), gammas=[0.0, 0.5])
+def test_gammas_must_include_one_and_sizes_be_numbers_or_all():
+  with pytest.raises(cli.UserError, match="must contain 1.0"):
+    uv.Settings(gammas=(0.0, 0.5))
+  with pytest.raises(cli.UserError, match="unlabeled_sizes entries must be a number or all"):
+    uv.Settings(unlabeled_sizes=("every",))
 
 
 def test_summary_of_a_gamma_that_always_diverged():

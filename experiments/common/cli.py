@@ -178,7 +178,7 @@ def _problem(name, meta, element, value):
     if meta["nonempty"] and not value:
       return "must not be empty"
     problems = [_problem(name, dict(meta, nonempty=False), element, v) for v in value]
-    return next((p.replace("must be", "must hold entries") for p in problems if p), None)
+    return next((p.replace("must be", "entries must be", 1) for p in problems if p), None)
   if isinstance(value, str):
     if value in meta["words"]:
       return None
@@ -279,7 +279,8 @@ def define_flags(cls, flag_values=FLAGS):
       try:
         problem = _problem(name, meta, element, _value(meta, element, is_list, value))
       except ValueError:
-        problem = "must be " + ("a comma-separated list of numbers" if is_list else "a number")
+        problem = ("must be " + ("a comma-separated list of numbers" if is_list else "a number")
+                   + "".join(f" or {word}" for word in meta["words"]))
       if problem:
         raise flags.ValidationError(f"--{name} {problem}; pass e.g. --{name}={example}.")
       return True
