@@ -15,6 +15,7 @@ from qsg_jax import data
 from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax.engine import risk
+from qsg_jax.baselines import exact_split
 from qsg_jax.baselines import kernel_expansion
 from qsg_jax.baselines import pairwise_risk
 from qsg_jax.baselines import pnu_auc
@@ -295,7 +296,7 @@ def test_split_aucs_use_column_j_for_split_j():
   scores = np.stack([labels > 0, ~(labels > 1)], axis=1).astype(np.float32)
   np.testing.assert_allclose(baselines.split_aucs(scores, labels, 3), [1.0, 0.0])
   np.testing.assert_allclose(baselines.split_aucs(labels.astype(float), labels, 3), [1.0, 1.0])
-  with pytest.raises(ValueError, match=r"scores must have shape \[m\] or \[m, k-1\]"):
+  with pytest.raises(ValueError, match=r"scores must have shape \[n\] or \[n, k-1\]"):
     baselines.split_aucs(scores, labels, 4)
 
 
@@ -390,12 +391,12 @@ def test_refitting_with_new_hyperparameters_does_not_recompile():
 
 
 def test_docstring_examples_run():
-  for module in (pnu_auc, scoring):
-    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+  finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+  for module in (pnu_auc, scoring, samult, kernel_expansion, exact_split):
     for test in finder.find(module, globs={"np": np, "jnp": jnp, **vars(module)}):
       runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
-    assert runner.summarize(verbose=False).attempted >= 1
+  assert runner.summarize(verbose=False).failed == 0
+  assert runner.summarize(verbose=False).attempted >= 1
 
 
 @pytest.mark.parametrize("kind", ["int", "bool", "float16", "Int64", "Float64", "boolean"])
@@ -427,3 +428,27 @@ def test_svorex_checks_its_kernel_cache_against_memory_first(monkeypatch):
   with pytest.raises(memory.InsufficientMemoryError, match="SVOREX with 24 labeled points caches "
                      "their 24 x 24 kernel .*Subsample the labeled points"):
     baselines.fit_svorex(x_l, y_l, sigma=1.0)
+
+
+def test_every_product_of_the_exact_baselines_runs_at_full_float32_precision():
+  """numerics.HIGHEST: TF32 on an H200 moved SAMULT's scores by 1e-2 relative (2026-11-27)."""
+  from tests.test_engine import _products_below_the_rule   # pylint: disable=g-import-not-at-top
+  x_l, y_l, x_u, _ = _binary()
+  centers = jnp.asarray(np.concatenate([x_l, x_u]))
+  group_w = kernel_expansion.split_groups(y_l, 2, x_u.shape[0], jnp.float32)
+  coef, const = kernel_expansion.split_coefficients(samult.samult_coefficients,
+                                                    jnp.full(1, 0.5), jnp.zeros(1))
+  lam, sigma = jnp.full(1, 0.1), jnp.ones(1)
+  alpha = jnp.ones((1, centers.shape[0]))
+  kernel = kernels.gaussian_kernel(centers, centers, 1.0)
+  for fn, args in [
+      (kernel_expansion._solve_splits, (centers, group_w, coef, lam, sigma)),
+      (kernel_expansion._solve_shared, (centers, group_w, coef, lam, sigma)),
+      (lambda *a: kernel_expansion._score_chunk(*a, True), (centers, centers, alpha, sigma)),
+      (lambda *a: kernel_expansion._score_chunk(*a, False), (centers, centers, alpha, sigma)),
+      (jax.grad(pairwise_risk.objective), (alpha[0], kernel, group_w[0], coef[0], const[0], 0.1)),
+      (pairwise_risk.quadratic_form_risk, (alpha[0], group_w[0], coef[0], const[0])),
+      (lambda *a: exact_split._solve(*a), (centers, group_w, coef, 0.1, 1.0, 1.0)),
+      (jax.grad(exact_split.objective), (alpha[0], alpha, kernel, group_w, coef, const, 0.1, 1.0))]:
+    below, total = _products_below_the_rule(fn, *args)
+    assert total > 0 and below == [], below

@@ -455,3 +455,14 @@ def test_a_failed_first_fit_leaves_the_ranker_unfitted():
     ranker.fit(np.ones((50, 3)), y)
   with pytest.raises(exceptions.NotFittedError):
     ranker.decision_function(x)
+
+
+def test_every_product_of_eq_1_runs_at_full_float32_precision():
+  from tests.test_engine import _products_below_the_rule   # pylint: disable=g-import-not-at-top
+  x, y = _data(20, 3)
+  step_size = op.polynomial_step_size(0.75, 4.0)
+  for state in (op.init(3), op.init_literal(3, 20)):
+    below, total = _products_below_the_rule(
+        lambda s, a, b: op.run(s, a, b, step_size)[0], state, x.astype(np.float32),
+        y.astype(np.float32))
+    assert total > 0 and below == [], below

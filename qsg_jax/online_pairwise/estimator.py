@@ -36,6 +36,7 @@ from qsg_jax.online_pairwise import updates
 
 
 _TARGET_FIX = "every row needs a target: drop or impute those rows"
+_BLOCK_ELEMENTS = 2**22   # pairs per block of the O(n^2) counts (about 70 MB of temporaries)
 
 
 def _as_real_vector(name, values, fix):
@@ -91,7 +92,7 @@ def pairwise_ranking_accuracy(scores, targets) -> float:
   """Fraction of pairs with different targets that ``scores`` order the same way (ties 1/2).
 
   Equal to the AUC for two target values (``metrics.binary_auc``, O(n log n)); otherwise an
-  exact O(n^2) count in blocks of 1024 rows.
+  exact O(n^2)-time count in blocks of about 4 million pairs (memory bounded whatever n).
 
   Args:
     scores: [n] scores.
@@ -117,9 +118,10 @@ def pairwise_ranking_accuracy(scores, targets) -> float:
   if levels.size == 2:
     return float(metrics.binary_auc(scores, (targets == levels[1]).astype(np.int32)))
   right = ties = pairs = 0.0
-  for start in range(0, scores.size, 1024):
-    dt = targets[start:start + 1024, None] - targets[None, :]        # [b, n]
-    ds = scores[start:start + 1024, None] - scores[None, :]
+  rows = max(1, _BLOCK_ELEMENTS // scores.size)   # [rows, n] blocks: bounded memory at any n
+  for start in range(0, scores.size, rows):
+    dt = targets[start:start + rows, None] - targets[None, :]        # [b, n]
+    ds = scores[start:start + rows, None] - scores[None, :]
     ordered = dt > 0
     pairs += ordered.sum()
     right += (ordered & (ds > 0)).sum()

@@ -24,6 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import _validation as validation
+
 
 class LinearProblem(NamedTuple):
   """A regression stream whose pairwise least-squares minimizers are known (NumPy float64)."""
@@ -69,7 +71,7 @@ def make_linear_problem(seed, dim, rank, scale=1.0, noise=1.0, w_star_norm=1.0, 
     raise ValueError(f"scale must be positive; received {scale}.")
   if noise < 0:
     raise ValueError(f"noise must be >= 0; received {noise}.")
-  rng = np.random.default_rng(seed)
+  rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0))
   q, _ = np.linalg.qr(rng.standard_normal((dim, dim)))
   basis, null_basis = q[:, :rank], q[:, rank:]
   unit = lambda v: v / np.linalg.norm(v)
@@ -130,7 +132,7 @@ def make_bipartite_problem(seed, dim, separation=1.5, positive_rate=0.3) -> Bipa
   """
   if not 0.0 < positive_rate < 1.0:
     raise ValueError(f"positive_rate must be in (0, 1); received {positive_rate}.")
-  rng = np.random.default_rng(seed)
+  rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0))
   dim = int(dim)
   a = rng.standard_normal((dim, dim))
   sigma = a @ a.T / dim + 0.5 * np.eye(dim)

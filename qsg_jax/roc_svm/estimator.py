@@ -145,13 +145,9 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     if self.threshold not in THRESHOLDS:
       raise ValueError(f"threshold must be one of {THRESHOLDS}; received {self.threshold!r}.")
     if not (isinstance(self.sigma, str) and self.sigma == "median"):
-      message = f"sigma must be a number > 0 or 'median'; received {self.sigma!r:.60}."
       if isinstance(self.sigma, str):
-        raise ValueError(message)
-      try:
-        validation.check_positive("sigma", self.sigma)
-      except (TypeError, ValueError) as error:
-        raise type(error)(message) from None
+        raise ValueError(f"sigma must be a number > 0 or 'median'; received {self.sigma!r:.60}.")
+      validation.check_positive("sigma", self.sigma, what="a number > 0 or 'median'")
     validation.check_positive("lam", self.lam, allow_zero=True)
     if self.learning_rate is not None:
       validation.check_positive("learning_rate", self.learning_rate)

@@ -28,6 +28,7 @@ from scipy import integrate
 from scipy import optimize
 from scipy import special
 
+from qsg_jax import _validation as validation
 from qsg_jax import metrics
 
 MODELS = ("linear", "radial")
@@ -180,7 +181,7 @@ def generate(key, num_points, model="linear", negative_fraction=0.8, noise_sd=1.
   """Draws n points of the paper's synthetic model.
 
   Args:
-    key: PRNG key.
+    key: PRNG key or int seed (distinct seeds, distinct draws).
     num_points: n.
     model: "linear" or "radial".
     negative_fraction: expected share of negatives (the paper: about 80%).
@@ -192,7 +193,8 @@ def generate(key, num_points, model="linear", negative_fraction=0.8, noise_sd=1.
     blocks drawn from ``fold_in(key, 0), fold_in(key, 1), ...``, so a prefix of a larger draw
     with the same key.
   """
-  x, y, _ = _generate_with_scores(key, num_points, model, negative_fraction, noise_sd)
+  x, y, _ = _generate_with_scores(validation.check_key(key), num_points, model,
+                                  negative_fraction, noise_sd)
   return jnp.asarray(x), jnp.asarray(y)
 
 
@@ -232,7 +234,7 @@ def population_auc(key, model="linear", num_samples=4_000_000, negative_fraction
   across chunks its standard error.
 
   Args:
-    key: PRNG key.
+    key: PRNG key or int seed.
     model: "linear" or "radial".
     num_samples: total Monte Carlo sample size.
     negative_fraction: as in ``generate``.
@@ -242,6 +244,7 @@ def population_auc(key, model="linear", num_samples=4_000_000, negative_fraction
   Returns:
     (estimate, standard error) as floats.
   """
+  key = validation.check_key(key)
   per_chunk = int(num_samples) // int(num_chunks)
   if num_chunks < 2 or per_chunk < 2:
     raise ValueError(f"need num_chunks >= 2 and at least 2 samples per chunk; received "
