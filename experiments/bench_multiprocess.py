@@ -23,6 +23,7 @@ import sys
 import time
 from typing import Optional
 
+from absl import flags
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -177,6 +178,7 @@ def run(settings: Settings, log=cli.log_line):
 
 def _define_flags():
   cli.define_flags(Settings)
+  flags.DEFINE_alias("out", "output_dir")   # the flag's former name
 
 
 def main(argv):
