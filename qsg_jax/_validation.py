@@ -285,29 +285,35 @@ def check_class_labels(labels: ArrayLike, num_classes: int, name: str = "labels"
                      "and labels mapped to 0..k-1.")
 
 
-def check_binary_labels(labels: ArrayLike, name: str = "labels"):
-  """Raises unless concrete binary ``labels`` take values in {0, 1}, {-1, +1} or bool.
-
-  A no-op on tracers (there positive means ``labels > 0``).
-  """
+def check_binary_labels(labels: ArrayLike, name: str = "labels", num_points: Optional[int] = None,
+                        both_classes: bool = False, fix: str = "") -> Optional[np.ndarray]:
+  """[n] int32 ``labels > 0`` after checking concrete binary labels: 0/1, -1/+1 or bool (and
+  with ``num_points`` one per point, with ``both_classes`` both present), else an error ending
+  with ``fix``. None on tracers (under jit, positive means ``labels > 0``)."""
   if is_traced(labels):
-    return
+    return None
   _refuse_sparse(name, labels)
-  arr = np.asarray(labels)
-  if arr.dtype == bool:
-    return
-  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
-    raise TypeError(f"{name} must be binary numbers (0/1, -1/+1 or bool); received dtype "
-                    f"{arr.dtype}.")
-  bad = ~np.isfinite(arr)
-  if bad.any():
-    raise ValueError(f"{name} contain {int(bad.sum())} NaN or infinite values (first at row "
-                     f"{int(np.argmax(bad.reshape(-1)))}); every point needs a class.")
-  values = np.unique(arr)
-  if not (set(values.tolist()) <= {0, 1} or set(values.tolist()) <= {-1, 1}):
-    raise ValueError(f"binary {name} must be 0/1 (or -1/+1, or bool; positive = 1); received "
-                     f"values [{summarize(values.tolist())}]. For k ordered classes use "
-                     "qsg_jax.ordinal_auc(scores, labels, k).")
+  arr = as_numbers(labels)
+  if num_points is not None and (arr.ndim != 1 or arr.shape[0] != num_points):
+    raise ValueError(f"{name} must have shape [{num_points}] (one label per point); received "
+                     f"shape {arr.shape}.")
+  if arr.dtype != bool:
+    if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+      raise TypeError(f"{name} must be binary numbers (0/1, -1/+1 or bool); received dtype "
+                      f"{arr.dtype}. {fix}".rstrip())
+    bad = ~np.isfinite(arr)
+    if bad.any():
+      raise ValueError(f"{name} contain {int(bad.sum())} NaN or infinite values (first at row "
+                       f"{int(np.argmax(bad.reshape(-1)))}); every point needs a class.")
+    values = np.unique(arr).tolist()
+    if not (set(values) <= {0, 1} or set(values) <= {-1, 1}):
+      raise ValueError(f"binary {name} must be 0/1 (or -1/+1, or bool; positive = 1); received "
+                       f"values [{summarize(values)}]. {fix}".rstrip())
+  positive = arr > 0
+  if both_classes and (positive.all() or not positive.any()):
+    raise ValueError(f"{name} needs both classes (positive where {name} > 0); received "
+                     f"{int(positive.sum())} positives among {positive.size} labels.")
+  return positive.astype(np.int32)
 
 
 def check_callable(name: str, value: object, allow_none: bool = True):
@@ -352,20 +358,24 @@ def check_gamma(gamma: ArrayLike, num_classes: Optional[int] = None):
 
 
 def check_positive(name: str, value: float, allow_zero: bool = False, allow_inf: bool = False,
-                   fix: str = "") -> float:
-  """float(value) after checking it is a number > 0 (>= 0, or inf, when allowed), else an error
-  naming ``name`` (and ``fix``, when given)."""
+                   at_most: Optional[float] = None, what: str = "", fix: str = "") -> float:
+  """float(value) after checking it is a number > 0 (>= 0, inf, at most ``at_most``, when
+  allowed), else an error: "{name} must be {what}; received {value}. {fix}" (``what`` defaults
+  to the range)."""
+  low = ">= 0" if allow_zero else "> 0"
+  what = what or (f"a number in {'[' if allow_zero else '('}0, {at_most:g}]" if at_most
+                  else f"finite and {low}" if not allow_inf else f"{low} (inf allowed)")
+  message = lambda must: f"{name} must be {must}; received {value!r:.60}. {fix}".rstrip()
+  must_type = what if what != f"finite and {low}" else "a number"
   if isinstance(value, (bool, np.bool_, str)) or np.ndim(value) != 0:
-    raise TypeError(f"{name} must be a number; received {value!r:.60}. {fix}".rstrip())
+    raise TypeError(message(must_type))
   try:
     v = float(value)
   except (TypeError, ValueError):
-    raise TypeError(f"{name} must be a number; received {type(value).__name__} "
-                    f"{value!r:.60}. {fix}".rstrip()) from None
-  if np.isnan(v) or v < 0 or (v == 0 and not allow_zero) or (np.isinf(v) and not allow_inf):
-    bound = (">= 0" if allow_zero else "> 0") + (" (inf allowed)" if allow_inf else "")
-    what = "" if allow_inf else "finite and "
-    raise ValueError(f"{name} must be {what}{bound}; received {value!r:.60}. {fix}".rstrip())
+    raise TypeError(message(must_type)) from None
+  if np.isnan(v) or v < 0 or (v == 0 and not allow_zero) or (np.isinf(v) and not allow_inf) or (
+      at_most is not None and v > at_most):
+    raise ValueError(message(what))
   return v
 
 

@@ -177,7 +177,8 @@ def binary_auc(scores, labels):
     0.75
   """
   validation.check_scores("scores", scores)
-  validation.check_binary_labels(labels)
+  validation.check_binary_labels(
+      labels, fix="For k ordered classes use qsg_jax.ordinal_auc(scores, labels, k).")
   _check_rank1("scores", scores)
   _check_rank1("labels", labels)
   _check_same_length("scores", scores, "labels", labels)

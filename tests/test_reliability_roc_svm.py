@@ -105,7 +105,7 @@ def test_estimator_refuses_bad_parameters_before_fitting(changes, error, pattern
     (dict(num_folds=2.5), TypeError, r"num_folds must be a whole number >= 2; received 2\.5"),
     (dict(num_folds=None), TypeError, r"num_folds must be a whole number >= 2; received None"),
     (dict(num_folds=1), ValueError, r"num_folds must be a whole number >= 2; received 1"),
-    (dict(seed=None), TypeError, r"seed must be a whole number >= 0; received None, which would "
+    (dict(seed=None), TypeError, r"seed must be a whole number >= 0; received None\. None would "
                                  r"draw different folds"),
     (dict(seed=-1), ValueError, r"seed must be a whole number >= 0; received -1"),
     (dict(seed=1.5), TypeError, r"seed must be a whole number >= 0; received 1\.5"),
