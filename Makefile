@@ -3,6 +3,9 @@ PYTHON ?= python
 QSG_JAX_DATA ?= $(abspath ../shared/data)
 export QSG_JAX_DATA
 OUT ?= results
+# Extra flags for every experiment target, e.g. `make reproduce-auc ARGS=--resume` to continue an
+# interrupted run, or ARGS=--overwrite to replace a finished one (never replaced otherwise).
+ARGS ?=
 
 .PHONY: install run run-sgemm run-sgemm-cv test test-slow test-multidevice bench bench-all \
 	bench-roc-svm bench-online-pairwise bench-cv bench-multiprocess select-step convergence \
@@ -13,13 +16,13 @@ install:
 	$(PYTHON) -m pip install -e ".[test]"
 
 run:
-	$(PYTHON) -m experiments.run
+	$(PYTHON) -m experiments.run $(ARGS)
 
 run-sgemm:
-	$(PYTHON) -m experiments.run --dataset=sgemm --output_dir=$(OUT)/sgemm
+	$(PYTHON) -m experiments.run --dataset=sgemm --output_dir=$(OUT)/sgemm $(ARGS)
 
 run-sgemm-cv:
-	$(PYTHON) -m experiments.run --dataset=sgemm --cv=paper --output_dir=$(OUT)/sgemm_cv
+	$(PYTHON) -m experiments.run --dataset=sgemm --cv=paper --output_dir=$(OUT)/sgemm_cv $(ARGS)
 
 test:
 	$(PYTHON) -m pytest -q
@@ -32,50 +35,50 @@ test-multidevice:
 
 # Benchmarks print ratios measured side by side in one run.
 bench:
-	$(PYTHON) -m experiments.bench_engine --output_dir=$(OUT)/bench_engine
+	$(PYTHON) -m experiments.bench_engine --output_dir=$(OUT)/bench_engine $(ARGS)
 
 bench-roc-svm:
-	$(PYTHON) -m experiments.bench_roc_svm --output_dir=$(OUT)/roc_svm
+	$(PYTHON) -m experiments.bench_roc_svm --output_dir=$(OUT)/roc_svm $(ARGS)
 
 bench-online-pairwise:
-	$(PYTHON) -m experiments.bench_online_pairwise --output_dir=$(OUT)/online_pairwise
+	$(PYTHON) -m experiments.bench_online_pairwise --output_dir=$(OUT)/online_pairwise $(ARGS)
 
 bench-cv:
-	$(PYTHON) -m experiments.bench_cv
+	$(PYTHON) -m experiments.bench_cv $(ARGS)
 
 bench-multiprocess:
-	$(PYTHON) -m experiments.bench_multiprocess
+	$(PYTHON) -m experiments.bench_multiprocess $(ARGS)
 
 select-step:
-	$(PYTHON) -m experiments.select_step
+	$(PYTHON) -m experiments.select_step $(ARGS)
 
 bench-all: bench bench-roc-svm bench-online-pairwise bench-cv bench-multiprocess
 
 # Reproductions (see experiments/reproduction/*.md for run times and our numbers).
 convergence:
-	$(PYTHON) -m experiments.convergence --output_dir=$(OUT)/convergence
+	$(PYTHON) -m experiments.convergence --output_dir=$(OUT)/convergence $(ARGS)
 
 reproduce-timing:
-	$(PYTHON) -m experiments.timing_vs_unlabeled --output_dir=$(OUT)/timing
+	$(PYTHON) -m experiments.timing_vs_unlabeled --output_dir=$(OUT)/timing $(ARGS)
 
 reproduce-auc:
-	$(PYTHON) -m experiments.auc_comparison --output_dir=$(OUT)/auc
+	$(PYTHON) -m experiments.auc_comparison --output_dir=$(OUT)/auc $(ARGS)
 
 reproduce-roc-svm:
-	$(PYTHON) -m experiments.roc_svm_tables --table=1,2,3 --output_dir=$(OUT)/roc_svm
+	$(PYTHON) -m experiments.roc_svm_tables --table=1,2,3 --output_dir=$(OUT)/roc_svm $(ARGS)
 
 reproduce-online-pairwise:
-	$(PYTHON) -m experiments.online_pairwise_rate --output_dir=$(OUT)/online_pairwise
+	$(PYTHON) -m experiments.online_pairwise_rate --output_dir=$(OUT)/online_pairwise $(ARGS)
 
 # The value of unlabeled data: AUC(gamma) - AUC(1), paired over trials (hours on 2 CPU cores;
-# resumes from finished cells when rerun). See experiments/reproduction/unlabeled_value.md.
+# ARGS=--resume continues from the finished cells). See experiments/reproduction/unlabeled_value.md.
 reproduce-unlabeled:
 	$(PYTHON) -m experiments.unlabeled_value --datasets=lev,era,swd,esl,breast_cancer \
-		--trials=10 --output_dir=$(OUT)/unlabeled_value
+		--trials=10 --output_dir=$(OUT)/unlabeled_value $(ARGS)
 	$(PYTHON) -m experiments.unlabeled_value \
 		--datasets=cod_rna,ijcnn1,skin,bank_marketing,accelerometer --trials=10 \
-		--output_dir=$(OUT)/unlabeled_value
+		--output_dir=$(OUT)/unlabeled_value $(ARGS)
 	$(PYTHON) -m experiments.unlabeled_value --datasets=sgemm --trials=10 \
-		--unlabeled_sizes=1000,10000,all --output_dir=$(OUT)/unlabeled_value
+		--unlabeled_sizes=1000,10000,all --output_dir=$(OUT)/unlabeled_value $(ARGS)
 
 reproduce: convergence reproduce-timing reproduce-auc reproduce-roc-svm reproduce-online-pairwise

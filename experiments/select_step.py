@@ -94,7 +94,7 @@ def study(name, num_trials, num_unlabeled, cv_unlabeled, eval_size, num_steps,
   for grid_name in grids:
     make = model_selection.paper_grid if grid_name == "paper" else model_selection.quick_grid
     cv = model_selection.cross_validate(trial0.x_labeled, trial0.y_labeled, x_u0,
-                                        grid=make(list(STEPS)), num_classes=k,
+                                        grid=make(step_size=list(STEPS)), num_classes=k,
                                         num_steps=num_steps)
     diverged = np.isnan(cv.fold_scores).all(axis=-1)            # [lam, sigma, gamma, step, F]
     record = {"grid_tasks": int(diverged[..., 0, :].size),
