@@ -74,12 +74,11 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] =
     num_segments: how many jitted calls training is split into for progress reports.
     threshold_surrogate: "hinge" or "squared_hinge" for ``qsg_jax.fit_thresholds``.
     divergence_threshold: max |f| on labeled points above which training counts as diverged.
-    **hyperparams: ``FitConfig`` fields overriding ``config`` (e.g. ``num_steps=256``): sigma,
-      lam, gamma, step_size ("auto": eta0 = min(3, 1 / (lambda_max(K H) + lam)), half the
-      stability limit of the squared-loss scores; the chosen eta0 is
-      ``result.metrics["eta"][0]``), num_steps, num_frequencies, unlabeled_batch_size,
-      labeled_batch_size, loss, split_lam (per-split corrections f + g_j, one device only;
-      ``split_scores`` scores them) and solver ("dsg": exactly the papers' Algorithm 1).
+    **hyperparams: ``FitConfig`` fields overriding ``config`` (e.g. ``num_steps=256``; help
+      texts in ``dataclasses.fields(FitConfig)``). step_size "auto" is eta0 = min(3, 1 /
+      (lambda_max(K H) + lam)), half the stability limit of the squared-loss scores (it is
+      ``result.metrics["eta"][0]``); split_lam (one device only) is scored by ``split_scores``;
+      solver "dsg" is exactly the papers' Algorithm 1.
 
   Returns:
     ``FitResult``.
@@ -222,8 +221,8 @@ def engine_config(inputs: Inputs, config: FitConfig, chunk_size=CHUNK_SIZE,
                     if cache_unlabeled is None else cache_unlabeled)
   memory.check_allocation(
       num_runs * memory.fit_bytes(eng, n_l, n_u, d),
-      what=f"training {num_runs} run(s) (T = {eng.num_steps} steps of 2m = {2 * eng.num_frequencies} features, "
-      f"{n_l} labeled and {n_u} unlabeled points per device)",
+      what=f"training {num_runs} run(s) (T = {eng.num_steps} steps of 2m = "
+      f"{2 * eng.num_frequencies} features, {n_l} labeled and {n_u} unlabeled points per device)",
       fix="Lower num_steps, num_frequencies, labeled_batch_size or unlabeled_batch_size, or "
       "train on fewer points.")
   return eng

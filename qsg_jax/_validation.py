@@ -150,25 +150,16 @@ def check_labels(y: ArrayLike, num_points: int,
     ValueError: wrong shape, NaN, non-integer or out-of-range labels (1..k, -1/+1 and the
       unlabeled marker -1 are named), or a class with no labeled point.
   """
-  _refuse_sparse("labels", y)
-  arr = as_numbers(y)
+  arr = whole_labels(y, "labels", "integers 0..k-1", fix="Map ordered classes to 0..k-1 (e.g. "
+                     "np.unique(y, return_inverse=True)[1] when their sorted order is the class "
+                     "order).", non_finite_fix="Every labeled point needs a class 0..k-1: drop "
+                     "unlabeled rows from the labeled data (pass them as x_unlabeled).")
   if arr.ndim != 1 or arr.shape[0] != num_points:
     raise ValueError(f"labels must have shape [{num_points}] (one per labeled point); received "
                      f"shape {arr.shape}.")
-  if arr.dtype == bool:
-    arr = arr.astype(np.int64)
-  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
-    raise TypeError(f"labels must be integers 0..k-1; received dtype {arr.dtype}. Map ordered "
-                    "classes to 0..k-1 first (e.g. np.unique(y, return_inverse=True)[1] when "
-                    "their sorted order is the class order).")
   k = None if num_classes is None else check_count("num_classes", num_classes, minimum=2)
   if arr.size == 0:
     raise ValueError("labels are empty; pass at least one labeled point per class.")
-  check_whole_numbers(arr, "labels", "integers 0..k-1",
-                      non_finite_fix="Every labeled point needs a class 0..k-1: drop unlabeled "
-                      "rows from the labeled data (pass them as x_unlabeled).",
-                      fraction_fix="Map ordered classes to 0..k-1 (e.g. with "
-                      "np.unique(y, return_inverse=True)).")
   lo, hi = float(arr.min()), float(arr.max())
   k_shown = "k" if k is None else k
   if lo < 0:
@@ -209,6 +200,20 @@ def check_labels(y: ArrayLike, num_points: int,
         "points or use qsg_jax.data.split_semisupervised, which keeps every class among the "
         "labeled.")
   return arr.astype(np.int32), k
+
+
+def whole_labels(labels: ArrayLike, name: str, want: str, fix: str = "",
+                 non_finite_fix: str = "") -> np.ndarray:
+  """Concrete ``labels`` as int64 (bool as 0/1) after refusing sparse input, non-numbers, NaN /
+  inf and fractions: "{name} must be {want}; received ... {fix}"."""
+  _refuse_sparse(name, labels)
+  arr = as_numbers(labels)
+  if arr.dtype == bool:
+    return arr.astype(np.int64)
+  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+    raise TypeError(f"{name} must be {want}; received dtype {arr.dtype}. {fix}".rstrip())
+  check_whole_numbers(arr.reshape(-1), name, want, non_finite_fix or fix, fix)
+  return arr.astype(np.int64)
 
 
 def check_whole_numbers(arr: np.ndarray, name: str, want: str, non_finite_fix: str,
@@ -265,16 +270,10 @@ def check_class_labels(labels: ArrayLike, num_classes: int, name: str = "labels"
   """
   if is_traced(labels):
     return
-  _refuse_sparse(name, labels)
-  arr = np.asarray(labels)
-  if arr.dtype == bool:
-    arr = arr.astype(np.int64)
-  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
-    raise TypeError(f"{name} must be integers 0..k-1; received dtype {arr.dtype}.")
+  arr = whole_labels(labels, name, "integers 0..k-1", non_finite_fix="Every point needs a class "
+                     "0..k-1.")
   if arr.size == 0:
     return
-  check_whole_numbers(arr.reshape(-1), name, "integers 0..k-1",
-                      non_finite_fix="Every point needs a class 0..k-1.", fraction_fix="")
   lo, hi = float(arr.min()), float(arr.max())
   if lo >= 1 and hi == num_classes:
     raise ValueError(f"{name} must be 0..k-1; got 1..k ({lo:g}..{hi:g} with k={num_classes}) -- "

@@ -26,12 +26,10 @@ from qsg_jax import _validation as validation
 CHUNK_SIZE = 32             # steps whose samples are drawn up front.
 BLOCK_GROUP = 8             # feature blocks per matrix product when scoring.
 PREDICT_CHUNK = 4096        # points per matrix product when scoring.
-# Max |f| on the labeled points above which a run counts as diverged. With the squared pairwise
-# loss (target margin 1) converging runs stay near 1-3; unstable ones peaked at 116-11,000.
+# Max |f| on the labeled points above which a run counts as diverged (converging runs of the
+# squared loss, target margin 1, stay of order 1).
 DIVERGENCE_THRESHOLD = 50.0
-# Cap of the "auto" step: the former default eta0 = 3 (it binds at small sigma on sgemm, ijcnn1
-# and cod-rna; on skin at sigma = 1 the rule gives 0.66-0.90 where 3 diverged).
-STEP_SIZE_MAX = 3.0
+STEP_SIZE_MAX = 3.0         # cap of the "auto" step (the former default eta0).
 # Solvers of ``qsg_jax.fit``: "dsg" is the papers' Algorithm 1 (doubly stochastic gradients over
 # random Fourier features); "direct" and "auto" are provided by ``qsg_jax.direct``.
 SOLVERS = ("dsg", "direct", "auto")

@@ -84,21 +84,13 @@ def check_fold_labels(labels: ArrayLike) -> np.ndarray:
   Bool labels count as 0/1. NaN, inf, fractions (2.5) and non-numbers (strings) are refused:
   a NaN would otherwise form a class of its own or be left without a fold.
   """
-  if type(labels).__module__.startswith("scipy.sparse"):
-    raise TypeError("labels is a scipy sparse matrix; pass a dense vector (labels.toarray()).")
-  arr = np.asarray(labels)
+  arr = validation.whole_labels(
+      labels, "labels", "whole numbers (class ids)", fix="Map the classes to 0..k-1 first, e.g. "
+      "np.unique(y, return_inverse=True)[1].", non_finite_fix="Every point needs a class to get "
+      "a fold: drop unlabeled rows before splitting into folds.")
   if arr.ndim != 1 or arr.size == 0:
     raise ValueError(f"labels must be a non-empty vector [n]; received shape {arr.shape}.")
-  if arr.dtype == bool:
-    return arr.astype(np.int64)
-  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
-    raise TypeError(f"labels must be whole numbers (class ids); received dtype {arr.dtype}. Map "
-                    "the classes to 0..k-1 first, e.g. np.unique(y, return_inverse=True)[1].")
-  validation.check_whole_numbers(
-      arr, "labels", "whole numbers (class ids)",
-      non_finite_fix="Every point needs a class to get a fold: drop unlabeled rows before "
-      "splitting into folds.", fraction_fix="Map the classes to 0..k-1 first.")
-  return arr.astype(np.int64)
+  return arr
 
 
 def check_num_folds(num_folds: int) -> int:

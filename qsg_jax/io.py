@@ -269,7 +269,7 @@ def _read(path):
                      f"{meta.get('format') if isinstance(meta, dict) else None!r}, expected "
                      f"{FORMAT!r}).")
   version = meta.get("format_version")
-  if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT_VERSION:
+  if type(version) is not int or not 1 <= version <= FORMAT_VERSION:   # bool, str: refused
     raise ValueError(f"{path} has model format version {version!r}; this qsg_jax "
                      f"({__version__}) reads versions 1..{FORMAT_VERSION} (the file was written "
                      f"by {meta.get('written_by')}). Upgrade qsg_jax to load a newer file.")
@@ -318,4 +318,4 @@ def load(path):
   if meta["kind"] not in _CLASSES:
     raise ValueError(f"{path} holds a {meta['kind']!r}, which this qsg_jax cannot load (it loads "
                      f"FrozenModel, {', '.join(sorted(_CLASSES))}).")
-  return _CLASSES[meta["kind"]]._from_arrays(frozen, arrays, meta)  # pylint: disable=protected-access
+  return _CLASSES[meta["kind"]]._from_arrays(frozen, arrays, meta)  # pylint: disable=W0212

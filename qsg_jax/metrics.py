@@ -61,8 +61,9 @@ def _result(value):
   return jnp.asarray(value, jnp.result_type(float))
 
 
-def _host_masked_auc(scores, positive, negative):
-  """Exact Mann-Whitney AUC of NumPy ``scores`` (positive vs negative masks) as a Python float.
+def exact_auc(scores, positive, negative):
+  """Exact Mann-Whitney AUC of NumPy ``scores`` (positive vs negative masks) as a Python float,
+  unchecked (for host loops; ``masked_auc`` is the checked form).
 
   Pairs are counted in integers (2 x won + tied) and divided once, so the result is the exact
   AUC rounded once; NaN when either group is empty.
@@ -152,7 +153,7 @@ def masked_auc(scores, positive, negative):
     raise ValueError(f"positive and negative overlap at {int(both.sum())} points (first at row "
                      f"{int(np.argmax(both))}); a point is in one group or neither. Pass "
                      "disjoint masks, e.g. labels > j and labels <= j.")
-  return _result(_host_masked_auc(_host_scores(scores), positive, negative))
+  return _result(exact_auc(_host_scores(scores), positive, negative))
 
 
 def binary_auc(scores, labels):
@@ -187,7 +188,7 @@ def binary_auc(scores, labels):
     binary = jnp.all((labels == 1) | (labels == 0) | (labels == -1))
     return jnp.where(binary, _traced_masked_auc(scores, labels > 0, labels <= 0), jnp.nan)
   positive = np.asarray(labels) > 0
-  return _result(_host_masked_auc(_host_scores(scores), positive, ~positive))
+  return _result(exact_auc(_host_scores(scores), positive, ~positive))
 
 
 def split_aucs(scores, labels, num_classes, mask=None):
@@ -231,7 +232,7 @@ def split_aucs(scores, labels, num_classes, mask=None):
     return _traced_split_aucs(scores, labels, mask, num_classes)
   host_scores, labels = _host_scores(scores), np.asarray(labels).astype(np.int64)
   column = lambda j: host_scores if host_scores.ndim == 1 else host_scores[:, j]
-  return _result([_host_masked_auc(column(j), mask & (labels > j), mask & (labels <= j))
+  return _result([exact_auc(column(j), mask & (labels > j), mask & (labels <= j))
                   for j in range(k1)])
 
 

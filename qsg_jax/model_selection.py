@@ -14,7 +14,7 @@ to float32 rounding:
   * "grouped" (the default where it applies: squared loss, whole labeled set each step, no
     per-split corrections): tasks with the same sigma share every sample and feature, so
     ``qsg_jax.engine.grouped`` computes each step's features once per sigma and batches only the
-    per-task part (the papers' 539 x 5 tasks on sgemm in under a minute on 2 CPU cores).
+    per-task part.
   * "per_task": ``Hyperparams`` are traced in ``engine.train``, so a batch of independent tasks
     is one ``jax.vmap`` of init + train + score (``_train_and_score``, which ``fit_over_grid``
     shares), compiled once for all batches.
@@ -54,8 +54,7 @@ from qsg_jax.folds import quick_grid  # pylint: disable=unused-import
 
 # Bytes the arrays of one vmapped batch of tasks may take (sets the default batch size).
 BATCH_BYTES = 2**29
-# Default tasks per batch on CPU: on 2 cores (SGEMM, n_l = 500, n_u = 1000, T = 1024) batches of
-# 1, 4, 12 and 60 tasks ran 1.8, 1.5, 2.2 and 4.1 s per task; accelerators take larger batches.
+# Default tasks per batch on CPU, where larger batches ran slower per task (bench_cv.py).
 CPU_TASKS_PER_BATCH = 4
 # Tasks of one sigma trained together by the grouped path (one feature computation per step).
 GROUPED_TASKS_PER_BATCH = 512

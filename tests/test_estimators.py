@@ -60,7 +60,7 @@ def test_labels_that_would_silently_become_classes_are_refused():
   model = estimators.QS3ORAO(**_FAST)
   with_nan = y_semi.astype(float)
   with_nan[7] = np.nan
-  with pytest.raises(ValueError, match=r"1 NaN / NA labels \(first at row 7\).*Mark unlabeled rows"):
+  with pytest.raises(ValueError, match=r"1 NaN / NA labels \(first at row 7\).*Mark unlabeled"):
     model.fit(x, with_nan)
   with pytest.raises(ValueError, match=r"y\[100\] = '-1' \(str\) looks like the unlabeled marker"):
     model.fit(x, y_semi.astype(str))

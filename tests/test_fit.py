@@ -176,7 +176,8 @@ def test_solvers_other_than_dsg_dispatch_or_say_they_are_missing(monkeypatch):
   with pytest.raises(NotImplementedError, match="solver='direct' needs qsg_jax.direct"):
     qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct")
   calls = []
-  monkeypatch.setitem(qsg_jax.config.SOLVER_FITS, "direct", lambda *args, **kwargs: calls.append(kwargs))
+  monkeypatch.setitem(qsg_jax.config.SOLVER_FITS, "direct",
+                      lambda *args, **kwargs: calls.append(kwargs))
   qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", num_steps=8)
   assert calls[0]["config"].solver == "direct" and calls[0]["config"].num_steps == 8
 

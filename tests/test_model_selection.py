@@ -92,7 +92,7 @@ def test_cv_refuses_bad_requests():
   quick = model_selection.quick_grid()
   with pytest.raises(ValueError, match="must be a dict with the keys"):
     model_selection.cross_validate(x_l, y_l, x_u, grid={"lam": [1.0]})
-  with pytest.raises(ValueError, match=r"grid\['sigma'\] must be .* in \(0, inf\)"):   # step_size optional
+  with pytest.raises(ValueError, match=r"grid\['sigma'\] must be .* in \(0, inf\)"):  # no step_size
     model_selection.cross_validate(x_l, y_l, x_u, grid={"lam": [1.0], "sigma": [0.0],
                                                         "gamma": [1.0]})
   with pytest.raises(ValueError, match=r"grid\['gamma'\] must be .* in \[0, 1\]"):

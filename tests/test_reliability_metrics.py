@@ -142,8 +142,8 @@ class _Fixed:
 
 def test_scorers_check_the_estimator_and_the_length_of_y():
   rows = np.arange(6)[:, None]
-  raises_short(ValueError, "y has 5 labels but X has 6 rows", estimators.ordinal_auc_scorer, _Fixed(),
-               rows, np.array([0, 1, 2, 0, 1]))
+  raises_short(ValueError, "y has 5 labels but X has 6 rows", estimators.ordinal_auc_scorer,
+               _Fixed(), rows, np.array([0, 1, 2, 0, 1]))
   with pytest.raises(NotFittedError):
     estimators.ordinal_auc_scorer(QS3ORAO(), rows, np.array([0, 1, 2, 0, 1, 2]))
   for scorer in (estimators.ordinal_auc_scorer, estimators.auc_scorer):

@@ -124,7 +124,7 @@ def test_building_blocks_refuse_fractional_counts():
                key, 10, 10, 2.5)
   raises_short(TypeError, r"num_landmarks must be a whole number >= 1; received 2\.5",
                nystrom.select_landmarks, key, X, Y, 2.5, "uniform")
-  raises_short(ValueError, r"kmeans_iters must be a whole number >= 0; received -1", nystrom.select_landmarks, key,
-               X, Y, 5, "kmeans", kmeans_iters=-1)
-  raises_short(ValueError, r"max_iters must be a whole number >= 0; received -1", clustering.kmeans, key,
-               X.astype(np.float32), 3, max_iters=-1)
+  raises_short(ValueError, r"kmeans_iters must be a whole number >= 0; received -1",
+               nystrom.select_landmarks, key, X, Y, 5, "kmeans", kmeans_iters=-1)
+  raises_short(ValueError, r"max_iters must be a whole number >= 0; received -1",
+               clustering.kmeans, key, X.astype(np.float32), 3, max_iters=-1)

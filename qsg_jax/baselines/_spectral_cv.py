@@ -30,23 +30,14 @@ both, and a float64 LU path to 1e-9).
 import numpy as np
 import threadpoolctl
 
+from qsg_jax import metrics
+
 
 def _gaussian_kernel64(x, sigma):
   x = np.asarray(x, np.float64)
   sq = np.sum(x * x, axis=1)
   dist = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (x @ x.T), 0.0)
   return np.exp(-sigma * dist)
-
-
-def _auc(scores, positive, negative):
-  """Mann-Whitney AUC with ties counted 1/2 (NaN when a side is empty)."""
-  pos, neg = scores[positive], scores[negative]
-  if pos.size == 0 or neg.size == 0:
-    return np.nan
-  neg = np.sort(neg)
-  below = np.searchsorted(neg, pos, side="left")
-  upto = np.searchsorted(neg, pos, side="right")
-  return float(np.mean((below + 0.5 * (upto - below)) / neg.size))
 
 
 def _split_tasks(y_l, folds, num_folds, k, num_unlabeled):
@@ -124,5 +115,6 @@ def _fold_scores(coefficient_fn, grid, x_l, y_l, x_u, folds, num_folds, k):
           except np.linalg.LinAlgError:
             continue   # a singular system scores NaN, as a failed LU solve does
           if np.all(np.isfinite(f_l)):
-            out[li, si, g, f, j] = _auc(tie(f_l), valid & (y_l > j), valid & (y_l <= j))
+            out[li, si, g, f, j] = metrics.exact_auc(tie(f_l), valid & (y_l > j),
+                                                     valid & (y_l <= j))
   return out
