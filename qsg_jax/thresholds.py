@@ -12,8 +12,9 @@ Where the minimizer is an interval (flat objective) its midpoint is returned. Le
 ordinal paper says the optimal thresholds are unique and ordered; what holds for this solver
 (``tests/test_thresholds.py`` checks it over random scores) is: every b_j minimizes its problem,
 b_1 <= ... <= b_{k-1}, strictly when the classes' scores do not overlap, and the squared hinge
-with a margin > 0 has a unique minimizer. (With the hinge at margin 0 a minimizer may be an
-interval, and tied scores across classes can give equal thresholds; the midpoint rule makes the
+with a margin > 0 has a unique minimizer whenever a point lies inside the margin. (Otherwise a
+minimizer may be an interval: the hinge at margin 0, classes separated by more than twice the
+margin; tied scores across classes can give equal thresholds. The midpoint rule makes the
 answer unique.) Predicted class = number of thresholds below f(x) (0-based; the paper's 1 + that
 count).
 
