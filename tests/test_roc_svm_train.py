@@ -155,3 +155,11 @@ def test_intercept_errors():
     train.intercept_for_rate([0.1, 0.2], [0, 0], 0.5)
   with pytest.raises(ValueError, match="same shape"):
     train.intercept_for_rate([0.1, 0.2], [0, 1, 1], 0.5)
+
+
+def test_intercept_for_rate_refuses_nan_scores_and_non_binary_labels():
+  scores, labels = np.array([0.1, 0.4, np.nan, 0.9]), np.array([0, 0, 1, 1])
+  with pytest.raises(ValueError, match="scores contain 1 NaN or infinite values \\(first at row 2"):
+    train.intercept_for_rate(scores, labels, 0.9)
+  with pytest.raises(ValueError, match="binary labels must be 0/1"):
+    train.intercept_for_rate(np.arange(4.0), np.array([0, 1, 2, 1]), 0.9)
