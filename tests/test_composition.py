@@ -8,9 +8,10 @@ import optax
 import pytest
 
 import qsg_jax
+from qsg_jax import engine
 
 _T = 16
-_CONFIG = qsg_jax.EngineConfig(num_classes=3, num_steps=_T, num_frequencies=4,
+_CONFIG = engine.EngineConfig(num_classes=3, num_steps=_T, num_frequencies=4,
                                unlabeled_batch_size=8, chunk_size=8, block_group=4)
 
 
@@ -19,19 +20,19 @@ def _data():
   x_l = rng.random((30, 2)).astype(np.float32)
   y_l = np.arange(30) % 3
   x_u = rng.random((40, 2)).astype(np.float32)
-  return qsg_jax.TrainData(jnp.asarray(x_l), jnp.asarray(y_l, jnp.int32), jnp.asarray(x_u))
+  return engine.TrainData(jnp.asarray(x_l), jnp.asarray(y_l, jnp.int32), jnp.asarray(x_u))
 
 
 def _hyper(lam=1e-2):
-  return qsg_jax.Hyperparams(sigma=jnp.float32(1.0), lam=jnp.float32(lam),
+  return engine.Hyperparams(sigma=jnp.float32(1.0), lam=jnp.float32(lam),
                              gamma=jnp.full(2, 0.5, jnp.float32), eta0=jnp.float32(0.5))
 
 
 def _run(key, lam=1e-2):
   """A whole training run, init + train: [n_l] final scores on the labeled points."""
   data = _data()
-  state = qsg_jax.init(key, data, _CONFIG)
-  state, _ = qsg_jax.train(state, data, _hyper(lam), _CONFIG, _T)
+  state = engine.init(key, data, _CONFIG)
+  state, _ = engine.train(state, data, _hyper(lam), _CONFIG, _T)
   return state.f_labeled
 
 
@@ -54,17 +55,17 @@ def test_features_and_derivatives_inside_another_jax_model():
   key = jax.random.key(2)
   x = jax.random.uniform(key, (12, 3))
   y = jnp.arange(12) % 2
-  omega = qsg_jax.sample_frequencies(key, 0, 8, 3, 1.0)                   # [m, d]
-  loss = qsg_jax.get_loss("squared")
+  omega = engine.features.sample_frequencies(key, 0, 8, 3, 1.0)           # [m, d]
+  loss = engine.losses.get_loss("squared")
   pos, neg = (y == 1).astype(jnp.float32), (y == 0).astype(jnp.float32)
 
   def model_loss(w):
-    f = qsg_jax.fourier_features(x, omega) @ w                             # [n]
+    f = engine.features.fourier_features(x, omega) @ w                     # [n]
     return jnp.sum(pos[:, None] * neg[None, :] * loss.value(f[:, None], f[None, :]))
 
   w = jax.random.normal(jax.random.key(3), (16,))
-  phi = qsg_jax.fourier_features(x, omega)
-  d = qsg_jax.subproblem_derivatives("squared", phi @ w, jnp.zeros(1))
+  phi = engine.features.fourier_features(x, omega)
+  d = engine.losses.subproblem_derivatives("squared", phi @ w, jnp.zeros(1))
   weight = pos[:, None] * neg[None, :]
   by_hand = (jnp.sum(weight * d.l1, axis=1) @ phi) + (jnp.sum(weight * d.l2, axis=0) @ phi)
   np.testing.assert_allclose(jax.grad(model_loss)(w), by_hand, rtol=1e-4, atol=1e-4)
@@ -86,8 +87,8 @@ def test_optax_schedule_as_the_step_size():
   np.testing.assert_allclose(result.metrics["eta"], schedule(np.arange(_T)), rtol=1e-6)
   config = _CONFIG.replace(schedule=schedule)
   hyper = _hyper()._replace(eta0=None)
-  state = qsg_jax.init(jax.random.key(0), data, config)
-  _, metrics = qsg_jax.train(state, data, hyper, config, _T)
+  state = engine.init(jax.random.key(0), data, config)
+  _, metrics = engine.train(state, data, hyper, config, _T)
   np.testing.assert_allclose(metrics["eta"], schedule(np.arange(_T)), rtol=1e-6)
 
 

@@ -121,15 +121,35 @@ class DsgUpdateVariantsTest(chex.TestCase):
   def test_update_and_renormalization(self):
     from qsg_jax.engine import update  # pylint: disable=g-import-not-at-top
     fn = self.variant(update.dsg_update)
-    coef = jnp.zeros((3, 2)).at[0].set(jnp.array([1.0, 2.0]))
-    out = fn(coef, jnp.float32(0.5), jnp.array([4.0]), 1, jnp.array([1.0, -1.0]), 0.5, 0.2)
-    np.testing.assert_allclose(out.scale * out.coef[:2], [[0.45, 0.9], [-0.5, 0.5]], rtol=1e-6)
-    np.testing.assert_allclose(out.partial, [4.0])
-    tiny = fn(coef, jnp.float32(1e-20), jnp.array([4.0]), 1, jnp.array([1.0, -1.0]), 0.5, 0.2)
-    assert float(tiny.scale) == 1.0       # folded: alpha_0 = 1e-20 * 0.9 * coef_0, stored as is
-    np.testing.assert_allclose(tiny.coef[0], [0.9e-20, 1.8e-20], rtol=1e-5)
-    np.testing.assert_allclose(tiny.partial, [3.6e-20], rtol=1e-5)
-    np.testing.assert_allclose(tiny.coef[1], [-0.5, 0.5], rtol=1e-6)
+    coef = jnp.zeros((3, 2, 1)).at[0, :, 0].set(jnp.array([1.0, 2.0]))
+    grad = jnp.array([[1.0, -1.0]])
+    out = fn(coef, jnp.array([0.5]), jnp.array([[4.0]]), 1, grad, 0.5, 0.2)
+    np.testing.assert_allclose(out.scale[0] * out.coef[:2, :, 0], [[0.45, 0.9], [-0.5, 0.5]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(out.partial, [[4.0]])
+    tiny = fn(coef, jnp.array([1e-20]), jnp.array([[4.0]]), 1, grad, 0.5, 0.2)
+    assert float(tiny.scale[0]) == 1.0    # folded: alpha_0 = 1e-20 * 0.9 * coef_0, stored as is
+    np.testing.assert_allclose(tiny.coef[0, :, 0], [0.9e-20, 1.8e-20], rtol=1e-5)
+    np.testing.assert_allclose(tiny.partial, [[3.6e-20]], rtol=1e-5)
+    np.testing.assert_allclose(tiny.coef[1, :, 0], [-0.5, 0.5], rtol=1e-6)
+
+  @chex.variants(with_jit=True, without_jit=True)
+  def test_heads_fold_their_own_scales_and_corrections_take_the_proximal_step(self):
+    """Head 0 (f): Eq. (14); heads 1.. (g_j): shrink by 1 / (1 + eta lam_g); a scale below
+    RENORMALIZE_BELOW is folded into its own head only."""
+    from qsg_jax.engine import update  # pylint: disable=g-import-not-at-top
+    fn = self.variant(update.dsg_update)
+    coef = jnp.ones((2, 2, 3))
+    grad = jnp.array([[1.0, -1.0], [2.0, 0.0], [0.0, 4.0]])
+    out = fn(coef, jnp.array([1.0, 1e-20, 1.0]), jnp.ones((3, 1)), 1, grad, 0.5, 0.2, 3.0)
+    np.testing.assert_allclose(out.decay, [0.9, 0.4, 0.4], rtol=1e-6)
+    np.testing.assert_allclose(out.alpha, [[-0.5, 0.5], [-0.4, 0.0], [0.0, -0.8]], rtol=1e-6)
+    np.testing.assert_allclose(out.scale, [0.9, 1.0, 0.4], rtol=1e-6)
+    np.testing.assert_allclose(out.coef[0], [[1.0, 4e-21, 1.0]] * 2, rtol=1e-5)
+    np.testing.assert_allclose(out.partial[:, 0], [1.0, 4e-21, 1.0], rtol=1e-5)
+    np.testing.assert_allclose(out.scale[:, None] * out.block, out.alpha, rtol=1e-6)
+    frozen = fn(coef, jnp.ones(3), jnp.ones((3, 1)), 1, grad, 0.5, 0.2, jnp.inf)
+    np.testing.assert_array_equal(frozen.alpha[1:], 0.0)
 
 
 def test_jit_equals_no_jit(key):
@@ -230,3 +250,81 @@ def test_functional_gradient_is_jax_grad_of_the_risk_through_the_new_block(key):
   g_l, g_u = risk.score_grads("squared", f_l, f_u, pos_w, neg_w, gamma)
   np.testing.assert_allclose(update.functional_gradient(g_l, phi_l, g_u, phi_u),
                              jax.grad(objective)(jnp.zeros(2 * m)), rtol=1e-5, atol=1e-6)
+
+
+def _products_below_the_rule(fn, *args):
+  """(products below ``numerics.HIGHEST``, number of products) of every dot_general in the
+  jaxpr of ``fn(*args)``, sub-jaxprs of scan, cond, while, pjit, shard_map included."""
+  from qsg_jax import numerics  # pylint: disable=g-import-not-at-top
+  found, seen = [], []
+
+  def walk(jaxpr):
+    for eqn in jaxpr.eqns:
+      if eqn.primitive.name == "dot_general":
+        seen.append(eqn)
+        precision = eqn.params["precision"]
+        if not (isinstance(precision, tuple) and
+                all(p == numerics.HIGHEST for p in precision)):
+          found.append((str(eqn.source_info.traceback).splitlines()[-1:], precision))
+      for value in eqn.params.values():
+        for sub in value if isinstance(value, (tuple, list)) else (value,):
+          sub = getattr(sub, "jaxpr", sub)              # ClosedJaxpr -> Jaxpr
+          if hasattr(sub, "eqns"):
+            walk(sub)
+
+  walk(jax.make_jaxpr(fn)(*args).jaxpr)
+  return found, len(seen)
+
+
+def test_the_precision_walk_finds_a_default_product():
+  x = jnp.ones((3, 3))
+  below, total = _products_below_the_rule(
+      lambda a: jax.lax.scan(lambda c, _: (c @ a, None), a, None, length=2)[0], x)
+  assert len(below) == 1 and total == 1
+  assert _products_below_the_rule(
+      lambda a: jnp.matmul(a, a, precision=jax.lax.Precision.HIGHEST), x) == ([], 1)
+
+
+def test_every_matrix_product_of_the_method_runs_at_the_precision_rule(key):
+  """numerics.HIGHEST on every path: train (plain, both pools, corrections, sharded), the grouped
+  CV, the auto step, model_scores and split_scores. (TF32 / bf16 products moved coefficients by
+  2e-4 on an H100; CPU tests cannot see the difference, the jaxpr can.)"""
+  import functools  # pylint: disable=g-import-not-at-top
+  from qsg_jax.engine import auto_step, grouped, sharding  # pylint: disable=g-import-not-at-top
+  data = _data(3, n_l=12, n_u=20)
+  config = engine.EngineConfig(num_classes=3, num_steps=8, num_frequencies=3,
+                               unlabeled_batch_size=4, chunk_size=4, block_group=2)
+  hyper = _hyper(3)
+  split = config.replace(split_corrections=True)
+  split_hyper = hyper._replace(split_lam=jnp.float32(0.5))
+  state = engine.init(key, data, config)
+  split_state = engine.init(key, data, split)
+  paths = {
+      "train": (lambda s: engine.train(s, data, hyper, config, 8), state),
+      "train cached": (lambda s: engine.train(s, data, hyper, config.replace(
+          cache_unlabeled=True), 8), engine.init(key, data, config.replace(cache_unlabeled=True))),
+      "train hinge": (lambda s: engine.train(s, data, hyper, config.replace(loss="hinge"), 8),
+                      state),
+      "corrections": (lambda s: engine.train(s, data, split_hyper, split, 8), split_state),
+      "model_scores": (lambda s: engine.model_scores(engine.model_of(s, hyper), data.x_labeled,
+                                                     2, 8), state),
+      "split_scores": (lambda s: engine.split_scores(engine.model_of(s, split_hyper),
+                                                     data.x_labeled, 2, 8), split_state),
+      "auto step": (lambda x: auto_step.curvature(x, 0.5, jnp.ones((2, 12)) / 12,
+                                                  jnp.ones((2, 12)) / 12, jnp.full(2, 0.5),
+                                                  num_labeled=12), data.x_labeled),
+  }
+  mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("data",))
+  paths["sharded"] = (functools.partial(sharding._train_sharded_jit,  # pylint: disable=protected-access
+                                        data=data, hyper=hyper, num_steps=8, mesh=mesh,
+                                        config=config.replace(axis_name="data")), state)
+  tasks = grouped.Tasks(jnp.full(2, 0.01), jnp.full((2, 2), 0.5), jnp.ones(2),
+                        jnp.stack([state.pos_w] * 2), jnp.stack([state.neg_w] * 2),
+                        jnp.ones((2, 12), bool))
+  grouped_config = config.replace(labeled_batch_size=None, cache_unlabeled=True)
+  paths["grouped CV"] = (lambda t: grouped.group_aucs(key, data, jnp.float32(0.5), t,
+                                                      config=grouped_config,
+                                                      divergence_threshold=50.0), tasks)
+  for name, (fn, arg) in paths.items():
+    below, total = _products_below_the_rule(fn, arg)
+    assert total >= 3 and not below, (name, total, below)

@@ -31,12 +31,12 @@ def test_blocks_are_regenerated_from_key_and_index(key):
 
 def test_grouped_scores_equal_sum_over_blocks(key):
   x = jax.random.normal(jax.random.key(2), (10, 3))
-  coef = jax.random.normal(jax.random.key(3), (4, 6))
+  coef = jax.random.normal(jax.random.key(3), (4, 6, 2))          # 4 blocks, 2 functions
   blocks = jnp.arange(4) + 7
   omega = features.sample_frequency_blocks(key, blocks, 3, 3, 0.3)
   expected = sum(features.block_features(key, int(b), x, 3, 0.3) @ coef[i]
                  for i, b in enumerate(blocks))
-  np.testing.assert_allclose(features.grouped_scores(x, omega, coef), expected,
+  np.testing.assert_allclose(features.grouped_multi_scores(x, omega, coef), expected,
                              rtol=1e-5, atol=1e-6)
 
 

@@ -16,8 +16,8 @@ and eta_t = eta0 / (1 + eta0 lam t) as for an explicit number. H is the Hessian 
 the training labeled points and one unlabeled mini-batch drawn from the run's key, K the exact
 kernel on them; lambda_max(K H) (real and >= 0: K H is similar to K^(1/2) H K^(1/2)) is found by
 ``POWER_ITERATIONS`` steps of power iteration from ``start_vector``, applying H in closed form
-(``grouped.squared_score_grads`` is affine in the scores). Deterministic given the data, the
-hyper-parameters and the key. Tests compare it with a dense eigen-decomposition.
+(``risk.score_grads`` of the squared loss is affine in the scores). Deterministic given the data,
+the hyper-parameters and the key. Tests compare it with a dense eigen-decomposition.
 """
 
 import functools
@@ -28,13 +28,15 @@ import numpy as np
 
 from qsg_jax.config import FitConfig
 from qsg_jax.config import STEP_SIZE_MAX
-from qsg_jax.engine import grouped
+from qsg_jax.engine import kernels
 from qsg_jax.engine import risk
 from qsg_jax.engine import sampling
+from qsg_jax.numerics import HIGHEST
 
 POWER_ITERATIONS = 200
 # The unlabeled mini-batch of the curvature is drawn from fold_in(key, _BATCH_SALT).
 _BATCH_SALT = 0x5EED
+_dot = functools.partial(jnp.matmul, precision=HIGHEST)
 
 
 def unlabeled_rows(key, num_unlabeled, batch_size):
@@ -45,19 +47,9 @@ def unlabeled_rows(key, num_unlabeled, batch_size):
 
 def _hessian_times(v, pos_w, neg_w, gamma, num_labeled):
   """H v: the linear part of the affine squared-loss score gradient."""
-  g_l, g_u = grouped.squared_score_grads(v[:num_labeled], v[num_labeled:], pos_w, neg_w,
-                                             gamma)
-  z_l, z_u = grouped.squared_score_grads(jnp.zeros_like(v[:num_labeled]),
-                                             jnp.zeros_like(v[num_labeled:]), pos_w, neg_w,
-                                             gamma)
-  return jnp.concatenate([g_l - z_l, g_u - z_u])
-
-
-def gaussian_kernel(points, sigma):
-  """[n, n] exp(-sigma ||x - x'||^2) of [n, d] points."""
-  sq = jnp.sum(points**2, axis=1)
-  dist = jnp.maximum(sq[:, None] + sq[None, :] - 2.0 * points @ points.T, 0.0)
-  return jnp.exp(-sigma * dist)
+  grads = lambda u: jnp.concatenate(risk.score_grads("squared", u[:num_labeled], u[num_labeled:],
+                                                     pos_w, neg_w, gamma))
+  return grads(v) - grads(jnp.zeros_like(v))
 
 
 def start_vector(points):
@@ -66,19 +58,19 @@ def start_vector(points):
   (So dropping zero-weight points, as a CV fold's held-out ones, changes nothing.)
   """
   d = points.shape[1]
-  return jnp.sin(12.9898 * (points @ jnp.arange(1.0, d + 1.0)) + 78.233)
+  return jnp.sin(12.9898 * _dot(points, jnp.arange(1.0, d + 1.0, dtype=points.dtype)) + 78.233)
 
 
 @functools.partial(jax.jit, static_argnames=("num_labeled",))
-def curvature(kernel, start, pos_w, neg_w, gamma, num_labeled):
+def curvature(points, sigma, pos_w, neg_w, gamma, num_labeled):
   """lambda_max(K H) by power iteration, with the Rayleigh quotient v'HKHv / v'Hv.
 
   Both the quotient and the normalization read v only through H v, so points of zero weight
   (rows and columns of H that vanish) do not change the result.
 
   Args:
-    kernel: [n_l + B, n_l + B] Gaussian kernel of the labeled points, then the unlabeled batch.
-    start: [n_l + B] ``start_vector`` of the same points.
+    points: [n_l + B, d] the labeled points, then the unlabeled batch.
+    sigma: the Gaussian kernel's parameter (K = ``kernels.gaussian_kernel`` of the points).
     pos_w, neg_w: [k-1, n_l] subproblem weights of the labeled points (0 on unused points).
     gamma: [k-1].
     num_labeled: n_l (static).
@@ -86,15 +78,17 @@ def curvature(kernel, start, pos_w, neg_w, gamma, num_labeled):
   Returns:
     float32 scalar >= 0 (0 when H = 0).
   """
+  kernel = kernels.gaussian_kernel(points, points, sigma)              # [n_l + B, n_l + B]
+  start = start_vector(points)
   h = lambda v: _hessian_times(v, pos_w, neg_w, gamma, num_labeled)
 
   def normalized(v):
-    return v / jnp.sqrt(jnp.maximum(v @ h(v), 1e-30))
+    return v / jnp.sqrt(jnp.maximum(_dot(v, h(v)), 1e-30))
 
-  v = jax.lax.fori_loop(0, POWER_ITERATIONS, lambda _, v: normalized(kernel @ h(v)),
+  v = jax.lax.fori_loop(0, POWER_ITERATIONS, lambda _, v: normalized(_dot(kernel, h(v))),
                         normalized(start))
   hv = h(v)
-  value = jnp.maximum(hv @ kernel @ hv, 0.0) / jnp.maximum(v @ hv, 1e-30)
+  value = jnp.maximum(_dot(hv, _dot(kernel, hv)), 0.0) / jnp.maximum(_dot(v, hv), 1e-30)
   # K H = 0 up to rounding (e.g. every point identical: H annihilates K's constant range) makes
   # the normalization blow rounding noise up to inf / NaN; the curvature is then 0.
   return jnp.where(jnp.isfinite(value), value, 0.0)
@@ -133,8 +127,7 @@ def auto_step_size(x_labeled, y_labeled, x_unlabeled, num_classes, sigma, lam, g
   points = jnp.concatenate([jnp.asarray(x_labeled, jnp.float32),
                             jnp.asarray(x_unlabeled, jnp.float32)[rows]])
   gamma = jnp.broadcast_to(jnp.asarray(gamma, jnp.float32), (num_classes - 1,))
-  curv = curvature(gaussian_kernel(points, jnp.float32(sigma)), start_vector(points), pos_w,
-                   neg_w, gamma, num_labeled=y.shape[0])
+  curv = curvature(points, jnp.float32(sigma), pos_w, neg_w, gamma, num_labeled=y.shape[0])
   return float(step_from_curvature(float(curv), lam))
 
 
@@ -158,17 +151,15 @@ def task_step_sizes(key, x_labeled, x_unlabeled, pos_w, neg_w, sigma, lam, gamma
   rows = unlabeled_rows(key, x_unlabeled.shape[0], unlabeled_batch_size)
   points = jnp.concatenate([jnp.asarray(x_labeled, jnp.float32),
                             jnp.asarray(x_unlabeled, jnp.float32)[rows]])
-  start = start_vector(points)
   power = functools.partial(curvature, num_labeled=x_labeled.shape[0])
   eta0 = np.empty(sigma.shape[0], np.float32)
   for s in np.unique(sigma):
-    kernel = gaussian_kernel(points, jnp.float32(s))
     members = np.nonzero(sigma == s)[0]
     combos, inverse = np.unique(np.concatenate([fold[members, None], gamma[members]], axis=1),
                                 axis=0, return_inverse=True)
     f = combos[:, 0].astype(int)
-    curv = jax.vmap(power, in_axes=(None, None, 0, 0, 0))(
-        kernel, start, jnp.asarray(pos_w[f]), jnp.asarray(neg_w[f]),
+    curv = jax.vmap(power, in_axes=(None, None, 0, 0, 0))(     # one kernel for the combos
+        points, jnp.float32(s), jnp.asarray(pos_w[f]), jnp.asarray(neg_w[f]),
         jnp.asarray(combos[:, 1:], jnp.float32))
     eta0[members] = step_from_curvature(np.asarray(curv)[inverse.reshape(-1)], lam[members])
   return eta0

@@ -153,30 +153,8 @@ def block_features_of(key: jax.Array, block: int | jax.Array, point_sets: Tuple[
   return tuple(fourier_features(x, omega) for x in point_sets)
 
 
-def grouped_scores(x: ArrayLike, omega: ArrayLike, coef: ArrayLike) -> jax.Array:
-  """Scores sum_i alpha_i . phi_i(x) over a group of g blocks in one matrix product.
-
-  Args:
-    x: [n, d] points.
-    omega: [g * m, d] frequencies of the group (from ``sample_frequency_blocks``).
-    coef: [g, 2m] coefficients of the group.
-
-  Returns:
-    [n] scores.
-  """
-  g, two_m = coef.shape
-  m = two_m // 2
-  z = jnp.matmul(x, omega.T, precision=HIGHEST)                              # [n, g*m]
-  cos_coef = coef[:, :m].reshape(g * m)
-  sin_coef = coef[:, m:].reshape(g * m)
-  scale = 1.0 / jnp.sqrt(jnp.asarray(m, z.dtype))
-  cos, sin = cos_sin(z)
-  dot = functools.partial(jnp.matmul, precision=HIGHEST)
-  return (dot(cos, cos_coef) + dot(sin, sin_coef)) * scale
-
-
 def grouped_multi_scores(x: ArrayLike, omega: ArrayLike, coef: ArrayLike) -> jax.Array:
-  """``grouped_scores`` of c functions over the same features in one matrix product.
+  """Scores sum_i coef_i . phi_i(x) of c functions over a group of g blocks in one matrix product.
 
   One trigonometric evaluation serves every function: the per-split corrections of
   ``qsg_jax.engine.corrections`` score f and all g_j with it at the cost of f alone.

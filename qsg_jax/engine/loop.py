@@ -17,7 +17,7 @@ of O(B t m). Both modes give the same coefficients.
 """
 
 import functools
-from typing import Dict, Optional, Tuple
+from typing import Optional, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -25,19 +25,15 @@ import numpy as np
 
 from qsg_jax import _validation as validation
 from qsg_jax.engine import corrections
-from qsg_jax.engine import features
 from qsg_jax.engine import risk
 from qsg_jax.engine import sampling
-from qsg_jax.engine import update as update_lib
 from qsg_jax.engine.scoring import scores_through_blocks
-from qsg_jax.engine.step import step_size
+from qsg_jax.engine.step import Metrics
+from qsg_jax.engine.step import dsg_step
 from qsg_jax.engine.types import EngineConfig
 from qsg_jax.engine.types import Hyperparams
 from qsg_jax.engine.types import State
 from qsg_jax.engine.types import TrainData
-from qsg_jax.numerics import HIGHEST
-
-Metrics = Dict[str, jax.Array]
 
 
 def init(key: jax.Array, data: TrainData, config: EngineConfig,
@@ -71,12 +67,13 @@ def init(key: jax.Array, data: TrainData, config: EngineConfig,
   slot_classes = sampling.slot_classes(y_l, k, config.labeled_batch_size)
   pos_w, neg_w = risk.subproblem_weights(slot_classes, index.counts)
   cached = x_u.shape[0] if config.cache_unlabeled else 0
-  state = State(
+  heads = k if config.split_corrections else 1
+  return State(
       step=jnp.zeros((), jnp.int32),
-      coef=jnp.zeros((config.num_steps, 2 * config.num_frequencies), jnp.float32),
-      scale=jnp.ones((), jnp.float32),
-      f_labeled=jnp.zeros(x_l.shape[0], jnp.float32),
-      u_unlabeled=jnp.zeros(cached, jnp.float32),
+      head_coef=jnp.zeros((config.num_steps, 2 * config.num_frequencies, heads), jnp.float32),
+      head_scale=jnp.ones(heads, jnp.float32),
+      head_labeled=jnp.zeros((heads, x_l.shape[0]), jnp.float32),
+      head_unlabeled=jnp.zeros((heads, cached), jnp.float32),
       feature_key=feature_key,
       sample_key=sample_key,
       class_order=index.order,
@@ -84,10 +81,8 @@ def init(key: jax.Array, data: TrainData, config: EngineConfig,
       class_counts=index.counts,
       pos_w=pos_w,
       neg_w=neg_w,
-      num_unlabeled=jnp.asarray(n_u, jnp.int32))
-  if config.split_corrections:
-    state = corrections.init_corrections(state, config, x_l.shape[0], cached)
-  return state
+      num_unlabeled=jnp.asarray(n_u, jnp.int32),
+      sigma=jnp.zeros((), jnp.float32))
 
 
 def _chunk_samples(state: State, config: EngineConfig, shard) -> sampling.StepSample:
@@ -102,14 +97,13 @@ def _chunk_samples(state: State, config: EngineConfig, shard) -> sampling.StepSa
 
 def train_chunk(state: State, data: TrainData, hyper: Hyperparams,
                 config: EngineConfig) -> Tuple[State, Metrics]:
-  """Runs ``config.chunk_size`` iterations from ``state`` (one ``lax.scan`` of DSG updates).
+  """Runs ``config.chunk_size`` iterations from ``state``: one ``lax.scan`` of ``step.dsg_step``.
 
   The unlabeled points whose features each step computes (the "pool") are the chunk's sampled
-  points, scored through earlier chunks' blocks up front, or with ``config.cache_unlabeled``
-  every unlabeled point, whose scores the state carries. Either way the pool keeps unscaled
-  partial scores u (f = scale * u) and each new block is added to them. With
-  ``config.axis_name`` set (inside ``shard_map``), ``data.x_unlabeled`` is this device's stratum.
-  With ``config.split_corrections`` the chunk runs ``corrections.train_chunk`` (f + g_j).
+  points, scored through earlier chunks' blocks up front in one large blocked product, or with
+  ``config.cache_unlabeled`` every unlabeled point, whose scores the state carries. Either way
+  the scan carries the state with the pool's unscaled scores. With ``config.axis_name`` set
+  (inside ``shard_map``), ``data.x_unlabeled`` is this device's stratum.
 
   Args:
     state: current ``State`` (its step is a multiple of the chunk size).
@@ -120,46 +114,23 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams,
   Returns:
     (new state, per-iteration metrics dict of [C] arrays: "eta", "max_abs_score").
   """
-  c, m, axis = config.chunk_size, config.num_frequencies, config.axis_name
-  shard = None if axis is None else jax.lax.axis_index(axis)
-  samples = _chunk_samples(state, config, shard)
-  if config.split_corrections:   # f + g_j per split: engine.corrections
-    return corrections.train_chunk(state, data, hyper, config, samples)
   corrections.check_split_lam(config, hyper)
+  shard = None if config.axis_name is None else jax.lax.axis_index(config.axis_name)
+  samples = _chunk_samples(state, config, shard)                     # [C, S], [C, B']
   if config.cache_unlabeled:
-    x_pool, u_pool = data.x_unlabeled, state.u_unlabeled              # [n_u, d], [n_u]
-    batch_rows = samples.unlabeled                                     # [C, B'] pool rows
+    x_pool, pooled = data.x_unlabeled, state
   else:
-    x_pool = data.x_unlabeled[samples.unlabeled.reshape(-1)]           # [C*B', d]
-    # The chunk's points through all blocks of earlier chunks: one large blocked product.
-    u_pool = scores_through_blocks(state.feature_key, state.coef, state.step, x_pool,
-                                   hyper.sigma, config.block_group)
-    batch_rows = jnp.arange(x_pool.shape[0], dtype=jnp.int32).reshape(c, -1)
-  num_labeled = data.x_labeled.shape[0]
-
-  def step(carry, r):
-    coef, scale, f_labeled, u_pool = carry
-    i = state.step + r
-    phi_labeled, phi_pool = features.block_features_of(                # [n_l, 2m], [pool, 2m]
-        state.feature_key, i, (data.x_labeled, x_pool), m, hyper.sigma)
-    slots, rows = samples.labeled[r], batch_rows[r]
-    g_slots, g_u = risk.score_grads(config.loss, f_labeled[slots], scale * u_pool[rows],
-                                    state.pos_w, state.neg_w, hyper.gamma, axis)
-    g_labeled = jnp.zeros(num_labeled, g_slots.dtype).at[slots].add(g_slots)
-    grad = update_lib.functional_gradient(g_labeled, phi_labeled, g_u, phi_pool[rows], axis)
-    eta = step_size(config, hyper, i)
-    new = update_lib.dsg_update(coef, scale, u_pool, i, grad, eta, hyper.lam)
-    f_labeled = new.decay * f_labeled + jnp.matmul(phi_labeled, new.alpha, precision=HIGHEST)
-    u_pool = new.partial + jnp.matmul(phi_pool, new.coef[i], precision=HIGHEST)
-    metrics = {"eta": eta, "max_abs_score": jnp.max(jnp.abs(f_labeled))}
-    return (new.coef, new.scale, f_labeled, u_pool), metrics
-
-  carry = (state.coef, state.scale, state.f_labeled, u_pool)
-  (coef, scale, f_labeled, u_pool), metrics = jax.lax.scan(step, carry, jnp.arange(c))
-  state = state._replace(step=state.step + c, coef=coef, scale=scale, f_labeled=f_labeled)
-  if config.cache_unlabeled:
-    state = state._replace(u_unlabeled=u_pool)
-  return state, metrics
+    x_pool = data.x_unlabeled[samples.unlabeled.reshape(-1)]           # [C * B', d]
+    pool = scores_through_blocks(state.feature_key, state.head_coef, state.step, x_pool,
+                                 hyper.sigma, config.block_group)      # [C * B', h]
+    pooled = state._replace(head_unlabeled=pool.T)
+    samples = samples._replace(unlabeled=jnp.arange(x_pool.shape[0], dtype=jnp.int32).reshape(
+        config.chunk_size, -1))
+  body = functools.partial(dsg_step, x_labeled=data.x_labeled, x_pool=x_pool, hyper=hyper,
+                           config=config)
+  pooled, metrics = jax.lax.scan(body, pooled, samples)
+  return pooled._replace(head_unlabeled=(pooled if config.cache_unlabeled else state)
+                         .head_unlabeled), metrics
 
 
 def train_steps(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
@@ -276,7 +247,7 @@ def _train_jit(state, data, hyper, config, num_steps):
   end = state.step + num_steps
   state, metrics = train_steps(state, data, hyper, config, num_steps)
   # Past the last block the coefficient rows would be clipped silently: poison instead.
-  return state._replace(coef=jnp.where(end > config.num_steps, jnp.nan, state.coef)), metrics
+  return state._replace(head_coef=jnp.where(end > config.num_steps, jnp.nan, state.head_coef)), metrics
 
 
 def use_unlabeled_cache(num_unlabeled: int, config: EngineConfig) -> bool:

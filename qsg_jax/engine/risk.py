@@ -120,9 +120,54 @@ def subproblem_score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, pos_w
   return gamma * g_pn + (1.0 - gamma) * g_l_unl, (1.0 - gamma) * g_u
 
 
+def _subproblem_grads(loss: LossLike):
+  """``subproblem_score_grads`` for ``loss``, as a function of (f_l, f_u, pos_w, neg_w, gamma,
+  axis_name): the O(S + B) closed form for the squared loss, the pair sums for any other."""
+  if losses_lib.get_loss(loss) is losses_lib.SQUARED:
+    return squared_subproblem_score_grads
+  return lambda *args: subproblem_score_grads(loss, *args)
+
+
+def split_score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike,
+                      g_l: Optional[ArrayLike], g_u: Optional[ArrayLike], pos_w: ArrayLike,
+                      neg_w: ArrayLike, gamma: ArrayLike,
+                      axis_name: Optional[str] = None) -> Tuple[jax.Array, jax.Array]:
+  """Per-split score gradients dR^j/ds at the per-split scores s_j = f + g_j (or f).
+
+  The gradient of ``minibatch_risk`` in f is the mean of this over j (``score_grads``); with
+  per-split corrections, the gradient of ``split_minibatch_risk`` in the scores of g_j is this
+  times 1/(k-1). The squared loss uses the O(S + B) closed form
+  (``squared_subproblem_score_grads``), other losses the pair sums of ``subproblem_score_grads``.
+
+  Args:
+    loss: name or ``PairwiseLoss``.
+    f_l: [S] shared labeled slot scores.
+    f_u: [B] shared unlabeled scores (this device's share when ``axis_name`` is set).
+    g_l: [k-1, S] labeled corrections, or None (every split scored by f).
+    g_u: [k-1, B] unlabeled corrections, or None.
+    pos_w: [k-1, S].
+    neg_w: [k-1, S].
+    gamma: [k-1].
+    axis_name: mesh axis the unlabeled mini-batch is split over, or None.
+
+  Returns:
+    (d_l [k-1, S], d_u [k-1, B]).
+  """
+  chex.assert_rank([f_l, f_u, pos_w, neg_w, gamma], [1, 1, 2, 2, 1])
+  chex.assert_equal_shape([pos_w, neg_w])
+  if g_l is None:    # one f for every split: its pair terms are computed once
+    s_l, s_u, axis = f_l, f_u, None
+  else:
+    chex.assert_rank([g_l, g_u], [2, 2])
+    chex.assert_equal_shape([g_l, pos_w])
+    s_l, s_u, axis = f_l[None, :] + g_l, f_u[None, :] + g_u, 0
+  return jax.vmap(_subproblem_grads(loss), in_axes=(axis, axis, 0, 0, 0, None))(
+      s_l, s_u, pos_w, neg_w, gamma, axis_name)
+
+
 def score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayLike, neg_w: ArrayLike,
                 gamma: ArrayLike, axis_name: Optional[str] = None) -> Tuple[jax.Array, jax.Array]:
-  """Gradient of ``minibatch_risk`` in (f_l, f_u): subproblems vmapped, then averaged.
+  """Gradient of ``minibatch_risk`` in (f_l, f_u): the mean over subproblems.
 
   Args:
     loss: name or ``PairwiseLoss``.
@@ -135,12 +180,18 @@ def score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayLike
 
   Returns:
     (g_l [S], g_u [B]).
+
+  Example:
+    >>> f_l, f_u = jnp.array([0.3, -0.2, 0.5]), jnp.array([0.1, 0.4])
+    >>> p, n, g = jnp.array([[0., 0., 1.]]), jnp.array([[.5, .5, 0.]]), jnp.array([.3])
+    >>> pairs = jax.vmap(subproblem_score_grads, (None, None, None, 0, 0, 0))(
+    ...     "squared", f_l, f_u, p, n, g)                # the O(S (S + B)) pair sums
+    >>> fast = score_grads("squared", f_l, f_u, p, n, g)  # the closed form
+    >>> all(bool(jnp.allclose(a, b.mean(0))) for a, b in zip(fast, pairs))
+    True
   """
-  chex.assert_rank([f_l, f_u, pos_w, neg_w, gamma], [1, 1, 2, 2, 1])
-  chex.assert_equal_shape([pos_w, neg_w])
-  g_l, g_u = jax.vmap(subproblem_score_grads, in_axes=(None, None, None, 0, 0, 0, None))(
-      loss, f_l, f_u, pos_w, neg_w, gamma, axis_name)
-  return jnp.mean(g_l, axis=0), jnp.mean(g_u, axis=0)
+  d_l, d_u = split_score_grads(loss, f_l, f_u, None, None, pos_w, neg_w, gamma, axis_name)
+  return jnp.mean(d_l, axis=0), jnp.mean(d_u, axis=0)
 
 
 def split_minibatch_risk(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, g_l: ArrayLike,
@@ -170,39 +221,6 @@ def split_minibatch_risk(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, g_l: Ar
   return jnp.mean(risks)
 
 
-def split_score_grads(loss: LossLike, f_l: ArrayLike, f_u: ArrayLike, g_l: ArrayLike,
-                      g_u: ArrayLike, pos_w: ArrayLike, neg_w: ArrayLike, gamma: ArrayLike,
-                      axis_name: Optional[str] = None) -> Tuple[jax.Array, jax.Array]:
-  """Per-split score gradients dR^j/ds at the per-split scores s_j = f + g_j.
-
-  The gradient of ``split_minibatch_risk`` in the scores of g_j is this times 1/(k-1); in the
-  shared scores f it is the mean of this over j. The squared loss uses the O(S + B) moment form
-  (``squared_subproblem_score_grads``), since every split needs its own pair sums here.
-
-  Args:
-    loss: name or ``PairwiseLoss``.
-    f_l: [S] shared labeled slot scores.
-    f_u: [B] shared unlabeled scores.
-    g_l: [k-1, S] labeled corrections.
-    g_u: [k-1, B] unlabeled corrections.
-    pos_w: [k-1, S].
-    neg_w: [k-1, S].
-    gamma: [k-1].
-    axis_name: mesh axis the unlabeled mini-batch is split over, or None.
-
-  Returns:
-    (d_l [k-1, S], d_u [k-1, B]).
-  """
-  chex.assert_rank([f_l, f_u, g_l, g_u, pos_w, neg_w, gamma], [1, 1, 2, 2, 2, 2, 1])
-  chex.assert_equal_shape([g_l, pos_w, neg_w])
-  if losses_lib.get_loss(loss) is losses_lib.SQUARED:   # O(S + B) per split, not O(S (S + B))
-    grads = lambda *args: squared_subproblem_score_grads(*args[1:])
-  else:
-    grads = subproblem_score_grads
-  return jax.vmap(grads, in_axes=(None, 0, 0, 0, 0, 0, None))(
-      loss, f_l[None, :] + g_l, f_u[None, :] + g_u, pos_w, neg_w, gamma, axis_name)
-
-
 def squared_subproblem_score_grads(f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayLike,
                                    neg_w: ArrayLike, gamma: ArrayLike,
                                    axis_name: Optional[str] = None
@@ -212,8 +230,7 @@ def squared_subproblem_score_grads(f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayL
   With l = (1 - u + v)^2 every derivative is linear, l1 = -l2 = -2 (1 - u + v), so each pair sum
   collapses to means: sum_b N(b) l1(f_a, f_b) = -2 (|N| (1 - f_a) + N . f), and likewise for the
   others. Equal to the pairwise form up to rounding (tests compare them) without its [S, S] and
-  [S, B] derivative matrices, which the per-split corrections would otherwise build once per
-  split (their scores differ by split).
+  [S, B] derivative matrices: a step costs O(S + B) per subproblem instead of O(S (S + B)).
 
   Args:
     f_l: [S] labeled slot scores.

@@ -33,23 +33,21 @@ def block_sums(frequencies_of: Callable[[jax.Array], jax.Array], coef: jax.Array
   Args:
     frequencies_of: blocks [g] -> their frequencies [g * m, d] (regenerated from the key, or
       read from storage as ``qsg_jax.io`` does).
-    coef: [T, 2m] stored coefficients, or [T, 2m, c] for c functions over the same features
-      (f and the corrections g_j, ``engine.corrections``): one matrix product scores them all.
+    coef: [T, 2m, c] stored coefficients of c functions over the same features (f alone, or f
+      and the corrections g_j, ``engine.corrections``): one matrix product scores them all.
     num_blocks: int32 scalar (may be traced), a multiple of ``block_group``.
     x: [n, d] points.
     block_group: static group size g (must divide T).
 
   Returns:
-    [n] unscaled scores ([n, c] for [T, 2m, c] coefficients).
+    [n, c] unscaled scores.
   """
-  scores = features.grouped_scores if coef.ndim == 2 else features.grouped_multi_scores
-
   def body(group, acc):
     blocks = group * block_group + jnp.arange(block_group)
-    return acc + scores(x, frequencies_of(blocks), coef[blocks])
+    return acc + features.grouped_multi_scores(x, frequencies_of(blocks), coef[blocks])
 
   return jax.lax.fori_loop(0, num_blocks // block_group, body,
-                           jnp.zeros((x.shape[0],) + coef.shape[2:], x.dtype))
+                           jnp.zeros((x.shape[0], coef.shape[2]), x.dtype))
 
 
 def scores_through_blocks(feature_key: jax.Array, coef: jax.Array, num_blocks: jax.Array,
@@ -63,7 +61,10 @@ def scores_through_blocks(feature_key: jax.Array, coef: jax.Array, num_blocks: j
 
 def chunked_block_sums(frequencies_of: Callable[[jax.Array], jax.Array], coef: jax.Array,
                        x: jax.Array, block_group: int, predict_chunk: int) -> jax.Array:
-  """[n] (or [n, c]) ``block_sums`` through all T blocks, ``predict_chunk`` points per product."""
+  """[n, c] ``block_sums`` through all T blocks, ``predict_chunk`` points per product ([n] for
+  coefficients [T, 2m] of one function)."""
+  if coef.ndim == 2:
+    return chunked_block_sums(frequencies_of, coef[:, :, None], x, block_group, predict_chunk)[:, 0]
   n = x.shape[0]
   rows = n + (-n) % ROW_TILE
   chunk = min(predict_chunk, rows)

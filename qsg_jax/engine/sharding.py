@@ -20,7 +20,7 @@ from qsg_jax.engine.types import Hyperparams
 from qsg_jax.engine.types import Model
 from qsg_jax.engine.types import State
 from qsg_jax.engine.types import TrainData
-from qsg_jax.engine.loop import Metrics
+from qsg_jax.engine.step import Metrics
 from qsg_jax.engine.loop import check_hyper
 from qsg_jax.engine.loop import check_steps
 from qsg_jax.engine.loop import train_steps
@@ -121,9 +121,9 @@ def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: Eng
   num_steps = check_steps(state, config, num_steps)
   config = config.replace(axis_name=axis_name)
   replicated = jax.sharding.NamedSharding(mesh, _P())
-  split = jax.sharding.NamedSharding(mesh, _P(axis_name))
-  state = _put(state._replace(u_unlabeled=None), replicated)._replace(
-      u_unlabeled=_put(state.u_unlabeled, split))
+  split = jax.sharding.NamedSharding(mesh, _P(None, axis_name))
+  state = _put(state._replace(head_unlabeled=None), replicated)._replace(
+      head_unlabeled=_put(state.head_unlabeled, split))
   hyper = _put(hyper, replicated)
   data = place_train_data(data, mesh, axis_name)
   return _train_sharded_jit(state, data, hyper, config, num_steps, mesh)
@@ -132,7 +132,8 @@ def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: Eng
 @functools.partial(jax.jit, static_argnames=("config", "num_steps", "mesh"))
 def _train_sharded_jit(state, data, hyper, config, num_steps, mesh):
   data_specs = TrainData(_P(), _P(), _P(config.axis_name))
-  state_specs = jax.tree.map(lambda _: _P(), state)._replace(u_unlabeled=_P(config.axis_name))
+  state_specs = jax.tree.map(lambda _: _P(), state)._replace(
+      head_unlabeled=_P(None, config.axis_name))
   fn = jax.shard_map(
       functools.partial(train_steps, config=config, num_steps=num_steps),
       mesh=mesh, in_specs=(state_specs, data_specs, _P()),

@@ -140,26 +140,38 @@ class TrainData(NamedTuple):
 
 
 class State(NamedTuple):
-  """Training state after ``step`` iterations: everything the update needs, computed by ``init``."""
+  """Training state after ``step`` iterations: everything the update needs, computed by ``init``.
+
+  The state trains h heads on the same feature blocks: f alone (h = 1), or f and the k-1
+  per-split corrections g_j (h = k, ``EngineConfig.split_corrections``); head 0 is always f.
+  Head h's actual blocks are ``head_scale[h] * head_coef[:, :, h]`` (Eq. 14 as one running
+  scalar). The properties below read one part: ``coef``, ``scale``, ``f_labeled`` (f) and
+  ``split_coef``, ``split_scale``, ``g_labeled`` (the g_j; None without corrections).
+  """
   step: jax.Array            # int32 scalar, iterations done.
-  coef: jax.Array            # [T, 2m] float32, alpha_j / scale (rows >= step are zero).
-  scale: jax.Array           # float32 scalar, running product of decays since renormalization.
-  f_labeled: jax.Array       # [n_l] float32, current f on every labeled point.
-  u_unlabeled: jax.Array     # [n_u] float32, f / scale of every unlabeled point if cached, or [0].
+  head_coef: jax.Array       # [T, 2m, h] float, each head's blocks / its scale (rows >= step 0).
+  head_scale: jax.Array      # [h] float, running products of the decays since renormalization.
+  head_labeled: jax.Array    # [h, n_l] float, each head's current score on every labeled point.
+  head_unlabeled: jax.Array  # [h, n_u] float, score / scale of every unlabeled point if cached,
+                             # else [h, 0].
   feature_key: jax.Array     # PRNG key of the feature blocks.
   sample_key: jax.Array      # PRNG key of the mini-batches.
   class_order: jax.Array     # [n_l] int32, labeled indices sorted by class.
   class_offsets: jax.Array   # [k] int32, start of each class in ``class_order``.
   class_counts: jax.Array    # [k] int32, labeled points per class.
-  pos_w: jax.Array           # [k-1, S] float32, positive weights P_j of the labeled slots.
-  neg_w: jax.Array           # [k-1, S] float32, negative weights N_j.
+  pos_w: jax.Array           # [k-1, S] float, positive weights P_j of the labeled slots.
+  neg_w: jax.Array           # [k-1, S] float, negative weights N_j.
   num_unlabeled: jax.Array   # int32 scalar, n_u (without the padding of a sharded layout).
-  # Per-split corrections g_j (``engine.corrections``), None unless config.split_corrections:
-  split_coef: Optional[jax.Array] = None   # [T, 2m, k-1] float32, g blocks / split_scale.
-  split_scale: Optional[jax.Array] = None  # float32 scalar, running product of the g decays.
-  g_labeled: Optional[jax.Array] = None    # [k-1, n_l] float32, current g_j on every labeled point.
-  v_unlabeled: Optional[jax.Array] = None  # [k-1, n_u] float32, g_j / split_scale if cached, or
-                                           # [k-1, 0].
+  sigma: jax.Array           # float scalar, the kernel parameter of the blocks (0 before any).
+
+  coef = property(lambda self: self.head_coef[..., 0])           # [T, 2m] f's blocks / scale.
+  scale = property(lambda self: self.head_scale[..., 0])         # f's running scale.
+  f_labeled = property(lambda self: self.head_labeled[..., 0, :])  # [n_l] f.
+  u_unlabeled = property(lambda self: self.head_unlabeled[..., 0, :])  # [n_u] or [0].
+  split_coef = property(lambda self: self._corrected and self.head_coef[..., 1:])
+  split_scale = property(lambda self: self._corrected and self.head_scale[..., -1])
+  g_labeled = property(lambda self: self._corrected and self.head_labeled[..., 1:, :])
+  _corrected = property(lambda self: None if self.head_scale.shape[-1] == 1 else True)
 
 
 class Model(NamedTuple):

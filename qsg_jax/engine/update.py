@@ -9,8 +9,10 @@ earlier block (ordinal paper, Algorithm 1; QSG-S2AUC Eq. 15):
 where dR/df(x) are the score gradients of the mini-batch risk (``engine.risk.score_grads``,
 built from l1'..l6'). The engine stores alpha_j = scale * coef_j, so Eq. (14) costs one scalar
 multiplication instead of touching every old block; ``dsg_update`` applies both equations in
-that representation. Tests check ``functional_gradient`` against ``jax.grad`` of the risk through
-the features and ``dsg_update`` against the literal Algorithm 1 (``engine.reference``).
+that representation, for every head of the state at once: f alone, or f and the per-split
+corrections g_j (``engine.corrections``), whose blocks take a proximal step instead of Eq. (14).
+Tests check ``functional_gradient`` against ``jax.grad`` of the risk through the features and
+``dsg_update`` against the literal Algorithm 1 (``engine.reference``).
 """
 
 from typing import NamedTuple, Optional
@@ -49,110 +51,70 @@ def functional_gradient(g_labeled: jax.Array, phi_labeled: jax.Array, g_unlabele
 
 
 class Update(NamedTuple):
-  """Result of one ``dsg_update``."""
-  coef: jax.Array      # [T, 2m] stored coefficients, row ``step`` now set.
-  scale: jax.Array     # scalar, alpha_j = scale * coef_j.
-  partial: jax.Array   # [p] unscaled partial scores, rescaled if ``scale`` was folded in.
-  alpha: jax.Array     # [2m] the new block's actual coefficients alpha_i.
-  decay: jax.Array     # scalar 1 - eta lam of Eq. (14).
+  """Result of one ``dsg_update`` of h heads."""
+  coef: jax.Array      # [T, 2m, h] stored coefficients, row ``step`` now set.
+  scale: jax.Array     # [h], alpha_j = scale * coef_j per head.
+  partial: jax.Array   # [h, p] unscaled partial scores, rescaled where a scale was folded in.
+  alpha: jax.Array     # [h, 2m] the new blocks' actual coefficients alpha_i.
+  block: jax.Array     # [h, 2m] the new blocks as stored (alpha_i / scale).
+  decay: jax.Array     # [h] the factor every earlier block of a head was multiplied by.
 
 
 def dsg_update(coef: jax.Array, scale: jax.Array, partial: jax.Array, step: jax.Array,
-               gradient: jax.Array, eta: jax.Array, lam: jax.Array) -> Update:
-  """Eqs. (13)-(14) on coefficients stored as alpha_j = scale * coef_j.
+               gradient: jax.Array, eta: jax.Array, lam: jax.Array,
+               split_lam: Optional[jax.Array] = None) -> Update:
+  """Eqs. (13)-(14) for h heads stored as alpha_j = scale * coef_j.
+
+  Head 0 is f: its new block is -eta times its gradient (Eq. 13) and its old blocks decay by
+  1 - eta lam (Eq. 14). Heads 1..h-1 are the per-split corrections g_j: the proximal step of
+  lam_g/2 ||g||^2, g <- (g - eta grad) / (1 + eta lam_g), so their new blocks are
+  -eta grad / (1 + eta lam_g) and their old blocks shrink by 1 / (1 + eta lam_g): equal to
+  Eq. (14) to first order, the same fixed point (lam_g g = -grad), and stable for every lam_g,
+  where 1 - eta lam_g < -1 would diverge. ``split_lam = inf`` gives zero blocks: g stays 0.
 
   Args:
-    coef: [T, 2m] stored coefficients (rows >= step are zero).
-    scale: scalar running product of the decays.
-    partial: [p] unscaled partial scores u = f / scale of points the caller keeps current (their
-      scale changes if ``scale`` is folded into ``coef``), or an empty array.
-    step: iteration index i (row of the new block).
-    gradient: [2m] ``functional_gradient`` of this iteration.
+    coef: [T, 2m, h] stored coefficients (rows >= step are zero).
+    scale: [h] running products of the decays.
+    partial: [h, p] unscaled partial scores u = score / scale of points the caller keeps current
+      (they change if a scale is folded into ``coef``), or [h, 0].
+    step: iteration index i (row of the new blocks).
+    gradient: [h, 2m] ``functional_gradient`` of every head (the corrections' preconditioned:
+      not divided by k-1, ``engine.corrections``).
     eta: step size eta_i.
-    lam: regularization lambda.
+    lam: regularization lambda of f.
+    split_lam: lam_g > 0 or inf of the corrections; used only when h > 1.
 
   Returns:
-    ``Update``. When |scale| falls below ``RENORMALIZE_BELOW`` it is folded into ``coef`` and
+    ``Update``. Where |scale| falls below ``RENORMALIZE_BELOW`` it is folded into ``coef`` and
     ``partial`` (exact up to rounding; rare).
 
   Example:
-    >>> out = dsg_update(jnp.zeros((2, 2)), jnp.float32(1.0), jnp.zeros(0), 0,
-    ...                  jnp.array([1.0, -1.0]), 0.5, 0.2)
-    >>> out.alpha.tolist(), float(out.decay), out.coef[0].tolist()
-    ([-0.5, 0.5], 0.9, [-0.5555555820465088, 0.5555555820465088])
+    >>> out = dsg_update(jnp.zeros((2, 2, 1)), jnp.ones(1), jnp.zeros((1, 0)), 0,
+    ...                  jnp.array([[1.0, -1.0]]), 0.5, 0.2)
+    >>> out.alpha.tolist(), out.decay.tolist(), out.coef[0, :, 0].tolist()
+    ([[-0.5, 0.5]], [0.8999999761581421], [-0.5555555820465088, 0.5555555820465088])
   """
-  chex.assert_rank([coef, gradient], [2, 1])
-  chex.assert_axis_dimension(coef, 1, gradient.shape[0])
-  alpha = -eta * gradient                                              # Eq. (13)
-  decay = 1.0 - eta * lam                                              # Eq. (14)
-  coef, new_scale, partial = _store_block(coef, scale * decay, partial, step, alpha)
-  return Update(coef, new_scale, partial, alpha, decay)
-
-
-def _store_block(coef, new_scale, partial, step, block):
-  """(coef with row ``step`` = block / scale, scale, partial) after folding a scale that fell
-  below ``RENORMALIZE_BELOW`` into ``coef`` and ``partial`` (exact up to rounding; rare)."""
-  coef, partial, new_scale = jax.lax.cond(
-      jnp.abs(new_scale) < RENORMALIZE_BELOW,
-      lambda c, p, s: (c * s, p * s, jnp.ones_like(s)),
-      lambda c, p, s: (c, p, s), coef, partial, new_scale)
-  return coef.at[step].set(block / new_scale), new_scale, partial
-
-
-def split_functional_gradient(g_labeled: jax.Array, phi_labeled: jax.Array,
-                              g_unlabeled: jax.Array, phi_unlabeled: jax.Array,
-                              axis_name: Optional[str] = None) -> jax.Array:
-  """``functional_gradient`` of every split's own risk: the new g_j blocks' gradients.
-
-  Args:
-    g_labeled: [k-1, n_l] dR^j/ds_j of every labeled point (``risk.split_score_grads``).
-    phi_labeled: [n_l, 2m] features phi_i of the labeled points.
-    g_unlabeled: [k-1, B] dR^j/ds_j of the unlabeled mini-batch.
-    phi_unlabeled: [B, 2m] their features.
-    axis_name: mesh axis of the unlabeled mini-batch, or None.
-
-  Returns:
-    [k-1, 2m]: row j is the gradient of R^j(f + g_j + b . phi_i) in b at b = 0.
-  """
-  chex.assert_rank([g_labeled, g_unlabeled], [2, 2])
-  return jax.vmap(functional_gradient, in_axes=(0, None, 0, None, None))(
-      g_labeled, phi_labeled, g_unlabeled, phi_unlabeled, axis_name)
-
-
-def correction_update(coef: jax.Array, scale: jax.Array, partial: jax.Array, step: jax.Array,
-                      gradient: jax.Array, eta: jax.Array, split_lam: jax.Array) -> Update:
-  """The proximal DSG step of the corrections g_j, stored as g blocks = scale * coef.
-
-      g <- (g - eta grad) / (1 + eta lam_g)   (the new block: -eta grad / (1 + eta lam_g))
-
-  is the step of ``dsg_update`` with Eq. (14)'s decay 1 - eta lam_g replaced by the proximal
-  shrinkage 1 / (1 + eta lam_g) of lam_g/2 ||g||^2: equal to first order, the same fixed point
-  (lam_g g = -grad), and stable for every lam_g, where 1 - eta lam_g < -1 would diverge.
-  ``split_lam = inf`` gives shrinkage 0 and a zero block: g stays exactly 0 (plain QS3ORAO).
-
-  Args:
-    coef: [T, 2m, k-1] stored correction coefficients (rows >= step are zero).
-    scale: scalar running product of the shrinkages.
-    partial: [k-1, p] unscaled partial corrections of points the caller keeps current, or
-      [k-1, 0].
-    step: iteration index i.
-    gradient: [k-1, 2m] ``split_functional_gradient`` (preconditioned: not divided by k-1).
-    eta: step size eta_i.
-    split_lam: lam_g > 0, or inf.
-
-  Returns:
-    ``Update`` with alpha [k-1, 2m] (the new blocks' actual coefficients) and decay the shrinkage.
-
-  Example:
-    >>> out = correction_update(jnp.zeros((2, 2, 1)), jnp.float32(1.0), jnp.zeros((1, 0)), 0,
-    ...                         jnp.array([[1.0, -1.0]]), 0.5, 2.0)
-    >>> out.alpha.tolist(), float(out.decay)
-    ([[-0.25, 0.25]], 0.5)
-  """
-  chex.assert_rank([coef, gradient, partial], [3, 2, 2])
+  chex.assert_rank([coef, scale, partial, gradient], [3, 1, 2, 2])
   chex.assert_axis_dimension(coef, 1, gradient.shape[1])
-  chex.assert_axis_dimension(coef, 2, gradient.shape[0])
-  shrink = 1.0 / (1.0 + eta * split_lam)
-  alpha = -eta * shrink * gradient
-  coef, new_scale, partial = _store_block(coef, scale * shrink, partial, step, alpha.T)
-  return Update(coef, new_scale, partial, alpha, shrink)
+  chex.assert_equal_shape_prefix([gradient, scale, partial], 1)
+  dtype = gradient.dtype
+  decay = jnp.reshape(1.0 - eta * lam, (1,)).astype(dtype)            # Eq. (14), f
+  gain = jnp.ones(1, dtype)
+  if gradient.shape[0] > 1:                                            # proximal, the g_j
+    shrink = jnp.full(gradient.shape[0] - 1, 1.0 / (1.0 + eta * split_lam), dtype)
+    decay, gain = jnp.concatenate([decay, shrink]), jnp.concatenate([gain, shrink])
+  alpha = -eta * gain[:, None] * gradient                              # Eq. (13)
+  coef, new_scale, partial = _fold_small_scales(coef, scale * decay, partial)
+  block = alpha / new_scale[:, None]
+  return Update(coef.at[step].set(block.T), new_scale, partial, alpha, block, decay)
+
+
+def _fold_small_scales(coef, scale, partial):
+  """(coef, scale, partial) with every scale below ``RENORMALIZE_BELOW`` folded into its head's
+  coefficients and partial scores (exact up to rounding; rare, so behind a ``lax.cond``)."""
+  def fold(c, s, p):
+    low = jnp.abs(s) < RENORMALIZE_BELOW
+    factor = jnp.where(low, s, jnp.ones_like(s))
+    return c * factor[None, None, :], jnp.where(low, jnp.ones_like(s), s), p * factor[:, None]
+  return jax.lax.cond(jnp.any(jnp.abs(scale) < RENORMALIZE_BELOW), fold,
+                      lambda c, s, p: (c, s, p), coef, scale, partial)
