@@ -10,6 +10,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from qsg_jax import estimators
+from tests import _cv_data
 
 
 def _data(n=600, seed=0):
@@ -157,3 +158,34 @@ def test_a_failed_refit_leaves_the_fitted_estimator_as_it_was():
   assert {k for k in vars(model) if k.endswith("_")} == set(state) and model.n_features_in_ == 3
   np.testing.assert_array_equal(model.input_min_, state["input_min_"])
   np.testing.assert_array_equal(model.decision_function(x), before)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda x, y: (x[:, 0], y), r"X must be 2-D \[n_samples, n_features\]; received shape"),
+    (lambda x, y: (np.where(np.arange(90)[:, None] == 7, np.nan, x), y),
+     r"X contains NaN or inf: 1 rows, the first at row 7 \(column 0"),
+    (lambda x, y: (np.c_[x[:, :2], np.where(np.arange(90) % 2, 1e308, -1e308)], y),
+     "column 2 spans more than float64 holds"),
+])
+def test_estimator_input_errors_are_short_and_name_the_row(change, message):
+  x, _, y_semi = _cv_data.semi_ordinal()
+  with pytest.raises(ValueError, match=message) as error:
+    estimators.QS3ORAO(unlabeled_label=-1, **_cv_data.TINY).fit(*change(x, y_semi))
+  assert len(str(error.value)) < 300
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(scale_inputs="no"), "scale_inputs must be True or False"),
+    (dict(random_state=-1), "random_state must be an int >= 0"),
+    (dict(unlabeled_label=np.nan), "unlabeled_label=nan is not supported"),
+])
+def test_estimator_parameters_are_checked(params, message):
+  x, _, y_semi = _cv_data.semi_ordinal()
+  with pytest.raises(ValueError, match=message):
+    estimators.QS3ORAO(**dict(dict(unlabeled_label=-1, **_cv_data.TINY), **params)).fit(x, y_semi)
+
+
+def test_gamma_is_checked_on_fully_labeled_data_too():
+  x, y, _ = _cv_data.semi_ordinal()
+  with pytest.raises(ValueError, match=r"gamma must lie in \[0, 1\]"):
+    estimators.QS3ORAO(unlabeled_label=-1, gamma=5, **_cv_data.TINY).fit(x, y)

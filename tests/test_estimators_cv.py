@@ -1,6 +1,7 @@
 """QS3ORAOCV / QSGS2AUCCV and select_hyperparams against model_selection.cross_validate."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -72,3 +73,23 @@ def test_select_hyperparams_is_the_cross_validated_choice():
   assert chosen == dict(expected.best, cv_auc=expected.best_score)
   with pytest.raises(ValueError, match="protocol must be one of \\('paper', 'quick'\\)"):
     model_selection.select_hyperparams(x_l, y_l, x_u, protocol="full")
+
+
+def test_cv_estimator_cross_validates_on_the_points_its_refit_sees():
+  x, _, y_semi = _cv_data.semi_ordinal()
+  grid = {"lam": [1e-3], "sigma": [1e-3, 3.0], "gamma": [0.5]}
+  search = estimators.QS3ORAOCV(unlabeled_label=-1, grid=grid, cv=3, **_cv_data.TINY)
+  fits = [clone(search).fit(scale * x, y_semi) for scale in (1.0, 100.0)]
+  # Min-max scaling makes 100 x the same data as x: same CV scores, same pick, same model.
+  np.testing.assert_allclose(fits[0].cv_results_["mean_test_score"],
+                             fits[1].cv_results_["mean_test_score"], rtol=1e-6)
+  assert fits[0].best_params_ == fits[1].best_params_
+  frame = pd.DataFrame(x, columns=["a", "b", "c"])
+  model = clone(search).fit(frame, y_semi)
+  np.testing.assert_array_equal(model.feature_names_in_, ["a", "b", "c"])
+  with pytest.raises(ValueError, match="same order"):
+    model.predict(frame[["c", "b", "a"]])
+  with pytest.raises(ValueError, match="cv_unlabeled must be a whole number >= 1"):
+    search.set_params(cv_unlabeled=-1).fit(x, y_semi)
+  with pytest.raises(ValueError, match="1 NaN / NA labels"):
+    search.set_params(cv_unlabeled=None).fit(x, np.where(np.arange(90) == 5, np.nan, y_semi))

@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -9,6 +10,8 @@ from sklearn import metrics as skm
 
 import qsg_jax
 from qsg_jax import thresholds
+from qsg_jax.engine import auto_step
+from tests import _cv_data
 
 
 
@@ -216,3 +219,47 @@ def test_pandas_nullable_columns_are_numbers_and_na_is_named():
   labels.iloc[3] = pd.NA
   with pytest.raises(ValueError, match=r"labels contain 1 NaN or infinite values \(first at row 3"):
     qsg_jax.fit(x[:60], labels, x[60:], num_steps=8)
+
+
+def test_identical_points_get_a_zero_curvature_and_train():
+  x = np.full((30, 3), 0.5)
+  y = np.repeat([0, 1, 2], 10)
+  # K H = 0: the power iteration would blow rounding noise up to NaN; the curvature is 0.
+  eta0 = auto_step.auto_step_size(x, y, x, 3, 0.1, 1e-3, 0.5, jax.random.key(0), 16)
+  assert eta0 == qsg_jax.config.STEP_SIZE_MAX
+  result = qsg_jax.fit(x, y, x, **_cv_data.TINY)
+  scores = qsg_jax.decision_function(result, x)
+  assert np.all(np.isfinite(scores)) and np.ptp(scores) == 0   # nothing to rank: ties
+
+
+@pytest.mark.parametrize("schedule, message", [
+    (lambda t: -0.05 + 0 * t, r"returned -0.05 at iteration 0"),
+    (lambda t: 0.0 * t, r"returned 0 at iteration 0"),
+    (lambda t: jnp.where(t < 8, 0.5, jnp.nan), r"returned nan at iteration 8"),
+])
+def test_a_schedule_returning_a_bad_step_is_refused(schedule, message):
+  x, _, y_semi = _cv_data.semi_ordinal()
+  with pytest.raises(ValueError, match=message):
+    qsg_jax.fit(x[y_semi >= 0], y_semi[y_semi >= 0], x[y_semi < 0], step_size=schedule,
+                **_cv_data.TINY)
+
+
+@pytest.mark.parametrize("schedule, message", [
+    (lambda: 0.1, "calling it failed with TypeError"),
+    (lambda t: "fast", "calling it failed"),
+    (lambda t: jnp.array([0.1, 0.2]), r"one number per iteration.*shape \(2,\)"),
+])
+def test_a_schedule_of_the_wrong_form_is_refused_before_training(schedule, message):
+  x, _, y_semi = _cv_data.semi_ordinal()
+  with pytest.raises(TypeError, match=message):
+    qsg_jax.fit(x[y_semi >= 0], y_semi[y_semi >= 0], x[y_semi < 0], step_size=schedule,
+                **_cv_data.TINY)
+
+
+def test_fit_names_bad_gamma_and_ragged_points():
+  x, _, y_semi = _cv_data.semi_ordinal()
+  labeled = y_semi >= 0
+  with pytest.raises(TypeError, match="gamma must be a number in"):
+    qsg_jax.fit(x[labeled], y_semi[labeled], x[~labeled], gamma=None, **_cv_data.TINY)
+  with pytest.raises(ValueError, match="rectangular"):
+    qsg_jax.fit([[0.1, 0.2], [0.3]], [0, 1], **_cv_data.TINY)

@@ -4,6 +4,7 @@ import json
 import pickle
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
@@ -12,6 +13,7 @@ import qsg_jax
 from qsg_jax import estimators
 from qsg_jax import io
 from qsg_jax.errors import ChecksumError
+from tests import _cv_data
 
 _SMALL = dict(num_steps=64, num_frequencies=8, unlabeled_batch_size=16)
 
@@ -166,3 +168,19 @@ def test_load_names_what_it_was_given_instead_of_a_model_file(result, tmp_path):
   _rewrite(tmp_path / "model.npz", lambda arrays, meta: meta.update(format_version="2"))
   with pytest.raises(ValueError, match="has model format version '2'; this qsg_jax"):
     io.load(tmp_path / "model.npz")
+
+
+def test_model_files_keep_numpy_typed_parameters_and_name_a_missing_folder(tmp_path):
+  x, _, y_semi = _cv_data.semi_ordinal()
+  model = estimators.QS3ORAO(unlabeled_label=-1, sigma=np.float32(0.25),
+                             gamma=np.array([0.3, 0.6]), random_state=np.int64(7),
+                             lam=jnp.float32(1e-3), **_cv_data.TINY).fit(x, y_semi)
+  io.save(model, tmp_path / "m.npz")
+  loaded = io.load(tmp_path / "m.npz")
+  params = loaded.get_params()
+  assert params["gamma"] == [0.3, 0.6] and params["random_state"] == 7
+  assert params["sigma"] == pytest.approx(0.25) and params["lam"] == pytest.approx(1e-3)
+  refit = lambda: estimators.QS3ORAO(**params).fit(x, y_semi).decision_function(x)
+  np.testing.assert_array_equal(refit(), refit())
+  with pytest.raises(FileNotFoundError, match=r"its folder .*nowhere' does not exist"):
+    io.save(model, tmp_path / "nowhere" / "m.npz")

@@ -7,7 +7,9 @@ import pytest
 
 import qsg_jax
 from qsg_jax import baselines
+from qsg_jax import data as data_lib
 from qsg_jax import model_selection
+from qsg_jax.errors import UnscaledFeaturesWarning
 from tests import _cv_data
 
 _SMALL = _cv_data.SMALL
@@ -158,3 +160,13 @@ def test_folds_subsample_and_best_point():
   assert qsg_jax.folds.best_point(np.array([np.nan, 0.7, 0.7]), "none") == (1,)
   with pytest.raises(ValueError, match="nothing converged"):
     qsg_jax.folds.best_point(np.full((2, 2), np.nan), "nothing converged")
+
+
+def test_cross_validate_warns_on_unscaled_features_and_minmax_refuses_overflow():
+  x, y, _ = _cv_data.semi_ordinal()
+  with pytest.warns(UnscaledFeaturesWarning):
+    model_selection.cross_validate(1e4 * x, y, None, grid={"lam": [1e-3], "sigma": [1.0],
+                                                           "gamma": [1.0]}, num_folds=3,
+                                   **_cv_data.TINY)
+  with pytest.raises(ValueError, match="spans more than float64 holds"):
+    data_lib.minmax_fit([[1e308], [-1e308]])
