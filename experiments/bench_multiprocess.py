@@ -9,7 +9,8 @@ is timed twice in the same run, after compiling: the whole training (``engine.tr
 and a program that does only this training's collectives (per step: psums of a scalar, of two
 [k-1, S] vectors and of a [2m] vector, the values depending on the step so nothing is folded),
 so collectives / training is the share of a step spent communicating (CPU collectives do not
-overlap with compute). Prints a table and writes --output_dir/bench_multiprocess.{json,md}.
+overlap with compute). Prints a table and writes --output_dir/bench_multiprocess.{json,md} (and
+the rows alone in results.json).
 """
 
 import contextlib
@@ -29,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments.common import cli
+from experiments.common import reporting
 from experiments.common import store as store_lib
 
 # The settings a worker receives from its launcher (the rest are the launcher's).
@@ -171,6 +173,7 @@ def run(settings: Settings, log=cli.log_line):
     log(f"{r['num_processes']:9d}  {r['devices_per_process']:15d}  {r['ms_per_step']:7.3f}  "
         f"{r['collective_ms_per_step']:19.3f}  {r['collective_share']:5.1%}  "
         f"{r['floats_reduced_per_step']:19d}")
+  reporting.atomic_write_json(store.dir / "results.json", rows)   # the rows alone, as before
   store.finish({"rows": rows}, [(None, rows, None)],
                title="Time per step on 1 vs 2 localhost processes")
   return rows

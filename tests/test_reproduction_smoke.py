@@ -9,6 +9,7 @@ import csv
 import dataclasses
 import json
 
+from absl import flags as absl_flags
 import jax
 import numpy as np
 import pytest
@@ -204,6 +205,19 @@ def test_auc_comparison_refuses_bad_settings(tmp_path):
     auc_comparison.run(auc_comparison.Settings(
         datasets=("dota2",), output_dir=str(tmp_path), data_dir=str(tmp_path / "no_data"),
         progress=False), log=lambda _: None)
+
+
+@pytest.mark.parametrize("arg, message", [
+    ("--datasets=", "--datasets must not be empty"),
+    ("--cv_lam=abc", "--cv_lam must be a comma-separated list of numbers"),
+    ("--cv_step_size=fast", "--cv_step_size must be a comma-separated list of numbers or auto"),
+    ("--cv_gamma=0.5,2", r"--cv_gamma entries must be a number >= 0 and <= 1"),
+])
+def test_comparison_flags_refuse_bad_lists_before_loading_data(arg, message):
+  fv = absl_flags.FlagValues()
+  cli.define_flags(auc_comparison.Settings, flag_values=fv)
+  with pytest.raises(absl_flags.IllegalFlagValueError, match=message):
+    fv(["prog", arg, "--output_dir=/nonexistent/never_written"])
 
 
 def test_rare_classes_merge_into_the_smaller_neighbour_and_pnu_grid_mirrors_gamma():

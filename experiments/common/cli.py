@@ -138,16 +138,14 @@ def _field_meta(cls, field):
 
 
 def _kind(annotation):
-  """(element type, is a list, may be None) of a field annotation."""
-  optional = False
+  """(element type, whether a list) of a field annotation (``Optional`` dropped)."""
   args = typing.get_args(annotation)
   if typing.get_origin(annotation) is Union and type(None) in args:
-    optional = True
     rest = [a for a in args if a is not type(None)]
     annotation = rest[0] if len(rest) == 1 else Union[tuple(rest)]
   if typing.get_origin(annotation) is tuple:
-    return typing.get_args(annotation)[0], True, optional
-  return annotation, False, optional
+    return typing.get_args(annotation)[0], True
+  return annotation, False
 
 
 def _number_type(element):
@@ -204,11 +202,10 @@ def _problem(name, meta, element, value):
 
 
 def _fields(cls):
+  """(field, metadata, element type, whether a list) of each field of a settings class."""
   hints = typing.get_type_hints(cls)
   for field in dataclasses.fields(cls):
-    meta = _field_meta(cls, field)
-    element, is_list, optional = _kind(hints[field.name])
-    yield field, meta, element, is_list, optional
+    yield (field, _field_meta(cls, field), *_kind(hints[field.name]))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -216,7 +213,7 @@ class Settings:
   """Base of every script's settings: checks each field against its ``setting`` metadata."""
 
   def __post_init__(self):
-    for field, meta, element, is_list, _ in _fields(type(self)):
+    for field, meta, element, is_list in _fields(type(self)):
       value = getattr(self, field.name)
       if is_list and isinstance(value, list):
         object.__setattr__(self, field.name, tuple(value))
@@ -252,7 +249,7 @@ RUN_OPTIONS = ("output_dir", "resume", "overwrite", "progress", "data_dir")
 
 def define_flags(cls, flag_values=FLAGS):
   """Defines one flag per field of the settings dataclass ``cls``, with its checks."""
-  for field, meta, element, is_list, _ in _fields(cls):
+  for field, meta, element, is_list in _fields(cls):
     name, default, text = field.name, field.default, meta["help"]
     # The script's module owns its flags, so that its --help lists them (absl names the main
     # module by sys.argv[0]).
@@ -302,7 +299,7 @@ def settings_from_flags(cls, argv=(), flag_values=FLAGS):
     raise app.UsageError(f"unexpected arguments {list(argv[1:])}; every setting is a --flag "
                          "(see --help).")
   values = {}
-  for field, meta, element, is_list, _ in _fields(cls):
+  for field, meta, element, is_list in _fields(cls):
     values[field.name] = _value(meta, element, is_list, flag_values[field.name].value)
   return cls(**values)
 
@@ -326,8 +323,8 @@ def configure_logging(verbosity):
 def enable_compilation_cache(directory=None):
   """Turns on JAX's persistent compilation cache; returns its directory (None when off).
 
-  ``directory``: None reads ``$QSG_JAX_COMPILATION_CACHE`` ("off" turns the cache off), else
-  <user cache>/jax (``qsg_jax.data.user_cache_dir``: $QSG_JAX_CACHE or ~/.cache/qsg_jax). A
+  ``directory`` (--compilation_cache; "off" turns the cache off): None reads
+  ``$QSG_JAX_COMPILATION_CACHE``, else <user cache>/jax (``qsg_jax.data.user_cache_dir``: $QSG_JAX_CACHE or ~/.cache/qsg_jax). A
   second process then loads the programs the first compiled instead of compiling them again.
   """
   directory = directory or os.environ.get(COMPILATION_CACHE_ENV) or str(
@@ -346,9 +343,13 @@ SHORT_ERRORS = (UserError, PermissionError, data_lib.DataNotFoundError, data_lib
 
 def run_main(main):
   """``absl.app.run(main)``, quietly, with the compilation cache on and short user errors."""
+  flags.DEFINE_string("compilation_cache", None, f"Directory of JAX's persistent compilation "
+                      f"cache, or 'off' (unset: ${COMPILATION_CACHE_ENV}, else <user cache>/jax).",
+                      module_name=sys.argv[0])
+
   def wrapped(argv):
     configure_logging(FLAGS.verbosity)
-    enable_compilation_cache()
+    enable_compilation_cache(FLAGS.compilation_cache)
     try:
       return main(argv)
     except SHORT_ERRORS as e:
