@@ -1,4 +1,4 @@
-r"""Engine benchmarks, each measured side by side in one run (issue: speed and scale).
+r"""Engine benchmarks, each measured side by side in one run (speed and scale).
 
   QSG_JAX_DATA=../shared/data python -m experiments.bench_engine
   JAX_PLATFORMS=cuda python -m experiments.bench_engine        # on a GPU
@@ -9,7 +9,7 @@ Prints and writes (--output_dir/bench_engine.{json,md}):
      mini-batch per step (identical samples), with the max coefficient difference;
   2. engine throughput in feature evaluations per second against the ceiling of one large fused
      GEMM + cos/sin on the same device (fraction of ceiling), measured right before the engine
-     runs: once with jnp.cos/jnp.sin (the issue's ceiling) and once with the engine's own
+     runs: once with jnp.cos/jnp.sin (the ceiling SPEC.md defines) and once with the engine's own
      ``features.cos_sin``, which shares one range reduction between the two and is ~2.8x faster
      on CPU, so the engine's fraction of the first ceiling can exceed 1;
   3. time per iteration as the number of unlabeled points grows (best of --scaling_rounds rounds
@@ -83,8 +83,8 @@ def fused_ceiling(num_points=16384, num_features=2048, dim=14, cos_sin=None, til
   product (what scoring does). On CPU the first is bound by writing its outputs to memory, the
   second by arithmetic; taking the faster keeps the ceiling a ceiling.
 
-  With ``cos_sin=None`` the cosine and sine are ``jnp.cos`` and ``jnp.sin`` (the ceiling the
-  issue and SPEC.md define); pass ``features.cos_sin`` for the ceiling of the engine's own shared
+  With ``cos_sin=None`` the cosine and sine are ``jnp.cos`` and ``jnp.sin`` (the ceiling
+  SPEC.md defines); pass ``features.cos_sin`` for the ceiling of the engine's own shared
   range reduction.
   """
   kx, kw = jax.random.split(jax.random.key(0))
