@@ -246,6 +246,42 @@ def select_by_cv(data, proto, settings, params, log):
                                   "seconds": seconds, "num_unlabeled": settings.cv_unlabeled}
 
 
+def run_trials(data, proto, settings, store, metric, log, mesh=None, models=None):
+  """Every trial's row: stored ones as they are, the others trained, scored and stored at once
+  (one line each, under a progress bar whose ETA starts after compilation)."""
+  todo = [t for t in range(settings.trials) if not store.has(f"trial_{t:05d}")]
+  bar = reporting.Progress(len(todo) * settings.num_steps, log=log,
+                           enabled=settings.progress and store.writer)
+  if models is not None:
+    models.mkdir(exist_ok=True)
+  rows, first = [], True
+  for t in range(settings.trials):
+    base = bar.done
+
+    def on_step(report, base=base, t=t):
+      if _LOG.isEnabledFor(logging.INFO):
+        bar.write(f"  trial {t + 1}: step {report['step']}/{report['num_steps']}, max |f| on the "
+                  f"labeled points {report['max_abs_score']:.3g}")
+      bar.update(base + report["step"])
+
+    def trial_row(t=t, on_step=on_step):
+      row = run_trial(data, proto, protocols.trial_key(settings.seed, t), settings, mesh=mesh,
+                      on_step=on_step,
+                      model_path=None if models is None else models / f"trial_{t:05d}.npz")
+      return dict(trial=t, includes_compilation=first, **row)
+
+    rows.append(store.cached(f"trial_{t:05d}", trial_row))
+    if t in todo:
+      first, row = False, rows[-1]
+      bar.update(base + settings.num_steps)
+      bar.write(f"trial {t + 1}/{settings.trials}: {metric} {row['auc']:.4f}, MAE "
+                f"{row['mae']:.3f}, eta0 {row['eta0']:.3g}; train {row['train_time_s']:.1f} s, "
+                f"predict {row['predict_time_s']:.1f} s ({row['num_eval']} points), "
+                f"compiling {row['compile_time_s']:.1f} s of them")
+  bar.close()
+  return rows
+
+
 def run(settings: Settings, log=cli.log_line):
   """Runs (or resumes) the trials, writing each at once; returns the summary dict.
 
@@ -281,39 +317,8 @@ def run(settings: Settings, log=cli.log_line):
       + (f" ({sum(n.startswith('trial_') for n in done)} already done, resumed)"
          if settings.resume else ""))
   _LOG.info("hyper-parameters %s; devices %s", params, jax.devices())
-  todo = [t for t in range(settings.trials) if not store.has(f"trial_{t:05d}")]
-  bar = reporting.Progress(len(todo) * settings.num_steps, enabled=settings.progress and writer,
-                           log=log)
-  models = output_dir / "models"
-  if settings.save_models and writer:
-    models.mkdir(exist_ok=True)
-  rows, first = [], True
-  for t in range(settings.trials):
-    base = bar.done
-
-    def on_step(report, base=base, t=t):
-      if _LOG.isEnabledFor(logging.INFO):
-        bar.write(f"  trial {t + 1}: step {report['step']}/{report['num_steps']}, max |f| on the "
-                  f"labeled points {report['max_abs_score']:.3g}")
-      bar.update(base + report["step"])
-
-    def trial_row(t=t, on_step=on_step):
-      row = run_trial(data, proto, protocols.trial_key(settings.seed, t), settings, mesh=mesh,
-                      on_step=on_step, model_path=models / f"trial_{t:05d}.npz"
-                      if settings.save_models and writer else None)
-      return dict(trial=t, includes_compilation=first, **row)
-
-    fresh = t in todo
-    row = store.cached(f"trial_{t:05d}", trial_row)
-    rows.append(row)
-    if fresh:
-      first = False
-      bar.update(base + settings.num_steps)
-      bar.write(f"trial {t + 1}/{settings.trials}: {metric} {row['auc']:.4f}, MAE "
-                f"{row['mae']:.3f}, eta0 {row['eta0']:.3g}; train {row['train_time_s']:.1f} s, "
-                f"predict {row['predict_time_s']:.1f} s ({row['num_eval']} points), "
-                f"compiling {row['compile_time_s']:.1f} s of them")
-  bar.close()
+  rows = run_trials(data, proto, settings, store, metric, log, mesh=mesh,
+                    models=output_dir / "models" if settings.save_models and writer else None)
   auc, mae = (reporting.mean_std([r[name] for r in rows]) for name in ("auc", "mae"))
   summary = {"dataset": data.name, "method": method, "metric": metric,
              "protocol": dataclasses.asdict(proto), "hyperparams": params, "cv": cv_report,
