@@ -320,6 +320,14 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
 PROTOCOLS = ("paper", "quick")
 
 
+def protocol_grid(protocol: str) -> dict:
+  """The grid of a CV protocol: "paper" (``paper_grid()``, 539 points) or "quick" (12)."""
+  if protocol not in PROTOCOLS:
+    raise ValueError(f"protocol must be one of {PROTOCOLS}; received {protocol!r}. Use 'paper' "
+                     "for the papers' 539-point grid, 'quick' for a 12-point one.")
+  return paper_grid() if protocol == "paper" else quick_grid()
+
+
 def select_hyperparams(x_labeled, y_labeled, x_unlabeled=None, *, protocol: str = "paper",
                        num_unlabeled: Optional[int] = 2000, seed: int = 0, key=0,
                        **cv_kwargs) -> dict:
@@ -342,12 +350,9 @@ def select_hyperparams(x_labeled, y_labeled, x_unlabeled=None, *, protocol: str 
   Raises:
     ValueError: unknown protocol (and everything ``cross_validate`` raises).
   """
-  if protocol not in PROTOCOLS:
-    raise ValueError(f"protocol must be one of {PROTOCOLS}; received {protocol!r}. Use 'paper' "
-                     "for the papers' 539-point grid, 'quick' for a 12-point one.")
+  grid = protocol_grid(protocol)
   if x_unlabeled is not None:
     x_unlabeled = folds.subsample(x_unlabeled, num_unlabeled, seed)
-  grid = paper_grid() if protocol == "paper" else quick_grid()
   result = cross_validate(x_labeled, y_labeled, x_unlabeled, grid=grid, seed=seed, key=key,
                           **cv_kwargs)
   return dict(result.best, cv_auc=result.best_score)

@@ -31,6 +31,8 @@ from qsg_jax import folds as folds_lib
 from qsg_jax import memory
 from qsg_jax import metrics
 from qsg_jax.engine import kernels
+from qsg_jax.folds import paper_grid  # pylint: disable=unused-import  (baselines.paper_grid)
+from qsg_jax.folds import quick_grid
 from qsg_jax.baselines import _spectral_cv
 from qsg_jax.baselines import kernel_expansion
 from qsg_jax.baselines import multiclass
@@ -65,18 +67,6 @@ _KERNEL_METHODS = {
 def _check_method(method):
   if not isinstance(method, str) or method not in FIT_FUNCTIONS:
     raise ValueError(f"unknown method {method!r:.60}; expected one of {sorted(FIT_FUNCTIONS)}.")
-
-
-def paper_grid(method):
-  """``folds.paper_grid(method)``: lam, sigma (SVOREX: C, sigma) in 2^-3..2^3, gamma by 0.1."""
-  _check_method(method)
-  return folds_lib.paper_grid(method)
-
-
-def quick_grid(method):
-  """``folds.quick_grid(method)``: a small grid (2 x 2 x 3, SVOREX 2 x 2) for smoke runs."""
-  _check_method(method)
-  return folds_lib.quick_grid(method)
 
 
 def _over_leading_axis(fn, args, mode):

@@ -82,15 +82,6 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     self.random_state = random_state
     self.unlabeled_label = unlabeled_label
 
-  def _grid(self):
-    if self.grid is not None:
-      return self.grid
-    if self.protocol not in model_selection.PROTOCOLS:
-      raise ValueError(f"protocol must be one of {model_selection.PROTOCOLS} (or pass grid=); "
-                       f"received {self.protocol!r}.")
-    return (model_selection.paper_grid() if self.protocol == "paper"
-            else model_selection.quick_grid())
-
   def fit(self, x, y):
     """Cross-validates on the labeled rows, then refits on all rows (a failed fit leaves the
     fitted state as it was)."""
@@ -102,7 +93,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
       x, unlabeled, classes, codes, (low, scale) = _ranker.prepare_training_data(self, x, y)
       self._check_classes(classes)
       x = ((x - low) / scale).astype(np.float32)
-      grid = dict(self._grid())
+      grid = dict(model_selection.protocol_grid(self.protocol) if self.grid is None else self.grid)
       if unlabeled.any():
         x_u = folds.subsample(x[unlabeled], self.cv_unlabeled, seed)
       else:   # fully labeled: supervised, as QS3ORAO trains it (gamma is irrelevant)
