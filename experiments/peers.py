@@ -229,9 +229,14 @@ def _needs_param(name):
   return reason
 
 
-SVM_GRID = {"C": [0.1, 1.0, 10.0, 100.0], "gamma": [0.01, 0.1, 1.0, 10.0]}
-LGBM_GRID = {"n_estimators": [100, 300], "num_leaves": [7, 31], "min_child_samples": [5, 20]}
+# Grids widened where a first full run's CV choices sat on an edge (never from test results):
+# SVC C = 100 and gamma = 10, LogisticRegression C = 1000, LibAUC lr = 1, SelfTraining gamma = 10,
+# mord alpha = 0.01, LightGBM 300 trees / 7 leaves.
+SVM_GRID = {"C": [0.1, 1.0, 10.0, 100.0, 1000.0], "gamma": [0.01, 0.1, 1.0, 10.0, 100.0]}
+LGBM_GRID = {"n_estimators": [100, 300, 1000], "num_leaves": [4, 7, 31],
+             "min_child_samples": [2, 5, 20]}
 LGBM_FIXED = {"learning_rate": 0.05}
+MORD_GRID = {"alpha": [0.001, 0.01, 0.1, 1.0, 10.0, 100.0]}
 CLASS_SCORE = "P(y=1); ordinal: expected class"
 METHODS = (
     Method("svc", "SVC (rbf)", "peer", ("binary",), _fit_svc, SVM_GRID,
@@ -239,7 +244,7 @@ METHODS = (
     Method("svr", "SVR (rbf)", "peer", ("ordinal",), _fit_svr, SVM_GRID,
            score="regression output (class index target)"),
     Method("logreg", "LogisticRegression", "peer", ("binary", "ordinal"), _fit_logreg,
-           {"C": [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]}, {"max_iter": 5000},
+           {"C": [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 1e4]}, {"max_iter": 5000},
            "decision_function; ordinal: expected class (multinomial)"),
     Method("lgbm_classifier", "LightGBM classifier", "peer", ("binary", "ordinal"),
            _fit_lgbm_classifier, LGBM_GRID, LGBM_FIXED, CLASS_SCORE, requires=("lightgbm",)),
@@ -247,16 +252,14 @@ METHODS = (
            LGBM_GRID, LGBM_FIXED, "regression output (class index target)",
            requires=("lightgbm",)),
     Method("self_training_svc", "SelfTraining(SVC)", "peer", ("binary", "ordinal"),
-           _fit_self_training, {"C": [1.0, 10.0, 100.0], "gamma": [1.0, 10.0]},
+           _fit_self_training, {"C": [1.0, 10.0, 100.0], "gamma": [1.0, 10.0, 100.0]},
            {"threshold": 0.75, "max_iter": 10}, CLASS_SCORE, uses_unlabeled=True),
     Method("mord_at", "mord LogisticAT", "peer", ("ordinal",), _fit_mord("LogisticAT"),
-           {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}, score="expected class",
-           requires=("mord",)),
+           MORD_GRID, score="expected class", requires=("mord",)),
     Method("mord_it", "mord LogisticIT", "peer", ("ordinal",), _fit_mord("LogisticIT"),
-           {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}, score="expected class",
-           requires=("mord",)),
+           MORD_GRID, score="expected class", requires=("mord",)),
     Method("libauc", "LibAUC AUCM+PESG (MLP)", "peer", ("binary",), _fit_libauc,
-           {"lr": [0.03, 0.1, 0.3, 1.0], "weight_decay": [1e-4, 1e-2]},
+           {"lr": [0.03, 0.1, 0.3, 1.0, 3.0], "weight_decay": [1e-4, 1e-2]},
            {"hidden": 32, "steps": 1000, "margin": 1.0}, "network output",
            requires=("torch", "libauc"), install="pip install torch libauc (not in the extra: "
            "libauc's own requirements pull ~80 packages; --no-deps with torch suffices here)"),

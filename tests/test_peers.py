@@ -32,7 +32,7 @@ def test_smoke_table_fields_grids_and_sizes(tmp_path):
   text = (tmp_path / "run" / "results.md").read_text()
   for method in ("SVC (rbf)", "SVR (rbf)", "LogisticRegression", "mord LogisticAT"):
     assert method in text
-  for grid in (peers.SVM_GRID, {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}):
+  for grid in (peers.SVM_GRID, peers.MORD_GRID):
     assert peers.describe_grid(grid) in text      # every grid is stated
   assert "Command: `python -m experiments.peers" in text
   binary, ordinal = payload["tables"]["breast_cancer"], payload["tables"]["lev"]
