@@ -1,0 +1,202 @@
+r"""The direct solver against DSG, the exact minimizer, SVC and LightGBM, side by side (issue 26).
+
+  QSG_JAX_DATA=../shared/data nice -n 19 python -m experiments.bench_direct
+  QSG_JAX_DATA=../shared/data nice -n 19 python -m experiments.bench_direct --parts=features
+
+Parts (``--parts``), each measured in one run on the same splits (trial t of seed 0,
+``protocols.trial_key``; the papers' protocols: sgemm ordinal with 500 labels scored on the
+unlabeled points, binary sets with 200 labels scored on test points; --num_unlabeled unlabeled
+training points, a random subset of the trial's):
+  features:  test AUC against p for the Fourier and Nystrom maps (and uniform landmarks) at two
+             settings (the defaults, and the roughest kernel of the papers' grid with its smallest
+             lam), with the exact kernel minimizer ``baselines.fit_exact_qsg`` on the first
+             --exact_splits splits (80 s and 5 GB each at 20,000 unlabeled points on 2 cores).
+  fit:       warm fit time and AUC of the direct solver (default map and p), DSG (``qsg_jax.fit``,
+             defaults), the exact minimizer and scikit-learn's SVC (binary; SVR on the class
+             index for ordinal sgemm), defaults of each; the speed ratio direct / DSG.
+  unlabeled: time of the statistics pass over every unlabeled sgemm point (241,100), and time
+             and peak resident memory against n_u for chunks read from an .npy file (a fresh
+             peak per size: Linux /proc/self/clear_refs).
+  labeled:   fully labeled data (no unlabeled points, gamma = 1): fit time and AUC against the
+             number of labels, side by side with LightGBM and SVC (SVC up to --svc_max_labels).
+             cod-rna has 47,628 training rows, so the largest size runs on skin.
+  cv:        the papers' 539-point x 5-fold grid (``direct.cross_validate``), end to end.
+Timings are wall-clock seconds of the second call (the first compiles), on a machine that may
+be shared: read them as upper bounds and compare only numbers of one run.
+"""
+
+import json
+import os
+import resource
+import tempfile
+import time
+
+from absl import app
+from absl import flags
+import jax
+import numpy as np
+from sklearn import metrics as sk_metrics
+
+import qsg_jax
+from experiments.common import protocols
+from qsg_jax import baselines
+from qsg_jax import data as data_lib
+from qsg_jax import direct
+
+_PARTS = flags.DEFINE_list("parts", ["features", "fit", "unlabeled", "labeled", "cv"],
+                           "Benchmarks to run.")
+_FEATURE_DATASETS = flags.DEFINE_list(
+    "feature_datasets", ["sgemm", "cod_rna", "ijcnn1", "skin", "bank_marketing",
+                         "accelerometer"], "Datasets of the features part.")
+_FIT_DATASETS = flags.DEFINE_list("fit_datasets", ["sgemm", "cod_rna", "ijcnn1"],
+                                  "Datasets of the fit and cv parts.")
+_SPLITS = flags.DEFINE_integer("splits", 3, "Random splits (trials) per dataset.")
+_EXACT_SPLITS = flags.DEFINE_integer("exact_splits", 1,
+                                     "Splits on which the exact minimizer runs (features part).")
+_EXACT_SETTINGS = flags.DEFINE_list("exact_settings", ["default"],
+                                    "Settings at which the exact minimizer runs (features part).")
+_NUM_UNLABELED = flags.DEFINE_integer("num_unlabeled", 20000, "Unlabeled training points.")
+_EVAL_SIZE = flags.DEFINE_integer("eval_size", 20000, "Evaluation points (random subset).")
+_FEATURE_COUNTS = flags.DEFINE_list("feature_counts", ["128", "256", "512", "1024", "2048"],
+                                    "p values of the features part.")
+_MAPS = flags.DEFINE_list("maps", ["rff", "nystrom", "nystrom_uniform"], "Feature maps.")
+_UNLABELED_COUNTS = flags.DEFINE_list("unlabeled_counts", ["10000", "30000", "100000", "241100"],
+                                      "n_u values of the unlabeled part.")
+_LABELED_COUNTS = flags.DEFINE_list("labeled_counts", ["cod_rna:10000", "cod_rna:47628",
+                                                       "skin:50000", "skin:196045"],
+                                    "dataset:labels of the labeled part.")
+_SVC_MAX = flags.DEFINE_integer("svc_max_labels", 50000, "Largest label count SVC runs at.")
+_OUTPUT = flags.DEFINE_string("output", "results/bench_direct/results.json", "JSON output.")
+
+DEFAULTS = dict(sigma=0.1, lam=1e-3, gamma=0.5)        # qsg_jax.fit's defaults
+ROUGH = dict(sigma=8.0, lam=0.125, gamma=0.5)          # the grid's narrowest kernel, smallest lam
+
+
+def trial_data(name, split, num_unlabeled, eval_size):
+  """(x_l, y_l, x_u, x_eval, y_eval, k) of trial ``split`` (seed 0) of ``name``."""
+  dataset = data_lib.load(name)
+  proto = protocols.protocol_for(dataset)
+  key = protocols.trial_key(0, split)
+  trial = protocols.make_trial(dataset, proto, key)
+  rng = protocols.stream_rng(key, "unlabeled_order")
+  x_u = trial.x_unlabeled[np.sort(rng.choice(trial.x_unlabeled.shape[0],
+                                             min(num_unlabeled, trial.x_unlabeled.shape[0]),
+                                             replace=False))]
+  # Ordinal: trial.x_eval is the unlabeled set (the ordinal paper's scoring); binary: test data.
+  idx = np.sort(rng.choice(trial.x_eval.shape[0], min(eval_size, trial.x_eval.shape[0]),
+                           replace=False))
+  x_e, y_e = trial.x_eval[idx], trial.y_eval[idx]
+  return trial.x_labeled, trial.y_labeled, x_u, x_e, y_e, proto.num_classes
+
+
+def ordinal_auc(scores, y, k):
+  """Mean over splits j of the AUC of {y > j} against {y <= j} (binary AUC for k = 2)."""
+  return float(np.mean([sk_metrics.roc_auc_score(y > j, scores) for j in range(k - 1)]))
+
+
+def timed(fn, repeats=1):
+  """(seconds of the fastest of ``repeats`` calls after a first, compiling call, result).
+
+  ``repeats=0`` times the first call itself (for methods too slow to run twice).
+  """
+  start = time.perf_counter()
+  out = fn()
+  best = time.perf_counter() - start if repeats == 0 else np.inf
+  for _ in range(repeats):
+    start = time.perf_counter()
+    out = fn()
+    best = min(best, time.perf_counter() - start)
+  return best, out
+
+
+def table(rows, columns):
+  """Markdown table of dict rows."""
+  fmt = lambda v: f"{v:.4f}" if isinstance(v, float) else str(v)
+  lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+  lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |" for r in rows]
+  return "\n".join(lines)
+
+
+def uniform_landmarks(seed, x_l, x_u, p):
+  pool = np.concatenate([x_l, x_u])
+  return pool[np.random.default_rng(seed).choice(pool.shape[0], p, replace=False)]
+
+
+def direct_fit(x_l, y_l, x_u, k, setting, kind, p, seed):
+  """A direct fit of map ``kind`` ("rff", "nystrom", "nystrom_uniform") with p features."""
+  if kind == "nystrom_uniform":
+    return direct.fit(x_l, y_l, x_u, key=seed, num_classes=k, feature_map="nystrom",
+                      landmarks=uniform_landmarks(seed, x_l, x_u, p), **setting)
+  return direct.fit(x_l, y_l, x_u, key=seed, num_classes=k, feature_map=kind, num_features=p,
+                    **setting)
+
+
+def part_features():
+  """AUC against p for each map, two settings, exact minimizer on the first splits."""
+  rows = []
+  counts = [int(p) for p in _FEATURE_COUNTS.value]
+  for name in _FEATURE_DATASETS.value:
+    for split in range(_SPLITS.value):
+      x_l, y_l, x_u, x_e, y_e, k = trial_data(name, split, _NUM_UNLABELED.value, _EVAL_SIZE.value)
+      for label, setting in (("default", DEFAULTS), ("rough", ROUGH)):
+        row = dict(dataset=name, split=split, setting=label)
+        if split < _EXACT_SPLITS.value and label in _EXACT_SETTINGS.value:
+          seconds, model = timed(lambda: baselines.fit_exact_qsg(
+              x_l, y_l, x_u, num_classes=k, **setting), repeats=0)
+          row["exact"] = ordinal_auc(baselines.decision_function(model, x_e), y_e, k)
+          row["exact_s"] = seconds
+          del model
+        for kind in _MAPS.value:
+          for p in counts:
+            seconds, result = timed(lambda: direct_fit(x_l, y_l, x_u, k, setting, kind, p,
+                                                       split), repeats=0)   # compile included
+            row[f"{kind}_{p}"] = ordinal_auc(direct.decision_function(result.model, x_e), y_e,
+                                             k)
+            row[f"{kind}_{p}_s"] = seconds
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+  return rows
+
+
+def summarize_features(rows):
+  """Per dataset and setting: mean AUC per (map, p), and the exact gap where known."""
+  out = []
+  keys = sorted({(r["dataset"], r["setting"]) for r in rows}, key=str)
+  for dataset, setting in keys:
+    group = [r for r in rows if r["dataset"] == dataset and r["setting"] == setting]
+    summary = dict(dataset=dataset, setting=setting)
+    for column in group[0]:
+      if column in ("dataset", "setting", "split"):
+        continue
+      values = [r[column] for r in group if column in r]
+      summary[column] = float(np.mean(values))
+    exact_rows = [r for r in group if "exact" in r]
+    for column in group[0]:
+      if column.endswith("_s") or column in ("dataset", "setting", "split", "exact"):
+        continue
+      if exact_rows:
+        summary[f"gap_{column}"] = float(np.mean([r["exact"] - r[column] for r in exact_rows]))
+    out.append(summary)
+  return out
+
+
+def main(argv):
+  del argv
+  results = {}
+  if "features" in _PARTS.value:
+    rows = part_features()
+    results["features"] = rows
+    summary = summarize_features(rows)
+    results["features_summary"] = summary
+    counts = _FEATURE_COUNTS.value
+    columns = ["dataset", "setting", "exact"] + [f"{m}_{p}" for m in _MAPS.value for p in counts]
+    print(table(summary, columns))
+    print(table(summary, ["dataset", "setting"] + [f"{m}_{p}_s" for m in _MAPS.value
+                                                   for p in counts]))
+  os.makedirs(os.path.dirname(_OUTPUT.value) or ".", exist_ok=True)
+  with open(_OUTPUT.value, "w") as f:
+    json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -1,0 +1,186 @@
+"""Fixed feature maps psi: R^d -> R^p of the Gaussian kernel for the direct solver.
+
+Two maps, both with psi(x) . psi(x') ~ k(x, x') = exp(-sigma ||x - x'||^2):
+
+* ``FourierMap``: the engine's random Fourier blocks (``engine.features``), block i drawn from
+  ``fold_in(feature_key, i)``. With T blocks of m frequencies (p = 2 m T),
+
+      psi(x) = [phi_0(x), ..., phi_{T-1}(x)] / sqrt(T),   phi_i = [cos(Omega_i x), sin(Omega_i x)]
+                                                                   / sqrt(m),
+
+  so a solution w is the engine's ``Model`` with coefficients w.reshape(T, 2m) / sqrt(T) and
+  scale 1: every prediction, io and estimator path of the DSG models serves it unchanged.
+* ``NystromMap``: psi(x) = k(x, Z) P on p landmarks Z with P = U Lambda^(-1/2) from
+  K_ZZ = U Lambda U^T (directions below ``NYSTROM_RCOND`` of the largest eigenvalue dropped:
+  zero columns). That is the Nystrom map of ``qsg_jax.roc_svm.nystrom`` up to a rotation (same
+  inner products, so the same f and ||f||). With every training point a landmark (and nothing
+  dropped) it reproduces the kernel exactly, so the direct solution is then the exact kernel
+  minimizer (``baselines.fit_exact_qsg``).
+
+Two stages. The device computes phi(x) (``features`` of ``device_map``): the Fourier features
+themselves, or for Nystrom the kernel values k(x, Z) in [0, 1]; the moments of phi are summed in
+float32. The Nystrom projection P (float64, host) is then applied to the moments
+(``moments.project``: mu P, P^T S P), never to points in float32: P's entries reach
+Lambda_min^(-1/2), and a float32 product with it would amplify the kernel values' rounding. A
+Nystrom solution w is stored as the kernel expansion beta = P w over the landmarks
+(``fitting.NystromModel``). ``features`` is jittable and takes the map as an argument (traced),
+so one compilation serves every sigma of a grid.
+"""
+
+from typing import NamedTuple, Optional, Union
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import threadpoolctl
+
+from qsg_jax.engine import features as rff
+from qsg_jax.engine import kernels
+from qsg_jax.numerics import HIGHEST
+from qsg_jax.roc_svm import clustering
+
+# Eigenvalues of K_ZZ below this share of the largest are dropped (``nystrom_map``).
+NYSTROM_RCOND = 1e-7
+LANDMARK_METHODS = ("uniform", "kmeans")
+
+
+class FourierMap(NamedTuple):
+  """Random Fourier features of T engine blocks (module docstring)."""
+  omega: jax.Array   # [T, m, d] float32 frequencies, block i = sample_frequencies(key, i, ...).
+
+
+class KernelMap(NamedTuple):
+  """The device part of a Nystrom map: phi(x) = k(x, Z)."""
+  landmarks: jax.Array   # [p, d] float32 landmarks Z.
+  sigma: jax.Array       # float32 scalar.
+
+
+class NystromMap(NamedTuple):
+  """Nystrom features psi(x) = k(x, Z) P (``nystrom_map``)."""
+  landmarks: jax.Array     # [p, d] float32 landmarks Z.
+  sigma: jax.Array         # float32 scalar.
+  projection: np.ndarray   # [p, p] float64 U Lambda^(-1/2), zero columns for dropped directions.
+
+
+FeatureMap = Union[FourierMap, NystromMap]
+
+
+def device_map(feature_map: FeatureMap) -> Union[FourierMap, KernelMap]:
+  """What the device evaluates (``features``): the map itself, or a Nystrom map's kernel part."""
+  if isinstance(feature_map, NystromMap):
+    return KernelMap(feature_map.landmarks, feature_map.sigma)
+  return feature_map
+
+
+def projection(feature_map: FeatureMap) -> Optional[np.ndarray]:
+  """[p, p] float64 P with psi = phi P (Nystrom), or None (Fourier: psi = phi)."""
+  return feature_map.projection if isinstance(feature_map, NystromMap) else None
+
+
+def num_features(feature_map) -> int:
+  """p, the length of phi(x) and psi(x)."""
+  if isinstance(feature_map, FourierMap):
+    t, m, _ = feature_map.omega.shape
+    return 2 * m * t
+  return feature_map.landmarks.shape[0]
+
+
+def input_dim(feature_map) -> int:
+  """d, the number of input features the map expects."""
+  if isinstance(feature_map, FourierMap):
+    return feature_map.omega.shape[2]
+  return feature_map.landmarks.shape[1]
+
+
+def fourier_map(feature_key: jax.Array, sigma, num_blocks: int, num_frequencies: int,
+                dim: int) -> FourierMap:
+  """The ``FourierMap`` of blocks 0..T-1 of ``feature_key`` (the engine's frequencies).
+
+  Args:
+    feature_key: the feature PRNG key (``engine.init`` splits it from the user's key).
+    sigma: kernel parameter (scalar).
+    num_blocks: T.
+    num_frequencies: m per block.
+    dim: d.
+
+  Returns:
+    ``FourierMap`` with omega [T, m, d].
+  """
+  # float32 draws even under jax_enable_x64 (whose default normals are float64 draws, other
+  # numbers): a model's frequencies must not depend on that flag.
+  with jax.enable_x64(False):
+    omega = jax.vmap(lambda i: rff.sample_frequencies(feature_key, i, num_frequencies, dim,
+                                                      sigma))(jnp.arange(num_blocks))
+  return FourierMap(jnp.asarray(omega, jnp.float32))
+
+
+def select_landmarks(key: jax.Array, x: np.ndarray, num_landmarks: int,
+                     method: str = "uniform", kmeans_iters: int = 10) -> np.ndarray:
+  """[p, d] landmarks among (uniform) or summarizing (k-means centers) the points ``x``.
+
+  Landmarks do not depend on sigma, so one set serves a whole grid.
+
+  Args:
+    key: PRNG key.
+    x: [n, d] candidate points (``fitting.landmark_points``), n >= p.
+    num_landmarks: p.
+    method: "uniform" (p of the points without replacement) or "kmeans" (k-means++ seeds and
+      ``kmeans_iters`` Lloyd steps).
+  """
+  x = np.asarray(x, np.float32)
+  if x.shape[0] < num_landmarks:
+    raise ValueError(f"num_features={num_landmarks} Nystrom landmarks need at least as many "
+                     f"points; received {x.shape[0]}. Use fewer features or feature_map='rff'.")
+  if method == "kmeans":
+    return np.asarray(clustering.kmeans(key, jnp.asarray(x), num_landmarks,
+                                        max_iters=kmeans_iters).centers)
+  if method != "uniform":
+    raise ValueError(f"landmarks must be an array [p, d] or one of {LANDMARK_METHODS}; "
+                     f"received {method!r:.40}.")
+  rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).tolist())
+  return x[np.sort(rng.choice(x.shape[0], num_landmarks, replace=False))]
+
+
+def nystrom_map(landmarks: np.ndarray, sigma: float, rcond: float = NYSTROM_RCOND) -> NystromMap:
+  """The ``NystromMap`` of ``landmarks``: P = U Lambda^(-1/2) of K_ZZ, in float64 on the host.
+
+  Args:
+    landmarks: [p, d] points Z.
+    sigma: kernel parameter.
+    rcond: eigenvalues below ``rcond * max`` are dropped (zero columns of P). The moments are
+      float32 sums of kernel values (relative rounding ~1e-7), so directions far below that
+      carry rounding, not data.
+
+  Returns:
+    ``NystromMap``; P's shape does not depend on sigma, so neither does compiled code.
+  """
+  z32 = np.asarray(landmarks, np.float32)
+  z = z32.astype(np.float64)
+  sq = np.sum(z * z, axis=1)
+  d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0)
+  with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):   # see system.one_blas_thread
+    eigvals, eigvecs = np.linalg.eigh(np.exp(-float(sigma) * d2))
+  keep = eigvals > rcond * eigvals[-1]
+  p = np.where(keep[None, :], eigvecs, 0.0) / np.sqrt(np.where(keep, eigvals, 1.0))[None, :]
+  return NystromMap(jnp.asarray(z32), jnp.asarray(sigma, jnp.float32), p)
+
+
+def features(feature_map, x: jax.Array) -> jax.Array:
+  """phi(x): [n, d] points -> [n, p] float32 (jittable; takes ``device_map``'s maps).
+
+  Fourier features use the engine's fused cos/sin (NaN beyond ``numerics.MAX_PHASE``, which the
+  boundary checks refuse); Nystrom's are the kernel values k(x, Z). Products at HIGHEST.
+  """
+  if isinstance(feature_map, NystromMap):
+    raise TypeError("features takes the device part of a Nystrom map: pass "
+                    "feature_maps.device_map(feature_map).")
+  if x.ndim != 2 or x.shape[1] != input_dim(feature_map):
+    raise ValueError(f"expected points of shape [n, {input_dim(feature_map)}]; received "
+                     f"{x.shape}. Pass points preprocessed like the training data.")
+  if isinstance(feature_map, FourierMap):
+    t, m, d = feature_map.omega.shape
+    z = jnp.matmul(x, feature_map.omega.reshape(t * m, d).T, precision=HIGHEST)  # [n, T m]
+    cos, sin = rff.cos_sin(z.reshape(-1, t, m))
+    psi = jnp.concatenate([cos, sin], axis=2).reshape(-1, 2 * m * t)          # block-major
+    return psi * (1.0 / np.sqrt(m * t)).astype(np.float32)
+  return kernels.gaussian_kernel(x, feature_map.landmarks, feature_map.sigma)   # [n, p]

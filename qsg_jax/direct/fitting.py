@@ -1,0 +1,336 @@
+"""``fit``: the direct solver's checked entry point (features, one pass, one solve, the model).
+
+    result = direct.fit(x_l, y_l, x_u, key=0, sigma=0.1, lam=1e-3, gamma=0.5)
+    scores = direct.decision_function(result.model, x)
+
+Steps: build the feature map (``feature_maps``), the shift and the class moments of the labeled
+points, one pass over the unlabeled points (an array, a memory map, an iterator of chunks, or a
+``distributed.ShardedUnlabeled`` on a mesh of devices and processes; ``moments``), one float64
+solve (``solve``), and the model. A Fourier solution is the engine's ``Model`` (coefficients
+[T, 2m], scale 1), so ``engine.model_scores``, ``qsg_jax.io`` and the estimators serve it; a
+Nystrom solution is a ``NystromModel``, a kernel expansion over its p landmarks.
+"""
+
+import itertools
+from typing import NamedTuple, Optional, Union
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from qsg_jax import _validation as validation
+from qsg_jax import distributed
+from qsg_jax import engine
+from qsg_jax.direct import feature_maps
+from qsg_jax.direct import moments as moments_lib
+from qsg_jax.direct import system as solve_lib
+from qsg_jax.engine import kernels
+from qsg_jax.numerics import HIGHEST
+
+FEATURE_MAPS = ("rff", "nystrom")
+DEFAULT_FEATURE_MAP = "nystrom"
+NUM_FEATURES = 512             # p (module docstring of ``qsg_jax.direct``: measured choice).
+NUM_FREQUENCIES = 32           # m per Fourier block (the engine's default): T = p / (2 m).
+DEFAULT_LANDMARKS = "uniform"  # Nystrom landmarks: "uniform" or "kmeans" (measured choice).
+LANDMARK_SAMPLE = 8192         # unlabeled points landmarks are chosen among (with the labeled).
+KMEANS_ITERS = 10              # Lloyd iterations after k-means++ seeding ("kmeans" landmarks).
+
+
+class NystromModel(NamedTuple):
+  """f(x) = sum_b coef_b k(x, z_b): a kernel expansion over p landmarks (g_j alike)."""
+  landmarks: jax.Array       # [p, d] float32 landmarks z_b.
+  coef: jax.Array            # [p] float32 beta = P w (``feature_maps.nystrom_map``'s P).
+  sigma: jax.Array           # float32 scalar, k(x, z) = exp(-sigma ||x - z||^2).
+  split_coef: Optional[jax.Array] = None  # [p, k-1] float32 expansions P v_j of the g_j, or None.
+
+
+Model = Union[engine.Model, NystromModel]
+
+
+class DirectFit(NamedTuple):
+  """What ``fit`` returns."""
+  model: Model                 # predict with ``decision_function`` (or engine.model_scores).
+  f_labeled: np.ndarray        # [n_l] float32 f on the labeled points (for the thresholds).
+  feature_map: feature_maps.FeatureMap  # the map psi of the solution.
+  moments: moments_lib.Moments  # k class groups, then the unlabeled group.
+  weights: np.ndarray          # [p] float64 w (f = w . psi).
+  split_weights: Optional[np.ndarray]  # [k-1, p] float64 v_j, or None.
+
+
+def make_feature_map(kind: str, key: jax.Array, sigma: float, num_features: int, dim: int,
+                     points=None, landmarks=DEFAULT_LANDMARKS,
+                     num_frequencies: int = NUM_FREQUENCIES) -> feature_maps.FeatureMap:
+  """The feature map of a fit: Fourier blocks of ``key``, or Nystrom on landmarks.
+
+  Args:
+    kind: "rff" or "nystrom".
+    key: the feature key (``fit`` splits it from the user's key as ``engine.init`` does).
+    sigma: kernel parameter.
+    num_features: p (rff: a multiple of 2 m; nystrom: landmarks, unless given as an array).
+    dim: d.
+    points: [n, d] candidate landmark points (``landmark_points``; nystrom with a method).
+    landmarks: "uniform", "kmeans" (chosen among / from ``points``) or a [p, d] array.
+    num_frequencies: m (rff).
+  """
+  if kind == "rff":
+    if num_features % (2 * num_frequencies):
+      nearest = max(1, round(num_features / (2 * num_frequencies))) * 2 * num_frequencies
+      raise ValueError(f"num_features={num_features} must be a multiple of 2 * num_frequencies "
+                       f"= {2 * num_frequencies} for feature_map='rff' (p = 2 m T); use e.g. "
+                       f"{nearest}.")
+    return feature_maps.fourier_map(key, sigma, num_features // (2 * num_frequencies),
+                                    num_frequencies, dim)
+  if isinstance(landmarks, str):
+    landmarks = feature_maps.select_landmarks(jax.random.fold_in(key, 1), points, num_features,
+                                              landmarks, KMEANS_ITERS)
+  return feature_maps.nystrom_map(landmarks, sigma)
+
+
+def landmark_points(key, x_l, x_u, mesh=None, axis_name="data"):
+  """(points k-means clusters, x_u to use afterwards): the labeled points and a sample of x_u.
+
+  The sample: ``LANDMARK_SAMPLE`` rows (all when fewer) drawn uniformly without replacement by
+  ``key``, the same rows whether x_u is an array-like or a ``ShardedUnlabeled`` over any number
+  of devices and processes (gathered with one psum, so every process builds the same map); for
+  an iterator, its first chunk (chained back, so the pass still reads every row once).
+  """
+  if x_u is None:
+    return x_l, x_u
+  if isinstance(x_u, distributed.ShardedUnlabeled):
+    index = sample_indices(key, x_u.num_unlabeled)
+    return np.concatenate([x_l, _gather_rows(x_u, index, mesh, axis_name)]), x_u
+  if hasattr(x_u, "shape") and hasattr(x_u, "__getitem__"):
+    index = sample_indices(key, x_u.shape[0])
+    return np.concatenate([x_l, np.asarray(x_u[index], np.float32)]), x_u
+  iterator = iter(x_u)
+  first = next(iterator, None)
+  if first is None:
+    return x_l, iter(())
+  first = np.asarray(first)
+  chained = itertools.chain([first], iterator)
+  if first.ndim != 2 or first.shape[1] != x_l.shape[1] or not np.all(np.isfinite(first)):
+    return x_l, chained                 # the pass reports the bad chunk
+  return np.concatenate([x_l, first[:LANDMARK_SAMPLE].astype(np.float32)]), chained
+
+
+def sample_indices(key, n):
+  """Sorted indices of min(n, ``LANDMARK_SAMPLE``) rows of n, drawn by ``key``."""
+  seed = np.asarray(jax.random.key_data(jax.random.fold_in(key, 0))).tolist()
+  return np.sort(np.random.default_rng(seed).choice(n, min(n, LANDMARK_SAMPLE), replace=False))
+
+
+def _gather_rows(unlabeled, index, mesh, axis_name):
+  """Rows ``index`` (numbering of the n_u points) of a ``ShardedUnlabeled``, on every process.
+
+  Each device contributes the rows its stratum holds (zeros elsewhere) and one psum adds them:
+  the result does not depend on the number of devices or processes.
+  """
+  devices = int(mesh.shape[axis_name])
+  sizes, offsets = engine.sampling.strata(unlabeled.num_unlabeled, devices)
+  spec = jax.sharding.PartitionSpec
+
+  def local(x, index, sizes, offsets):
+    s = jax.lax.axis_index(axis_name)
+    position = index - offsets[s]
+    mine = (position >= 0) & (position < sizes[s])
+    rows = jnp.where(mine[:, None], x[jnp.clip(position, 0, x.shape[0] - 1)], 0.0)
+    return jax.lax.psum(rows, axis_name)
+
+  gather = jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(spec(axis_name), spec(), spec(),
+                                                             spec()), out_specs=spec()))
+  return moments_lib.host_value(gather(unlabeled.x, jnp.asarray(index, jnp.int32),
+                                       jnp.asarray(sizes, jnp.int32),
+                                       jnp.asarray(offsets, jnp.int32)))
+
+
+def unlabeled_moments(feature_map, x_unlabeled, shift, *, chunk_rows=moments_lib.CHUNK_ROWS,
+                      mesh=None, axis_name="data") -> moments_lib.Moments:
+  """One pass over the unlabeled source of any kind (``fit``'s ``x_unlabeled``)."""
+  if x_unlabeled is None:
+    return moments_lib.empty(feature_map, shift)
+  if isinstance(x_unlabeled, distributed.ShardedUnlabeled):
+    if mesh is None:
+      raise ValueError("x_unlabeled is a distributed.ShardedUnlabeled: pass the mesh it lives on "
+                       "(mesh=...).")
+    return moments_lib.sharded_unlabeled_moments(feature_map, x_unlabeled, shift, mesh,
+                                                 axis_name, chunk_rows)
+  return moments_lib.group_moments(feature_map, x_unlabeled, shift, chunk_rows=chunk_rows,
+                                   mesh=mesh, axis_name=axis_name, name="x_unlabeled")
+
+
+def model_of(feature_map, feature_key, sigma, weights, split_weights=None) -> Model:
+  """The prediction model of a solution w [p] (and v [k-1, p]) in ``feature_map``.
+
+  Fourier: the engine's ``Model`` with block coefficients w.reshape(T, 2m) / sqrt(T), scale 1
+  (``feature_key`` must be the key that drew the map). Nystrom: ``NystromModel`` with the
+  kernel expansion beta = P w (P v_j), computed in float64.
+  """
+  weights = np.asarray(weights, np.float64)
+  split = None if split_weights is None else np.asarray(split_weights, np.float64).T  # [p, s]
+  if isinstance(feature_map, feature_maps.FourierMap):
+    t, m, _ = feature_map.omega.shape
+    block = lambda a: jnp.asarray(a / np.sqrt(t), jnp.float32).reshape((t, 2 * m) + a.shape[1:])
+    return engine.Model(feature_key, block(weights), jnp.float32(1.0), jnp.float32(sigma),
+                        None if split is None else block(split),
+                        None if split is None else jnp.float32(1.0))
+  p = feature_map.projection
+  return NystromModel(feature_map.landmarks, jnp.asarray(p @ weights, jnp.float32),
+                      feature_map.sigma, None if split is None else jnp.asarray(p @ split,
+                                                                                jnp.float32))
+
+
+def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[int] = None,
+        sigma: float = 0.1, lam: float = 1e-3, gamma=0.5, split_lam: Optional[float] = None,
+        feature_map: str = DEFAULT_FEATURE_MAP, num_features: int = NUM_FEATURES,
+        num_frequencies: int = NUM_FREQUENCIES, landmarks=DEFAULT_LANDMARKS,
+        chunk_rows: int = moments_lib.CHUNK_ROWS, mesh=None, axis_name: str = "data") -> DirectFit:
+  """Minimizes the squared-loss QS3ORAO / QSG-S2AUC objective exactly in a feature space.
+
+  The objective is ``qsg_jax.fit``'s (ordinal paper Eqs. 7-9, squared pairwise loss) over
+  f = w . psi for a fixed map psi of p features: a quadratic in w, solved in float64 after one
+  pass over the unlabeled points (``qsg_jax.direct`` module docstring).
+
+  Args:
+    x_labeled: [n_l, d] labeled points (min-max scaled like ``qsg_jax.fit``'s).
+    y_labeled: [n_l] int classes 0..k-1, every class present.
+    x_unlabeled: [n_u, d] array, ``np.load(..., mmap_mode="r")`` memory map, an iterable of
+      [n_i, d] chunks (read once), a ``distributed.ShardedUnlabeled`` (with ``mesh``), or None
+      (only with every gamma = 1).
+    key: PRNG key or int seed; its feature key (``jax.random.split(key)[0]``, as ``engine.init``)
+      draws the Fourier blocks or seeds k-means.
+    num_classes: k; default max(y_labeled) + 1.
+    sigma: Gaussian kernel parameter, k(x, x') = exp(-sigma ||x - x'||^2).
+    lam: regularization lambda >= 0 (0 needs a positive definite system).
+    gamma: scalar or [k-1] trade-off in [0, 1] (1: labeled pairs only).
+    split_lam: None, or lam_g > 0 for per-split corrections (inf: none), as ``qsg_jax.fit``.
+    feature_map: "nystrom" (default) or "rff" (the engine's Fourier blocks).
+    num_features: p (rff: a multiple of 2 * num_frequencies; nystrom: landmarks).
+    num_frequencies: m per Fourier block (rff).
+    landmarks: Nystrom landmarks: "uniform" (default: p of the labeled points and a sample of
+      the unlabeled ones, ``landmark_points``), "kmeans" (k-means centers of them), or a
+      [p, d] array (e.g. every training point: the solution is then the exact kernel
+      minimizer).
+    chunk_rows: rows per chunk of the pass (per device on a mesh).
+    mesh: optional ``jax.sharding.Mesh``: the pass splits each chunk over ``axis_name``.
+    axis_name: mesh axis.
+
+  Returns:
+    ``DirectFit``: the model (``engine.Model`` for rff, ``NystromModel`` for nystrom), f on
+    the labeled points, the map, the moments and the float64 solution.
+
+  Raises:
+    ValueError, TypeError: bad inputs (what was received and the fix).
+    IllPosedSystemError: the system is singular (lam = 0 with a singular Q).
+  """
+  with solve_lib.one_blas_thread():
+    return _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
+                split_lam, feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh,
+                axis_name)
+
+
+def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma, split_lam,
+         feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh, axis_name):
+  """``fit``'s body (its arguments in order)."""
+  if not isinstance(feature_map, str) or feature_map not in FEATURE_MAPS:
+    raise ValueError(f"feature_map must be one of {FEATURE_MAPS}; received {feature_map!r:.40}.")
+  num_features = validation.check_count("num_features", num_features)
+  num_frequencies = validation.check_count("num_frequencies", num_frequencies)
+  chunk_rows = validation.check_count("chunk_rows", chunk_rows)
+  key = validation.check_key(key)
+  x_l = validation.check_points("x_labeled", x_labeled)
+  y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  gamma = validation.check_gamma(gamma, k)
+  sigma = validation.check_positive("sigma", sigma)
+  lam = validation.check_positive("lam", lam, allow_zero=True)
+  if split_lam is not None and not (np.ndim(split_lam) == 0 and np.isposinf(split_lam)):
+    split_lam = validation.check_positive("split_lam", split_lam)
+  if isinstance(x_unlabeled, np.ndarray) and x_unlabeled.size == 0:
+    x_unlabeled = None
+  if isinstance(x_unlabeled, (list, tuple)) and x_unlabeled and np.ndim(x_unlabeled[0]) == 1:
+    x_unlabeled = np.asarray(x_unlabeled)
+  if x_unlabeled is None and np.any(gamma < 1):
+    raise ValueError(f"no unlabeled data but gamma={gamma.tolist()} < 1 gives weight to the "
+                     "unlabeled risks: pass x_unlabeled, or set gamma=1 for supervised training.")
+  if isinstance(x_unlabeled, np.ndarray) and not isinstance(x_unlabeled, np.memmap):
+    x_unlabeled = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
+  if isinstance(x_unlabeled, distributed.ShardedUnlabeled) and mesh is None:
+    raise ValueError("x_unlabeled is a distributed.ShardedUnlabeled: pass the mesh it lives on "
+                     "(mesh=...).")
+  if feature_map == "rff":
+    validation.check_phase_range("x_labeled", x_l, sigma)
+  feature_key, _ = jax.random.split(key)
+  points = None
+  if feature_map == "nystrom" and isinstance(landmarks, str):
+    if landmarks not in feature_maps.LANDMARK_METHODS:
+      raise ValueError(f"landmarks must be an array [p, d] or one of "
+                       f"{feature_maps.LANDMARK_METHODS}; received {landmarks!r:.40}.")
+    points, x_unlabeled = landmark_points(feature_key, x_l, x_unlabeled, mesh, axis_name)
+  elif feature_map == "nystrom":
+    landmarks = validation.check_points("landmarks", landmarks, dim=x_l.shape[1])
+  psi = make_feature_map(feature_map, feature_key, sigma, num_features, x_l.shape[1],
+                         points=points, landmarks=landmarks, num_frequencies=num_frequencies)
+  shift = moments_lib.feature_shift(psi, x_l)
+  stats = moments_lib.concatenate(
+      moments_lib.labeled_moments(psi, x_l, y_l, k, shift, chunk_rows),
+      unlabeled_moments(psi, x_unlabeled, shift, chunk_rows=chunk_rows, mesh=mesh,
+                        axis_name=axis_name))
+  if not (np.all(np.isfinite(stats.means)) and np.all(np.isfinite(stats.second))):
+    raise ValueError("the features of the data are not finite: Fourier phases beyond "
+                     "qsg_jax.numerics.MAX_PHASE (unscaled features or a huge sigma). Rescale the "
+                     "features to [0, 1] (qsg_jax.data.minmax_fit) or lower sigma.")
+  weights, split_weights = solve_lib.solve(stats, lam, gamma, split_lam)
+  model = model_of(psi, feature_key, sigma, weights, split_weights)
+  return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights)
+
+
+@jax.jit
+def _expansion_scores(landmarks, coef, sigma, x):
+  return jnp.matmul(kernels.gaussian_kernel(x, landmarks, sigma), coef, precision=HIGHEST)
+
+
+def _fourier_scores(model, x, split):
+  block_group = max(g for g in (8, 4, 2, 1) if model.coef.shape[0] % g == 0)
+  with jax.enable_x64(False):   # the frequencies the fit drew (``feature_maps.fourier_map``)
+    if split:
+      return np.asarray(engine.split_scores(model, jnp.asarray(x), block_group=block_group))
+    return np.asarray(engine.model_scores(model, jnp.asarray(x), block_group=block_group))
+
+
+def _nystrom_scores(model, x, coef, chunk_rows=moments_lib.CHUNK_ROWS):
+  rows = moments_lib.bucket_rows(x.shape[0], chunk_rows)
+  out = []
+  for lo in range(0, x.shape[0], rows):
+    part = np.zeros((rows, x.shape[1]), np.float32)
+    part[:min(rows, x.shape[0] - lo)] = x[lo:lo + rows]
+    out.append(np.asarray(_expansion_scores(model.landmarks, coef, model.sigma,
+                                            jnp.asarray(part))))
+  return np.concatenate(out)[:x.shape[0]]
+
+
+def scores(model: Model, x: np.ndarray, split: bool = False) -> np.ndarray:
+  """Unchecked [n] f(x), or [n, k-1] f(x) + g_j(x) with ``split``, float32 (x: float32 [n, d])."""
+  if isinstance(model, NystromModel):
+    coef = model.coef if not split else model.coef[:, None] + model.split_coef
+    return _nystrom_scores(model, x, coef)
+  return _fourier_scores(model, x, split)
+
+
+def decision_function(model: Model, x) -> np.ndarray:
+  """[n] float32 ranking scores f(x) of a direct solution (either model type), x checked."""
+  if isinstance(model, NystromModel):
+    x = validation.check_points("x", x, dim=model.landmarks.shape[1], allow_empty=True)
+  elif isinstance(model, engine.Model):
+    x = validation.check_points("x", x, allow_empty=True)
+  else:
+    raise TypeError(f"model must be the model of a direct fit (engine.Model or NystromModel); "
+                    f"received {type(model).__name__}.")
+  return scores(model, x)
+
+
+def split_scores(model: Model, x) -> np.ndarray:
+  """[n, k-1] per-split scores f(x) + g_j(x) of a solution with corrections, x checked."""
+  if getattr(model, "split_coef", None) is None:
+    raise ValueError("the model has no per-split corrections (fit with split_lam=None): its "
+                     "per-split scores are f itself, decision_function.")
+  dim = model.landmarks.shape[1] if isinstance(model, NystromModel) else None
+  return scores(model, validation.check_points("x", x, dim=dim, allow_empty=True), split=True)

@@ -1,0 +1,377 @@
+"""Group moments of the features in one bounded-memory pass: the direct solver's statistics.
+
+For groups G (the labeled classes, the unlabeled set) the squared-loss objective depends on the
+data only through n_G, the means mu_G = mean_{x in G} (psi(x) - c) and the second moments
+S_G = mean_{x in G} (psi(x) - c)(psi(x) - c)^T of the features shifted by a vector c
+(``solve.py``; everything enters through differences psi_a - psi_b, so c cancels). The shift
+(the labeled points' mean feature) keeps float32 products free of cancellation: unshifted,
+smooth kernels give features whose mean dwarfs their spread.
+
+Accumulation (pure functions around an explicit state, as optax's ``init`` / ``update``):
+
+    sums = init_sums(num_groups, p)                         # zeros
+    sums = add_chunk(sums, feature_map, shift, x, groups)   # one chunk of C rows, jitted
+    moments = finalize(sums, shift)                         # float64 NumPy ``Moments``
+
+A chunk's products run in float32 at HIGHEST precision and are added to the running sums with
+a compensated (two-sum) addition, so the sums carry about twice float32's precision on any
+device, x64 or not; ``finalize`` adds the two parts in float64. Every chunk has the same shape
+(the last one padded, padding rows marked by group -1), so one compilation serves any number of
+points. On a mesh each device keeps its own sums of its rows ([D, ...] arrays split over the
+axis) and ``finalize`` adds them with one ``psum``; several processes do the same through
+``distributed.load_unlabeled``'s strata (``sharded_unlabeled_moments``).
+"""
+
+import functools
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from qsg_jax.direct import feature_maps
+from qsg_jax.engine import sampling
+from qsg_jax.numerics import HIGHEST
+
+_P = jax.sharding.PartitionSpec
+# Rows per chunk (per device on a mesh): [C, p] features and one [p, C] x [C, p] product.
+CHUNK_ROWS = 4096
+
+
+class Moments(NamedTuple):
+  """Shifted feature moments of G groups (float64 NumPy; the solver's only view of the data)."""
+  counts: np.ndarray   # [G] points per group.
+  means: np.ndarray    # [G, p] mean of psi(x) - shift (0 for an empty group).
+  second: np.ndarray   # [G, p, p] mean of (psi(x) - shift)(psi(x) - shift)^T.
+  shift: np.ndarray    # [p] the shift c.
+
+
+class Sums(NamedTuple):
+  """Running sums of one pass: float32 pairs (hi + lo), with a leading device axis on a mesh."""
+  count: jax.Array     # [G] int32 points per group.
+  first: jax.Array     # [G, p] sum of psi - c (hi part).
+  first_lo: jax.Array  # [G, p] its compensation (lo part).
+  outer: jax.Array     # [G, p, p] sum of (psi - c)(psi - c)^T (hi part).
+  outer_lo: jax.Array  # [G, p, p] its compensation.
+
+
+def init_sums(num_groups: int, num_features: int, num_devices: Optional[int] = None) -> Sums:
+  """Zero ``Sums`` of G groups and p features (with a leading [D] axis when ``num_devices``)."""
+  lead = () if num_devices is None else (num_devices,)
+  g, p = num_groups, num_features
+  zeros = lambda *shape: jnp.zeros(lead + shape, jnp.float32)
+  return Sums(jnp.zeros(lead + (g,), jnp.int32), zeros(g, p), zeros(g, p), zeros(g, p, p),
+              zeros(g, p, p))
+
+
+def _two_sum(hi, lo, x):
+  """(hi + lo) + x as a new (hi, lo) pair: Knuth's two-sum keeps the rounding error of hi + x."""
+  s = hi + x
+  back = s - hi
+  return s, lo + ((hi - (s - back)) + (x - back))
+
+
+def chunk_sums(feature_map, shift, x, groups, num_groups):
+  """(count [G], first [G, p], outer [G, p, p]) of one chunk; rows of group -1 count nowhere.
+
+  Args:
+    feature_map: ``FourierMap`` or ``KernelMap`` (``feature_maps.device_map``).
+    shift: [p] float32 shift c of phi.
+    x: [C, d] float32 points.
+    groups: [C] int32 group of each row in 0..G-1, or -1 (padding).
+    num_groups: G (static).
+  """
+  psi = feature_maps.features(feature_map, x) - shift[None, :]                  # [C, p] (phi)
+  member = groups[:, None] == jnp.arange(num_groups)[None, :]                   # [C, G]
+  psi = jnp.where((groups >= 0)[:, None], psi, 0.0)      # padding rows may be anything (NaN)
+  weights = member.astype(jnp.float32)
+  first = jnp.matmul(weights.T, psi, precision=HIGHEST)                         # [G, p]
+  weighted = (weights[:, :, None] * psi[:, None, :]).reshape(x.shape[0], -1)    # [C, G p]
+  outer = jnp.matmul(weighted.T, psi, precision=HIGHEST)                        # [G p, p]
+  p = psi.shape[1]
+  return jnp.sum(member, axis=0, dtype=jnp.int32), first, outer.reshape(num_groups, p, p)
+
+
+def add_sums(sums: Sums, count, first, outer) -> Sums:
+  """``sums`` plus one chunk's sums, compensated."""
+  first_hi, first_lo = _two_sum(sums.first, sums.first_lo, first)
+  outer_hi, outer_lo = _two_sum(sums.outer, sums.outer_lo, outer)
+  return Sums(sums.count + count, first_hi, first_lo, outer_hi, outer_lo)
+
+
+@jax.jit
+def add_chunk(sums: Sums, feature_map, shift, x, groups) -> Sums:
+  """``sums`` updated with a chunk x [C, d] whose rows belong to ``groups`` [C] (-1: padding)."""
+  return add_sums(sums, *chunk_sums(feature_map, shift, x, groups, sums.count.shape[-1]))
+
+
+@functools.lru_cache(maxsize=None)
+def _sharded_add(mesh, axis_name):
+  """``add_chunk`` on a mesh: each device adds its rows of the chunk to its own sums."""
+  split = _P(axis_name)
+
+  def local(sums, feature_map, shift, x, groups):
+    sums = jax.tree.map(lambda a: a[0], sums)
+    sums = add_sums(sums, *chunk_sums(feature_map, shift, x, groups, sums.count.shape[-1]))
+    return jax.tree.map(lambda a: a[None], sums)
+
+  return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(split, _P(), _P(), split, split),
+                               out_specs=split))
+
+
+@functools.lru_cache(maxsize=None)
+def _device_total(mesh, axis_name):
+  """[D, ...] per-device sums -> replicated totals: the pass's one psum (hi and lo parts)."""
+  def local(sums):
+    return jax.tree.map(lambda a: jax.lax.psum(a[0], axis_name), sums)
+  return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=_P(axis_name), out_specs=_P()))
+
+
+def host_value(array):
+  """A replicated (or single-device) array's value on this host, also across processes."""
+  if isinstance(array, jax.Array) and not array.is_fully_addressable:
+    array = array.addressable_data(0)
+  return np.asarray(array)
+
+
+def finalize(sums: Sums, shift, mesh=None, axis_name: str = "data",
+             projection: Optional[np.ndarray] = None) -> Moments:
+  """``Moments`` (float64 NumPy) of running sums of phi - shift, projected to psi = phi P.
+
+  On a mesh the device sums are added first (one psum). With a Nystrom projection P the
+  moments of psi - shift P are mu P and P^T S P, computed in float64.
+  """
+  if mesh is not None:
+    sums = _device_total(mesh, axis_name)(sums)
+  count = host_value(sums.count).astype(np.float64)
+  first = host_value(sums.first).astype(np.float64) + host_value(sums.first_lo)
+  outer = host_value(sums.outer).astype(np.float64) + host_value(sums.outer_lo)
+  scale = 1.0 / np.maximum(count, 1.0)
+  outer = 0.5 * (outer + np.swapaxes(outer, 1, 2))    # exactly symmetric
+  moments = Moments(count, first * scale[:, None], outer * scale[:, None, None],
+                    np.asarray(shift, np.float32).astype(np.float64))
+  return moments if projection is None else project(moments, projection)
+
+
+def project(moments: Moments, projection: np.ndarray) -> Moments:
+  """Moments of psi = phi P from those of phi (float64): mu P, P^T S P, shift P."""
+  p = np.asarray(projection, np.float64)
+  second = np.einsum("ab,gac,cd->gbd", p, moments.second, p, optimize=True)
+  return Moments(moments.counts, moments.means @ p, 0.5 * (second + np.swapaxes(second, 1, 2)),
+                 moments.shift @ p)
+
+
+def _check_finite(rows, first_row, name):
+  bad = ~np.isfinite(rows)
+  if bad.any():
+    row = first_row + int(np.nonzero(bad.any(axis=1))[0][0])
+    raise ValueError(f"{name} has NaN or infinite values (first at row {row}); impute or drop "
+                     "those rows first.")
+
+
+def _chunks(source, dim, rows, name):
+  """Yields (x [rows, d] float32, valid count) from an array-like or an iterator of chunks.
+
+  Array-likes (NumPy arrays, ``np.load(mmap_mode="r")`` memory maps, h5py datasets) are read
+  ``rows`` rows at a time; an iterator's chunks (any sizes) are re-cut into buffers of ``rows``.
+  Only one buffer is held, so memory does not grow with the number of points.
+  """
+  buffer = np.zeros((rows, dim), np.float32)
+  if hasattr(source, "shape") and hasattr(source, "__getitem__"):
+    if len(source.shape) != 2 or source.shape[1] != dim:
+      raise ValueError(f"{name} must be [n, {dim}]; received shape {tuple(source.shape)}.")
+    pieces = (source[lo:lo + rows] for lo in range(0, source.shape[0], rows))
+  else:
+    try:
+      pieces = iter(source)
+    except TypeError:
+      raise TypeError(f"{name} must be an array [n, d], a memory map or an iterable of [n_i, d] "
+                      f"chunks; received {type(source).__name__}.") from None
+  filled, seen = 0, 0
+  # A fresh buffer per chunk: the device may alias a host buffer (CPU) while its computation,
+  # dispatched asynchronously, has not run yet, so a filled buffer is never written again.
+  for piece in pieces:
+    piece = np.asarray(piece)
+    if piece.ndim != 2 or piece.shape[1] != dim:
+      raise ValueError(f"every chunk of {name} must be [n_i, {dim}]; received a chunk of shape "
+                       f"{piece.shape} at row {seen}.")
+    _check_finite(piece, seen, name)
+    seen += piece.shape[0]
+    while piece.shape[0]:
+      take = min(rows - filled, piece.shape[0])
+      buffer[filled:filled + take] = piece[:take]
+      filled, piece = filled + take, piece[take:]
+      if filled == rows:
+        yield buffer, rows
+        buffer, filled = np.zeros((rows, dim), np.float32), 0
+  if filled:
+    yield buffer, filled
+
+
+def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 1,
+                  chunk_rows: int = CHUNK_ROWS, mesh=None, axis_name: str = "data",
+                  name: str = "x") -> Moments:
+  """``Moments`` of the points of ``source`` in one pass of fixed-size chunks.
+
+  Args:
+    feature_map: ``FourierMap`` or ``NystromMap``.
+    source: [n, d] array, memory map or other array-like with row slicing, or an iterable of
+      [n_i, d] chunks (read once).
+    shift: [p] shift c of phi (``feature_shift``).
+    groups: [n] int group ids 0..G-1 of the points (array-like sources only); None: all in 0.
+    num_groups: G.
+    chunk_rows: rows per chunk (per device on a mesh): one compilation per value.
+    mesh: optional ``jax.sharding.Mesh``: each chunk's rows are split over ``axis_name``.
+    axis_name: the mesh axis.
+    name: what the caller calls ``source`` (messages).
+
+  Returns:
+    ``Moments`` of psi with G groups.
+  """
+  dim = feature_maps.input_dim(feature_map)
+  p = feature_maps.num_features(feature_map)
+  projection = feature_maps.projection(feature_map)
+  feature_map = feature_maps.device_map(feature_map)
+  devices = 1 if mesh is None else int(mesh.shape[axis_name])
+  rows = chunk_rows * devices
+  shift = jnp.asarray(shift, jnp.float32)
+  if mesh is None:
+    sums, add = init_sums(num_groups, p), add_chunk
+  else:
+    sums, add = init_sums(num_groups, p, devices), _sharded_add(mesh, axis_name)
+    split = jax.sharding.NamedSharding(mesh, _P(axis_name))
+    sums = jax.device_put(sums, split)
+  ids = None if groups is None else np.asarray(groups, np.int32)
+  start = 0
+  for x, valid in _chunks(source, dim, rows, name):
+    chunk_groups = np.full(rows, -1, np.int32)
+    chunk_groups[:valid] = 0 if ids is None else ids[start:start + valid]
+    start += valid
+    if mesh is None:
+      sums = add(sums, feature_map, shift, jnp.asarray(x), jnp.asarray(chunk_groups))
+    else:
+      sums = add(sums, feature_map, shift, jax.device_put(x, split),
+                 jax.device_put(chunk_groups, split))
+  return finalize(sums, shift, mesh, axis_name, projection)
+
+
+def labeled_moments(feature_map, x_labeled, y_labeled, num_classes: int, shift,
+                    chunk_rows: int = CHUNK_ROWS) -> Moments:
+  """Per-class ``Moments`` of the labeled points (G = k), padded to a power-of-two bucket.
+
+  Any labeled count up to ``chunk_rows`` compiles once per power of two, so a new labeled-set
+  size (a fold, another trial) reuses a compilation.
+  """
+  bucket = bucket_rows(len(x_labeled), chunk_rows)
+  return group_moments(feature_map, x_labeled, shift, groups=y_labeled, num_groups=num_classes,
+                       chunk_rows=bucket, name="x_labeled")
+
+
+def bucket_rows(n: int, cap: int = CHUNK_ROWS) -> int:
+  """Rows of the padded chunks of n points: the next power of two >= n (at least 8, at most
+  ``cap``), so sizes in one bucket share a compilation."""
+  return min(cap, max(8, 1 << max(n - 1, 1).bit_length()))
+
+
+@jax.jit
+def _features(feature_map, x):
+  return feature_maps.features(feature_map, x)
+
+
+def point_features(feature_map, x, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
+  """[n, p] float32 phi(x) of a few points (labeled, held-out), in padded power-of-two chunks."""
+  x = np.asarray(x, np.float32)
+  device = feature_maps.device_map(feature_map)
+  rows = bucket_rows(x.shape[0], chunk_rows)
+  out = []
+  for lo in range(0, x.shape[0], rows):
+    part = np.zeros((rows, x.shape[1]), np.float32)
+    part[:min(rows, x.shape[0] - lo)] = x[lo:lo + rows]
+    out.append(np.asarray(_features(device, jnp.asarray(part))))
+  return np.concatenate(out)[:x.shape[0]] if out else np.zeros(
+      (0, feature_maps.num_features(feature_map)), np.float32)
+
+
+def feature_shift(feature_map, x, max_rows: int = CHUNK_ROWS) -> np.ndarray:
+  """[p] float32 shift c of phi: the mean of phi over the first ``max_rows`` points of ``x``."""
+  phi = point_features(feature_map, np.asarray(x[:max_rows], np.float32))
+  return np.mean(phi.astype(np.float64), axis=0).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=None)
+def _strata_pass(mesh, axis_name, chunk_rows):
+  """Per-device sums over the device's own stratum of a ``ShardedUnlabeled`` layout."""
+  split = _P(axis_name)
+
+  def local(sums, feature_map, shift, x, sizes):
+    sums = jax.tree.map(lambda a: a[0], sums)
+    size = sizes[jax.lax.axis_index(axis_name)]
+    length = x.shape[0]
+    rows = min(chunk_rows, length)
+
+    def body(i, sums):
+      nominal = i * rows
+      start = jnp.minimum(nominal, length - rows)     # the last chunk overlaps: mask repeats
+      index = start + jnp.arange(rows)
+      groups = jnp.where((index >= nominal) & (index < size), 0, -1).astype(jnp.int32)
+      chunk = jax.lax.dynamic_slice_in_dim(x, start, rows)
+      return add_sums(sums, *chunk_sums(feature_map, shift, chunk, groups, 1))
+
+    sums = jax.lax.fori_loop(0, -(-length // rows), body, sums)
+    return jax.tree.map(lambda a: a[None], sums)
+
+  return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(split, _P(), _P(), split, _P()),
+                               out_specs=split))
+
+
+def sharded_unlabeled_moments(feature_map, unlabeled, shift, mesh, axis_name: str = "data",
+                              chunk_rows: int = CHUNK_ROWS) -> Moments:
+  """``Moments`` of a ``distributed.ShardedUnlabeled`` (strata over the devices of a mesh).
+
+  Each device sums its own stratum in chunks (no copy of it), then one psum adds the devices:
+  with ``distributed.load_unlabeled`` every process reads and holds only its own strata, and
+  every process gets the same moments. One compilation per stratum length.
+
+  Args:
+    feature_map: ``FourierMap`` or ``NystromMap``.
+    unlabeled: ``qsg_jax.distributed.ShardedUnlabeled`` (x [D * L, d] split over ``axis_name``).
+    shift: [p] shift c.
+    mesh: the mesh ``unlabeled`` lives on.
+    axis_name: its axis.
+    chunk_rows: rows per chunk on each device.
+
+  Returns:
+    ``Moments`` with one group.
+  """
+  devices = int(mesh.shape[axis_name])
+  sizes, _ = sampling.strata(unlabeled.num_unlabeled, devices)
+  split = jax.sharding.NamedSharding(mesh, _P(axis_name))
+  sums = jax.device_put(init_sums(1, feature_maps.num_features(feature_map), devices), split)
+  sums = _strata_pass(mesh, axis_name, int(chunk_rows))(
+      sums, feature_maps.device_map(feature_map), jnp.asarray(shift, jnp.float32), unlabeled.x,
+      jnp.asarray(sizes, jnp.int32))
+  return finalize(sums, shift, mesh, axis_name, feature_maps.projection(feature_map))
+
+
+def concatenate(*parts: Moments) -> Moments:
+  """The groups of several ``Moments`` with the same shift, in order (e.g. classes, then U)."""
+  shift = parts[0].shift
+  if any(part.shift.shape != shift.shape or np.any(part.shift != shift) for part in parts):
+    raise ValueError("Moments to concatenate must share their shift (compute them with the same "
+                     "feature_shift).")
+  return Moments(*(np.concatenate([getattr(part, f) for part in parts])
+                   for f in ("counts", "means", "second")), shift)
+
+
+def empty(feature_map, shift) -> Moments:
+  """``Moments`` of one empty group (no unlabeled data)."""
+  p = feature_maps.num_features(feature_map)
+  shift = np.asarray(shift, np.float32).astype(np.float64)
+  projection = feature_maps.projection(feature_map)
+  return Moments(np.zeros(1), np.zeros((1, p)), np.zeros((1, p, p)),
+                 shift if projection is None else shift @ projection)
+
+
+__all__ = ["CHUNK_ROWS", "Moments", "Sums", "add_chunk", "bucket_rows", "chunk_sums",
+           "concatenate", "empty", "feature_shift", "finalize", "group_moments", "init_sums",
+           "labeled_moments", "point_features", "project", "sharded_unlabeled_moments"]

@@ -1,0 +1,229 @@
+"""Cross-validation of the direct solver: the papers' 539-point x 5-fold grid from shared moments.
+
+Every (lam, sigma, gamma, fold) task of ``qsg_jax.model_selection`` minimizes the same objective
+on the fold's training labels; for the squared loss its solution depends on the data only
+through group moments (``solve.py``), so the grid shares nearly all the work:
+
+* per sigma: the feature map, one pass over the unlabeled points (``moments.group_moments``),
+  and the features of every labeled point;
+* per fold: the class moments of its training points, as the totals minus the points it holds
+  out (its validation fold and any point ``fold_training_sets`` leaves out to equalize sizes);
+* per (fold, gamma): Q(gamma) = (1 - gamma) Q(0) + gamma Q(1) (Q is affine in a shared gamma),
+  then one float64 Cholesky per lam (or one eigendecomposition shared across every lam when the
+  lam axis is long), the held-out scores, and the AUC of each split on the held-out points.
+
+Fold f's solution equals ``direct.fit(x_l[train_f], y_l[train_f], x_u, ...)`` with the same
+feature map (for Nystrom pass the CV's ``landmarks``): tests compare them. An ill-posed task
+(lam = 0 with a singular Q) scores NaN and is never chosen; the best point has the highest mean
+over folds and splits (``folds.best_point``).
+"""
+
+from typing import Optional
+
+import jax
+import numpy as np
+import scipy.stats
+
+from qsg_jax import _validation as validation
+from qsg_jax import distributed
+from qsg_jax import folds as folds_lib
+from qsg_jax.direct import feature_maps
+from qsg_jax.direct import fitting
+from qsg_jax.direct import moments as moments_lib
+from qsg_jax.direct import system as solve_lib
+
+GRID_KEYS = ("lam", "sigma", "gamma")
+# Above this many lam values one eigendecomposition per (fold, gamma) beats a Cholesky per lam.
+EIGH_MIN_LAMS = 12
+
+
+def paper_grid() -> dict:
+  """lam and sigma in 2^-3..2^3, gamma in 0..1 step 0.1 (7 x 7 x 11 = 539 points)."""
+  return {"lam": folds_lib.PAPER_POWERS, "sigma": folds_lib.PAPER_POWERS,
+          "gamma": np.arange(11) / 10.0}
+
+
+def check_grid(grid: dict) -> dict:
+  """``grid`` as float64 arrays keyed by ``GRID_KEYS`` (lam >= 0, sigma > 0, gamma in [0, 1])."""
+  if not isinstance(grid, dict) or set(grid) != set(GRID_KEYS):
+    got = sorted(grid) if isinstance(grid, dict) else type(grid).__name__
+    raise ValueError(f"grid must be a dict with exactly the keys {list(GRID_KEYS)}; received "
+                     f"{got}. Start from qsg_jax.direct.paper_grid().")
+  checked = {}
+  for name, low, closed in (("lam", 0.0, True), ("sigma", 0.0, False), ("gamma", 0.0, True)):
+    values = np.atleast_1d(np.asarray(grid[name], np.float64))
+    high = 1.0 if name == "gamma" else np.inf
+    ok = np.isfinite(values) & ((values >= low) if closed else (values > low)) & (values <= high)
+    if values.ndim != 1 or values.size == 0 or not ok.all():
+      raise ValueError(f"grid[{name!r}] must be a non-empty 1-D list of finite numbers in "
+                       f"{'[' if closed else '('}{low:g}, {high:g}]; received {grid[name]!r:.80}.")
+    checked[name] = values
+  return checked
+
+
+def _aucs(scores, positive, negative):
+  """[L, s] AUC (ties 1/2) of rows of scores [L, n] for s splits: masks [s, n] (NaN: empty)."""
+  out = np.full((scores.shape[0], positive.shape[0]), np.nan)
+  for j, (pos, neg) in enumerate(zip(positive, negative)):
+    n_p, n_n = pos.sum(), neg.sum()
+    if n_p and n_n:
+      both = pos | neg
+      r = _rankdata(scores[:, both])
+      u = r[:, pos[both]].sum(axis=1) - n_p * (n_p + 1) / 2.0
+      out[:, j] = u / (n_p * n_n)
+  return out
+
+
+def _rankdata(a):
+  """Average ranks (1-based, ties averaged) along the last axis of [L, n]."""
+  return scipy.stats.rankdata(a, axis=-1)
+
+
+def _class_sums(phi, labels, k):
+  """(counts [k], first [k, p], outer [k, p, p]) float64 sums of rows of phi by class."""
+  counts = np.bincount(labels, minlength=k).astype(np.float64)
+  first = np.zeros((k, phi.shape[1]))
+  outer = np.zeros((k, phi.shape[1], phi.shape[1]))
+  for c in range(k):
+    rows = phi[labels == c]
+    first[c], outer[c] = rows.sum(axis=0), rows.T @ rows
+  return counts, first, outer
+
+
+def _fold_moments(totals, phi, labels, held_out, k, unlabeled):
+  """``Moments`` (classes of the fold's training points, then U) by subtracting held-out sums."""
+  out = _class_sums(phi[held_out], labels[held_out], k)
+  counts, first, outer = (t - o for t, o in zip(totals, out))
+  scale = 1.0 / np.maximum(counts, 1.0)
+  labeled = moments_lib.Moments(counts, first * scale[:, None], outer * scale[:, None, None],
+                                unlabeled.shift)
+  return moments_lib.concatenate(labeled, unlabeled)
+
+
+def _solutions(matrix, vector, lams):
+  """[L, p] solutions of (Q + lam/2 I) w = r for every lam (NaN rows where ill-posed)."""
+  p = vector.shape[0]
+  out = np.full((lams.size, p), np.nan)
+  if lams.size >= EIGH_MIN_LAMS:
+    evals, evecs = np.linalg.eigh(matrix)
+    proj = evecs.T @ vector
+    for i, lam in enumerate(lams):
+      shifted = evals + 0.5 * lam
+      if shifted.min() > solve_lib.RCOND_MIN * np.abs(shifted).max():
+        out[i] = evecs @ (proj / shifted)
+    return out
+  for i, lam in enumerate(lams):
+    try:
+      out[i] = solve_lib.solve_system(matrix, vector, lam)
+    except solve_lib.IllPosedSystemError:
+      pass
+  return out
+
+
+def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dict] = None,
+                   num_folds: int = 5, seed: int = 0, key=0, num_classes: Optional[int] = None,
+                   feature_map: str = fitting.DEFAULT_FEATURE_MAP,
+                   num_features: int = fitting.NUM_FEATURES,
+                   num_frequencies: int = fitting.NUM_FREQUENCIES,
+                   landmarks=fitting.DEFAULT_LANDMARKS,
+                   chunk_rows: int = moments_lib.CHUNK_ROWS, mesh=None,
+                   axis_name: str = "data") -> folds_lib.CVResult:
+  """Picks lam, sigma and gamma of the direct solver by stratified k-fold CV (module docstring).
+
+  Args:
+    x_labeled: [n_l, d] labeled points; y_labeled: [n_l] int labels 0..k-1, every class with at
+      least ``num_folds`` points.
+    x_unlabeled: as ``direct.fit`` (array, memory map, ``ShardedUnlabeled`` with ``mesh``; an
+      iterator is read once per sigma, so pass a re-iterable), or None with every gamma = 1.
+    grid: dict of 1-D lists keyed by ``GRID_KEYS``; default ``paper_grid()`` (539 points).
+    num_folds: F; seed: int seed of the folds (``folds.stratified_folds``).
+    key: PRNG key or int seed of the feature map (as ``direct.fit``).
+    num_classes, feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh,
+      axis_name: as ``direct.fit``. Nystrom landmarks are chosen once, on all labeled points
+      and the unlabeled sample, and serve every fold and sigma.
+
+  Returns:
+    ``qsg_jax.folds.CVResult``: ``best`` holds floats lam, sigma, gamma for ``direct.fit``;
+    ``scores`` [n_lam, n_sigma, n_gamma, k-1], ``fold_scores`` [..., F, k-1] (NaN: ill-posed,
+    or a held-out fold lacking one side of a split); ``grid`` the checked grid plus
+    "landmarks" (the Nystrom landmarks, or None).
+
+  Raises:
+    ValueError, TypeError: bad inputs, or every task ill-posed.
+  """
+  with solve_lib.one_blas_thread():
+    return _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, key,
+                           num_classes, feature_map, num_features, num_frequencies, landmarks,
+                           chunk_rows, mesh, axis_name)
+
+
+def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, key, num_classes,
+                    feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh,
+                    axis_name):
+  """``cross_validate``'s body (its arguments in order)."""
+  grid = check_grid(paper_grid() if grid is None else grid)
+  key = validation.check_key(key)
+  x_l = validation.check_points("x_labeled", x_labeled)
+  y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  if isinstance(x_unlabeled, np.ndarray) and x_unlabeled.size == 0:
+    x_unlabeled = None
+  if x_unlabeled is None and np.any(grid["gamma"] < 1):
+    raise ValueError(f"no unlabeled data but the gamma grid {grid['gamma'].tolist()} weights the "
+                     "unlabeled risks: pass x_unlabeled, or use gamma=[1.0].")
+  if isinstance(x_unlabeled, np.ndarray):
+    x_unlabeled = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
+  folds = folds_lib.stratified_folds(y_l, num_folds, seed)
+  train, _ = folds_lib.fold_training_sets(folds, y_l)
+  num_folds = train.shape[0]
+  feature_key, _ = jax.random.split(key)
+  if feature_map == "nystrom" and isinstance(landmarks, str):   # once: sigma-independent
+    points, x_unlabeled = fitting.landmark_points(feature_key, x_l, x_unlabeled, mesh,
+                                                  axis_name)
+    landmarks = feature_maps.select_landmarks(
+        jax.random.fold_in(feature_key, 1), points,
+        validation.check_count("num_features", num_features), landmarks, fitting.KMEANS_ITERS)
+  if x_unlabeled is not None and not hasattr(x_unlabeled, "shape") and not isinstance(
+      x_unlabeled, distributed.ShardedUnlabeled):
+    x_unlabeled = list(x_unlabeled)       # an iterator is read once per sigma
+  lams, sigmas, gammas = grid["lam"], grid["sigma"], grid["gamma"]
+  s = k - 1
+  splits = np.arange(s)[:, None]
+  fold_scores = np.full((lams.size, sigmas.size, gammas.size, num_folds, s), np.nan)
+  for si, sigma in enumerate(sigmas):
+    psi = fitting.make_feature_map(feature_map, feature_key, sigma, num_features, x_l.shape[1],
+                                   landmarks=landmarks, num_frequencies=num_frequencies)
+    shift = moments_lib.feature_shift(psi, x_l)
+    unlabeled = fitting.unlabeled_moments(psi, x_unlabeled, shift, chunk_rows=chunk_rows,
+                                          mesh=mesh, axis_name=axis_name)
+    phi = moments_lib.point_features(psi, x_l).astype(np.float64) - shift.astype(np.float64)
+    projection = feature_maps.projection(psi)
+    phi = phi if projection is None else phi @ projection     # [n_l, p] shifted psi
+    active = np.any(phi != 0, axis=0) | (np.einsum("gpp->p", unlabeled.second) > 0)
+    phi, unlabeled = phi[:, active], unlabeled._replace(      # a Nystrom map's dropped columns
+        means=unlabeled.means[:, active], second=unlabeled.second[:, active][:, :, active],
+        shift=unlabeled.shift[active])
+    totals = _class_sums(phi, y_l, k)
+    for f in range(num_folds):
+      held_out = np.ones(y_l.shape[0], bool)
+      held_out[train[f]] = False
+      stats = _fold_moments(totals, phi, y_l, held_out, k, unlabeled)
+      valid = folds == f
+      positive = valid[None, :] & (y_l[None, :] > splits)
+      negative = valid[None, :] & (y_l[None, :] <= splits)
+      q1, r = solve_lib.mean_system(stats, np.ones(s))        # Q is affine in a shared gamma
+      q0 = solve_lib.mean_system(stats, np.zeros(s))[0] if unlabeled.counts[0] else q1
+      for gi, gamma in enumerate(gammas):
+        w = _solutions((1.0 - gamma) * q0 + gamma * q1, r, lams)          # [L, p]
+        scores = w @ phi[valid].T                                          # [L, n_valid]
+        ok = np.all(np.isfinite(w), axis=1)
+        aucs = _aucs(np.where(ok[:, None], scores, 0.0), positive[:, valid], negative[:, valid])
+        fold_scores[:, si, gi, f] = np.where(ok[:, None], aucs, np.nan)
+  scores = folds_lib.nanmean(np.moveaxis(fold_scores, -2, -1))             # [L, S, G, s]
+  ill_posed = np.isnan(fold_scores).all(axis=-1).any(axis=-1)              # any fold failed
+  target = np.where(ill_posed, np.nan, folds_lib.nanmean(scores))
+  index = folds_lib.best_point(target, "every grid point is ill-posed (lam = 0 with a singular "
+                               "system) or held-out folds lack a side of every split: use lam > 0 "
+                               "or fewer folds.")
+  best = {name: float(grid[name][i]) for name, i in zip(GRID_KEYS, index)}
+  return folds_lib.CVResult(best, float(target[index]), scores, fold_scores,
+                            dict(grid, landmarks=landmarks))

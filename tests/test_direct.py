@@ -1,0 +1,380 @@
+"""The direct solver against its references: jax.grad, the exact kernel minimizers, one pass.
+
+Multi-device tests run in a subprocess on 4 CPU devices (``test_on_four_cpu_devices``, as
+tests/test_sharding.py does); the 2-process test launches ``tests/_direct_worker.py`` over gloo.
+"""
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from sklearn import metrics as sk_metrics
+
+from qsg_jax import baselines
+from qsg_jax import direct
+from qsg_jax import distributed
+from qsg_jax import engine
+from qsg_jax import folds as folds_lib
+from qsg_jax.engine import risk
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FOUR_DEVICES = "--xla_force_host_platform_device_count=4"
+needs_four = pytest.mark.skipif(jax.device_count() < 4,
+                                reason="needs 4 devices; run via test_on_four_cpu_devices")
+
+
+def _data(k=3, n_l=30, n_u=40, d=3, seed=0):
+  rng = np.random.default_rng(seed)
+  y = np.concatenate([np.arange(k), rng.integers(0, k, n_l - k)]).astype(np.int32)
+  x_l = (0.6 * rng.random((n_l, d)) + 0.2 * y[:, None]).astype(np.float32)
+  x_u = rng.random((n_u, d)).astype(np.float32)
+  return x_l, y, x_u
+
+
+def _objective(w, v, psi_l, psi_u, y, k, lam, gamma, split_lam=None):
+  """The QS3ORAO objective written with explicit pair sums (``engine.risk``), at f = psi w."""
+  pos_w, neg_w = risk.subproblem_weights(jnp.asarray(y), jnp.bincount(jnp.asarray(y), length=k))
+  f_l, f_u = psi_l @ w, psi_u @ w
+  if v is None:
+    return 0.5 * lam * w @ w + risk.minibatch_risk("squared", f_l, f_u, pos_w, neg_w, gamma)
+  g_l, g_u = v @ psi_l.T, v @ psi_u.T
+  penalty = 0.5 * split_lam * jnp.mean(jnp.sum(v * v, axis=1))
+  return (0.5 * lam * w @ w + penalty
+          + risk.split_minibatch_risk("squared", f_l, f_u, g_l, g_u, pos_w, neg_w, gamma))
+
+
+def _psi(feature_map, x):
+  """[n, p] float64 psi(x) = phi(x) P (P = I for Fourier features)."""
+  phi = direct.moments.point_features(feature_map, x).astype(np.float64)
+  projection = direct.feature_maps.projection(feature_map)
+  return phi if projection is None else phi @ projection
+
+
+def _shifted_features(fit, *point_sets):
+  """psi(x) - shift in float64 (the objective depends on differences of scores only)."""
+  return [_psi(fit.feature_map, x) - fit.moments.shift[None, :] for x in point_sets]
+
+
+@pytest.mark.parametrize("feature_map,gamma,lam", [("rff", 0.4, 0.02), ("rff", 0.4, 0.3),
+                                                   ("nystrom", [0.0, 0.7], 0.02)])
+def test_solution_has_zero_gradient(feature_map, gamma, lam):
+  """Nystrom features are C (U Lambda^-1/2): float32 rounding of C, amplified by the projection
+  and depending on the chunk's shape, is kept small by a kernel with a well-conditioned K_ZZ."""
+  x_l, y, x_u = _data()
+  fit = direct.fit(x_l, y, x_u, key=1, sigma=4.0 if feature_map == "nystrom" else 0.7, lam=lam,
+                   gamma=gamma, feature_map=feature_map, num_features=16, num_frequencies=8)
+  psi_l, psi_u = _shifted_features(fit, x_l, x_u)
+  with jax.enable_x64(True):    # the objective in float64: only float32 sums' rounding is left
+    gamma = jnp.broadcast_to(jnp.asarray(gamma, jnp.float64), (2,))
+    grad = jax.grad(_objective)
+    w = jnp.asarray(fit.weights)
+    at_zero = grad(jnp.zeros_like(w), None, psi_l, psi_u, y, 3, lam, gamma)
+    at_solution = grad(w, None, psi_l, psi_u, y, 3, lam, gamma)
+    # Rounding of the float32 sums (~1e-7 relative) is amplified by |w| / |r| ~ 1 / lam.
+    assert jnp.linalg.norm(at_solution) < 3e-7 / lam * jnp.linalg.norm(at_zero)
+
+
+def test_corrections_have_zero_gradient():
+  x_l, y, x_u = _data()
+  fit = direct.fit(x_l, y, x_u, key=1, sigma=0.7, lam=0.02, gamma=[0.2, 0.9], split_lam=0.1,
+                   feature_map="rff", num_features=32, num_frequencies=8)
+  psi_l, psi_u = _shifted_features(fit, x_l, x_u)
+  with jax.enable_x64(True):
+    args = (psi_l, psi_u, y, 3, 0.02, jnp.asarray([0.2, 0.9]), 0.1)
+    grad = jax.grad(_objective, argnums=(0, 1))
+    w, v = jnp.asarray(fit.weights), jnp.asarray(fit.split_weights)
+    scale = sum(jnp.linalg.norm(g) for g in grad(0 * w, 0 * v, *args))
+    assert sum(jnp.linalg.norm(g) for g in grad(w, v, *args)) < 3e-7 / 0.02 * scale
+  assert np.abs(fit.split_weights).max() > 1e-3       # the corrections are not trivially 0
+
+
+@pytest.mark.parametrize("gamma", [0.3, [0.1, 0.8]])
+def test_nystrom_on_every_point_is_the_exact_minimizer(gamma):
+  x_l, y, x_u = _data()
+  x_test = np.random.default_rng(5).random((50, 3)).astype(np.float32)
+  every = np.concatenate([x_l, x_u])
+  fit = direct.fit(x_l, y, x_u, sigma=2.0, lam=0.05, gamma=gamma, landmarks=every)
+  exact = baselines.fit_exact_qsg(x_l, y, x_u, sigma=2.0, lam=0.05, gamma=gamma)
+  expected = baselines.decision_function(exact, x_test)
+  np.testing.assert_allclose(direct.decision_function(fit.model, x_test), expected,
+                             atol=1e-4 * np.abs(expected).max())
+  fit = direct.fit(x_l, y, x_u, sigma=2.0, lam=0.05, gamma=gamma, landmarks=every, split_lam=0.3)
+  exact = baselines.fit_exact_split(x_l, y, x_u, sigma=2.0, lam=0.05, gamma=gamma, split_lam=0.3)
+  expected = baselines.decision_function(exact.per_split, x_test)
+  np.testing.assert_allclose(direct.split_scores(fit.model, x_test), expected,
+                             atol=1e-4 * np.abs(expected).max())
+
+
+def test_fourier_features_approach_the_exact_minimizer():
+  x_l, y, x_u = _data(k=2, n_l=40, n_u=60)
+  x_test = np.random.default_rng(5).random((100, 3)).astype(np.float32)
+  exact = baselines.decision_function(
+      baselines.fit_exact_qsg(x_l, y, x_u, sigma=1.0, lam=0.05, gamma=0.5), x_test)
+  errors = []
+  for p in (64, 256, 1024):
+    fit = direct.fit(x_l, y, x_u, key=0, sigma=1.0, lam=0.05, gamma=0.5, feature_map="rff",
+                     num_features=p)
+    errors.append(np.sqrt(np.mean((direct.decision_function(fit.model, x_test) - exact) ** 2)))
+  scale = np.sqrt(np.mean(exact ** 2))
+  assert errors[2] < errors[1] < errors[0]
+  assert errors[2] < 0.05 * scale, (errors, scale)
+
+
+def test_fourier_solution_is_an_engine_model():
+  x_l, y, x_u = _data()
+  fit = direct.fit(x_l, y, x_u, key=4, sigma=0.5, feature_map="rff", num_features=128,
+                   num_frequencies=16)
+  assert isinstance(fit.model, engine.Model) and fit.model.coef.shape == (4, 32)
+  feature_key, _ = jax.random.split(jax.random.key(4))     # as engine.init derives it
+  np.testing.assert_array_equal(jax.random.key_data(fit.model.feature_key),
+                                jax.random.key_data(feature_key))
+  scores = engine.model_scores(fit.model, jnp.asarray(x_l), block_group=4)
+  np.testing.assert_allclose(scores, fit.f_labeled, atol=2e-6)
+
+
+def _moments_reference(feature_map, x, shift):
+  psi = _psi(feature_map, x) - shift
+  return psi.mean(axis=0), psi.T @ psi / psi.shape[0]
+
+
+@pytest.mark.parametrize("kind", ["rff", "nystrom"])
+def test_moments_of_every_source_agree(tmp_path, kind):
+  """One pass over an array, a memory map or uneven chunks gives the float64 moments of the
+  float32 features phi (Nystrom: the kernel values k(x, Z), before the projection)."""
+  x_l, y, _ = _data()
+  x_u = np.random.default_rng(1).random((101, 3)).astype(np.float32)
+  psi = direct.feature_maps.device_map(direct.fitting.make_feature_map(
+      kind, jax.random.key(0), 0.5, 32, 3, points=x_u, num_frequencies=8))
+  shift = direct.moments.feature_shift(psi, x_l)
+  mean, second = _moments_reference(psi, x_u, shift)
+  np.save(tmp_path / "x_u.npy", x_u)
+  sources = {"array": x_u, "mmap": np.load(tmp_path / "x_u.npy", mmap_mode="r"),
+             "uneven chunks": (x_u[a:b] for a, b in ((0, 7), (7, 7), (7, 60), (60, 101)))}
+  for name, source in sources.items():
+    stats = direct.moments.group_moments(psi, source, shift, chunk_rows=16)
+    assert stats.counts.tolist() == [101.0], name
+    np.testing.assert_allclose(stats.means[0], mean, atol=1e-7, err_msg=name)
+    np.testing.assert_allclose(stats.second[0], second, atol=1e-7 * np.abs(second).max(),
+                               err_msg=name)
+  by_class = direct.moments.labeled_moments(psi, x_l, y, 3, shift)
+  for c in range(3):
+    m, s = _moments_reference(psi, x_l[y == c], shift)
+    np.testing.assert_allclose(by_class.means[c], m, atol=1e-7)
+    np.testing.assert_allclose(by_class.second[c], s, atol=1e-7 * np.abs(s).max())
+
+
+def test_nystrom_moments_are_the_projected_kernel_moments():
+  x_u = np.random.default_rng(1).random((101, 3)).astype(np.float32)
+  nystrom = direct.fitting.make_feature_map("nystrom", jax.random.key(0), 0.5, 32, 3,
+                                            points=x_u)
+  assert (nystrom.projection == 0).all(axis=0).any()      # a dropped direction: zero column
+  shift = direct.moments.feature_shift(nystrom, x_u)
+  kernel = direct.moments.group_moments(direct.feature_maps.device_map(nystrom), x_u, shift)
+  projected = direct.moments.group_moments(nystrom, x_u, shift)
+  phi = direct.moments.point_features(nystrom, x_u).astype(np.float64) - shift
+  assert np.abs(phi.mean(axis=0) - kernel.means[0]).max() < 1e-7
+  p = nystrom.projection
+  np.testing.assert_allclose(projected.means[0], kernel.means[0] @ p, atol=1e-12)
+  np.testing.assert_allclose(projected.second[0], p.T @ kernel.second[0] @ p, atol=1e-10)
+  np.testing.assert_allclose(projected.shift, shift.astype(np.float64) @ p, atol=1e-12)
+
+
+def test_a_new_size_does_not_recompile():
+  x_l, y, x_u = _data()
+  psi = direct.fitting.make_feature_map("rff", jax.random.key(0), 0.5, 32, 3, num_frequencies=8)
+  shift = direct.moments.feature_shift(psi, x_l)
+  direct.moments.group_moments(psi, x_u, shift, chunk_rows=16)
+  direct.moments.labeled_moments(psi, x_l[:20], y[:20], 3, shift)   # bucket of 32 rows
+  before = direct.moments.add_chunk._cache_size()
+  direct.moments.group_moments(psi, np.concatenate([x_u, x_u]), shift, chunk_rows=16)
+  direct.moments.labeled_moments(psi, x_l[:29], y[:29], 3, shift)
+  assert direct.moments.add_chunk._cache_size() == before
+
+
+def test_compensated_sums_keep_float64_accuracy():
+  """Many chunks of a constant-plus-noise feature: float32 running sums alone drift."""
+  x = np.random.default_rng(0).random((20000, 2)).astype(np.float32)
+  psi = direct.fitting.make_feature_map("rff", jax.random.key(0), 0.01, 8, 2, num_frequencies=4)
+  stats = direct.moments.group_moments(psi, x, np.zeros(8, np.float32), chunk_rows=8)
+  mean, second = _moments_reference(psi, x, 0.0)   # float64 sums of the same float32 features
+  np.testing.assert_allclose(stats.means[0], mean, rtol=1e-7)
+  np.testing.assert_allclose(stats.second[0], second, rtol=1e-7)
+
+
+def test_cross_validation_equals_a_loop_of_fits():
+  x_l, y, x_u = _data(k=3, n_l=36, n_u=50)
+  grid = {"lam": [0.0, 0.05, 0.5], "sigma": [0.5, 2.0], "gamma": [0.0, 0.6, 1.0]}
+  for kind in ("rff", "nystrom"):
+    kwargs = dict(key=2, feature_map=kind, num_features=32, num_frequencies=8)
+    result = direct.cross_validate(x_l, y, x_u, grid=grid, num_folds=3, seed=1, **kwargs)
+    assert result.fold_scores.shape == (3, 2, 3, 3, 2)
+    folds = folds_lib.stratified_folds(y, 3, 1)
+    train, _ = folds_lib.fold_training_sets(folds, y)
+    for f in range(3):
+      valid = folds == f
+      for (li, lam), (si, sigma), (gi, gamma) in [((1, 0.05), (0, 0.5), (1, 0.6)),
+                                                  ((2, 0.5), (1, 2.0), (0, 0.0))]:
+        fit = direct.fit(x_l[train[f]], y[train[f]], x_u, sigma=sigma, lam=lam, gamma=gamma,
+                         landmarks=result.grid["landmarks"], **kwargs)
+        scores = direct.decision_function(fit.model, x_l[valid])
+        expected = [sk_metrics.roc_auc_score(y[valid] > j, scores) for j in range(2)]
+        np.testing.assert_allclose(result.fold_scores[li, si, gi, f], expected, atol=1e-6)
+    target = folds_lib.nanmean(result.scores)
+    assert result.best_score == pytest.approx(np.nanmax(target))
+
+
+def test_cross_validation_never_chooses_an_ill_posed_point():
+  x_l, y, x_u = _data(k=2, n_l=20, n_u=10)
+  grid = {"lam": [0.0, 0.1], "sigma": [1.0], "gamma": [0.5]}
+  result = direct.cross_validate(x_l, y, x_u, grid=grid, num_folds=2, feature_map="rff",
+                                 num_features=256)
+  assert np.isnan(result.fold_scores[0]).all() and np.isfinite(result.fold_scores[1]).all()
+  assert result.best["lam"] == 0.1
+
+
+def test_split_lam_inf_is_the_shared_fit():
+  x_l, y, x_u = _data()
+  shared = direct.fit(x_l, y, x_u, feature_map="rff", num_features=32, num_frequencies=8)
+  frozen = direct.fit(x_l, y, x_u, feature_map="rff", num_features=32, num_frequencies=8,
+                      split_lam=float("inf"))
+  stiff = direct.fit(x_l, y, x_u, feature_map="rff", num_features=32, num_frequencies=8,
+                     split_lam=1e6)
+  np.testing.assert_array_equal(frozen.weights, shared.weights)
+  assert frozen.split_weights is None
+  np.testing.assert_allclose(stiff.weights, shared.weights, atol=1e-4 * np.abs(shared.weights).max())
+
+
+def test_x64_on_and_off():
+  x_l, y, x_u = _data()
+  every = np.concatenate([x_l, x_u])
+  off = direct.fit(x_l, y, x_u, sigma=2.0, lam=0.05, landmarks=every)
+  with jax.enable_x64(True):
+    on = direct.fit(x_l, y, x_u, sigma=2.0, lam=0.05, landmarks=every)
+    assert on.model.coef.dtype == jnp.float32
+    rff = direct.fit(x_l, y, x_u, feature_map="rff", num_features=32, num_frequencies=8)
+    np.testing.assert_allclose(direct.decision_function(rff.model, x_l), rff.f_labeled,
+                               atol=1e-5)
+  np.testing.assert_allclose(on.weights, off.weights, rtol=1e-5, atol=1e-6)
+
+
+def test_ill_posed_and_bad_inputs_raise():
+  x_l, y, x_u = _data(n_u=10)
+  with pytest.raises(direct.IllPosedSystemError, match="lam=0.*Increase lam"):
+    direct.fit(x_l, y, x_u, lam=0.0, feature_map="rff", num_features=256)
+  with pytest.raises(ValueError, match="feature_map must be one of"):
+    direct.fit(x_l, y, x_u, feature_map="fourier")
+  with pytest.raises(ValueError, match="must be a multiple of 2 \\* num_frequencies = 64"):
+    direct.fit(x_l, y, x_u, feature_map="rff", num_features=100)
+  with pytest.raises(ValueError, match="no unlabeled data but gamma"):
+    direct.fit(x_l, y, None, gamma=0.5)
+  with pytest.raises(ValueError, match="need at least as many points"):
+    direct.fit(x_l, y, None, gamma=1.0, num_features=64)
+  with pytest.raises(ValueError, match=r"every chunk of x_unlabeled must be \[n_i, 3\]"):
+    direct.fit(x_l, y, iter([x_u, x_u[:, :2]]), num_features=8)
+  bad = x_u.copy()
+  bad[4, 1] = np.nan
+  with pytest.raises(ValueError, match=r"NaN or infinite values \(first at row 14\)"):
+    direct.fit(x_l, y, iter([x_u, bad]), num_features=8)
+  with pytest.raises(ValueError, match="pass the mesh it lives on"):
+    direct.fit(x_l, y, distributed.ShardedUnlabeled(jnp.asarray(x_u), 10), num_features=8)
+  with pytest.raises(ValueError, match="grid must be a dict with exactly the keys"):
+    direct.cross_validate(x_l, y, x_u, grid={"lam": [1.0]})
+  with pytest.raises(ValueError, match=r"grid\['sigma'\] must be a non-empty"):
+    direct.cross_validate(x_l, y, x_u, grid={"lam": [1.0], "sigma": [0.0], "gamma": [0.5]})
+  with pytest.raises(ValueError, match="Rescale the features"):
+    direct.fit(x_l * 1e6, y, x_u * 1e6, feature_map="rff", num_features=64, sigma=10.0)
+
+
+def test_supervised_fit_without_unlabeled_data():
+  x_l, y, _ = _data(k=2, n_l=40)
+  fit = direct.fit(x_l, y, None, gamma=1.0, feature_map="rff", num_features=64)
+  assert fit.moments.counts[-1] == 0
+  assert sk_metrics.roc_auc_score(y, fit.f_labeled) > 0.8
+
+
+def _mesh_data():
+  x_l, y, _ = _data(k=3, n_l=30)
+  return x_l, y, np.random.default_rng(3).random((203, 3)).astype(np.float32)
+
+
+@needs_four
+@pytest.mark.parametrize("kind", ["rff", "nystrom"])
+def test_mesh_of_four_devices_equals_one_device(kind):
+  x_l, y, x_u = _mesh_data()
+  mesh = jax.make_mesh((4,), ("data",))
+  args = dict(key=1, sigma=0.5, lam=0.05, gamma=0.5, feature_map=kind, num_features=32,
+              num_frequencies=8, chunk_rows=16)
+  one = direct.fit(x_l, y, x_u, **args)
+  chunked = direct.fit(x_l, y, x_u, mesh=mesh, **args)
+  laid_out = distributed.ShardedUnlabeled(
+      jax.device_put(engine.shard_unlabeled(x_u, 4),
+                     jax.sharding.NamedSharding(mesh, jax.P("data"))), x_u.shape[0])
+  strata = direct.fit(x_l, y, laid_out, mesh=mesh, **args)
+  expected = direct.decision_function(one.model, x_u)
+  for other in (chunked, strata):
+    if kind == "rff":    # Nystrom's projection amplifies rounding of its moments: compare f
+      np.testing.assert_allclose(other.moments.second, one.moments.second, atol=1e-7)
+    np.testing.assert_allclose(direct.decision_function(other.model, x_u), expected,
+                               atol=1e-5 * np.abs(expected).max())
+
+
+def test_on_four_cpu_devices():
+  if jax.device_count() >= 4:
+    pytest.skip("already on 4 devices: the tests above ran directly")
+  env = dict(os.environ, XLA_FLAGS=FOUR_DEVICES, JAX_PLATFORMS="cpu")
+  proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                         "-W", "error", "-k", "four_devices", __file__], env=env,
+                        capture_output=True, text=True, cwd=ROOT, check=False)
+  assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+  assert "2 passed" in proc.stdout, proc.stdout[-2000:]
+
+
+def _free_port():
+  with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+def test_two_processes_equal_one_process(tmp_path):
+  """2 processes x 2 CPU devices (gloo on localhost) against this process, no mesh."""
+  sys.path.insert(0, os.path.dirname(__file__))
+  import _direct_worker   # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  x_l, y, x_u = _mesh_data()
+  np.savez(tmp_path / "labeled.npz", x=x_l, y=y)
+  np.save(tmp_path / "x_u.npy", x_u)
+  env = dict(os.environ, JAX_PLATFORMS="cpu",
+             XLA_FLAGS="--xla_force_host_platform_device_count=2")
+  for name in (distributed.COORDINATOR_ENV, distributed.NUM_PROCESSES_ENV,
+               distributed.PROCESS_ID_ENV):
+    env.pop(name, None)
+  port = _free_port()
+  procs = [subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "_direct_worker.py"),
+                             str(tmp_path), str(tmp_path), "2", str(i), str(port)], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+           for i in range(2)]
+  try:
+    for p in procs:
+      output, _ = p.communicate(timeout=240)
+      assert p.returncode == 0, output[-4000:]
+  finally:
+    for p in procs:
+      if p.poll() is None:
+        p.kill()
+        p.communicate()
+  for name, kwargs in _direct_worker.FITS.items():
+    one = direct.fit(x_l, y, x_u, **_direct_worker.SETTING, **kwargs)
+    expected = direct.decision_function(one.model, x_u)
+    for i in range(2):
+      worker = np.load(tmp_path / f"p{i}.npz")
+      assert int(worker["device_count"]) == 4 and int(worker["process_index"]) == i
+      np.testing.assert_allclose(worker[name], expected, atol=1e-5 * np.abs(expected).max(),
+                                 err_msg=f"process {i}: {name}")
+      if name == "rff":
+        np.testing.assert_allclose(worker["rff_weights"], one.weights, rtol=1e-5,
+                                   atol=1e-5 * np.abs(one.weights).max())
