@@ -145,7 +145,7 @@ def test_fit_over_grid_equals_separate_fits():
       continue
     assert not out["diverged"][p] and out["eta0"][p] == pytest.approx(2.0)
     np.testing.assert_allclose(out["scores"][p], qsg_jax.decision_function(fitted, x_u[:20]),
-                               atol=2e-6)
+                               rtol=1e-5)   # float32 rounding: a vmapped run sums in another order
   with pytest.raises(ValueError, match="grid must be a non-empty dict of value lists over"):
     model_selection.fit_over_grid(x_l, y_l, x_u, x_u, {"num_steps": [8, 16]})
 

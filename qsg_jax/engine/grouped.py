@@ -93,13 +93,8 @@ def group_aucs(key, data: TrainData, sigma, tasks: Tasks, *, config, divergence_
   f_l, peak = jax.vmap(train, in_axes=(Hyperparams(None, 0, 0, 0), 0, 0))(
       hyper, tasks.pos_w, tasks.neg_w)
   ok = (peak <= divergence_threshold) & jnp.isfinite(f_l).all(axis=1)
-  y = data.y_labeled
-
-  def split_aucs(scores, valid):
-    return jax.vmap(lambda j: metrics.masked_auc(scores, valid & (y > j), valid & (y <= j)))(
-        jnp.arange(config.num_classes - 1))
-
-  aucs = jax.vmap(split_aucs)(f_l, tasks.valid)
+  aucs = jax.vmap(lambda f, v: metrics.split_aucs(f, data.y_labeled, config.num_classes, v))(
+      f_l, tasks.valid)
   return jnp.where(ok[:, None], aucs, jnp.nan), ~ok
 
 
