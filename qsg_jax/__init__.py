@@ -14,6 +14,7 @@ returns classes. Modules whose name starts with an underscore are private.
 
 from qsg_jax import baselines
 from qsg_jax import data
+from qsg_jax import direct
 from qsg_jax import distributed
 from qsg_jax import engine
 from qsg_jax import errors
@@ -54,8 +55,8 @@ __all__ = (
     "ChecksumError", "DivergenceError", "FitConfig", "FitResult", "InsufficientMemoryError",
     "QS3ORAO", "QS3ORAOCV", "QSGS2AUC", "QSGS2AUCCV", "SlowConfigWarning",
     "UnscaledFeaturesWarning", "__version__", "auc_scorer", "baselines", "binary_auc",
-    "cross_validate", "data", "decision_function", "distributed", "engine", "errors", "estimators",
-    "fit", "fit_thresholds", "io", "masked_auc", "mean_absolute_error", "metrics",
+    "cross_validate", "data", "decision_function", "direct", "distributed", "engine", "errors",
+    "estimators", "fit", "fit_thresholds", "io", "masked_auc", "mean_absolute_error", "metrics",
     "model_selection", "online_pairwise", "ordinal_auc", "ordinal_auc_scorer", "predict",
     "predict_classes", "roc_svm", "split_aucs", "split_scores",
 )
