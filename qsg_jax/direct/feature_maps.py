@@ -19,11 +19,11 @@ Two maps, both with psi(x) . psi(x') ~ k(x, x') = exp(-sigma ||x - x'||^2):
 
 Two stages. The device computes phi(x) (``features`` of ``device_map``): the Fourier features
 themselves, or for Nystrom the kernel values k(x, Z) in [0, 1]; the moments of phi are summed in
-float32. The Nystrom projection P (float64, host) is then applied to the moments
-(``moments.project``: mu P, P^T S P), never to points in float32: P's entries reach
-Lambda_min^(-1/2), and a float32 product with it would amplify the kernel values' rounding. A
-Nystrom solution w is stored as the kernel expansion beta = P w over the landmarks
-(``fitting.NystromModel``). ``features`` is jittable and takes the map as an argument (traced),
+float32. The Nystrom projection P (float64, host) is then applied to the linear system
+(P^T Q P, P^T r: ``system.solve``) or to moments (``moments.project``), never to points in
+float32: P's entries reach Lambda_min^(-1/2), and a float32 product with it would amplify the
+kernel values' rounding. A Nystrom solution w is stored as the kernel expansion beta = P w over
+the landmarks (``fitting.NystromModel``). ``features`` is jittable and takes the map as an argument (traced),
 so one compilation serves every sigma of a grid.
 """
 
@@ -75,6 +75,12 @@ def device_map(feature_map: FeatureMap) -> Union[FourierMap, KernelMap]:
 def projection(feature_map: FeatureMap) -> Optional[np.ndarray]:
   """[p, p] float64 P with psi = phi P (Nystrom), or None (Fourier: psi = phi)."""
   return feature_map.projection if isinstance(feature_map, NystromMap) else None
+
+
+def kept_projection(feature_map: FeatureMap) -> Optional[np.ndarray]:
+  """[p, r] float64 nonzero columns of a Nystrom map's P (the directions kept), or None."""
+  p = projection(feature_map)
+  return None if p is None else p[:, np.any(p != 0, axis=0)]
 
 
 def num_features(feature_map) -> int:

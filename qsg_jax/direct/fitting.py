@@ -52,8 +52,8 @@ class DirectFit(NamedTuple):
   model: Model                 # predict with ``decision_function`` (or engine.model_scores).
   f_labeled: np.ndarray        # [n_l] float32 f on the labeled points (for the thresholds).
   feature_map: feature_maps.FeatureMap  # the map psi of the solution.
-  moments: moments_lib.Moments  # k class groups, then the unlabeled group.
-  weights: np.ndarray          # [p] float64 w (f = w . psi).
+  moments: moments_lib.Moments  # of phi (the device features): k classes, then unlabeled.
+  weights: np.ndarray          # [p] float64 w (f = w . psi, psi = phi P for Nystrom).
   split_weights: Optional[np.ndarray]  # [k-1, p] float64 v_j, or None.
 
 
@@ -278,7 +278,8 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
     raise ValueError("the features of the data are not finite: Fourier phases beyond "
                      "qsg_jax.numerics.MAX_PHASE (unscaled features or a huge sigma). Rescale the "
                      "features to [0, 1] (qsg_jax.data.minmax_fit) or lower sigma.")
-  weights, split_weights = solve_lib.solve(stats, lam, gamma, split_lam)
+  weights, split_weights = solve_lib.solve(stats, lam, gamma, split_lam,
+                                           feature_maps.projection(psi))
   model = model_of(psi, feature_key, sigma, weights, split_weights)
   return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights)
 

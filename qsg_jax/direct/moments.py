@@ -1,9 +1,10 @@
 """Group moments of the features in one bounded-memory pass: the direct solver's statistics.
 
 For groups G (the labeled classes, the unlabeled set) the squared-loss objective depends on the
-data only through n_G, the means mu_G = mean_{x in G} (psi(x) - c) and the second moments
-S_G = mean_{x in G} (psi(x) - c)(psi(x) - c)^T of the features shifted by a vector c
-(``solve.py``; everything enters through differences psi_a - psi_b, so c cancels). The shift
+data only through n_G, the means mu_G = mean_{x in G} (phi(x) - c) and the second moments
+S_G = mean_{x in G} (phi(x) - c)(phi(x) - c)^T of the device features phi shifted by a vector c
+(``system.py``; everything enters through differences phi_a - phi_b, so c cancels; a Nystrom
+map's float64 projection psi = phi P is applied to the system, ``system.solve``). The shift
 (the labeled points' mean feature) keeps float32 products free of cancellation: unshifted,
 smooth kernels give features whose mean dwarfs their spread.
 
@@ -134,13 +135,9 @@ def host_value(array):
   return np.asarray(array)
 
 
-def finalize(sums: Sums, shift, mesh=None, axis_name: str = "data",
-             projection: Optional[np.ndarray] = None) -> Moments:
-  """``Moments`` (float64 NumPy) of running sums of phi - shift, projected to psi = phi P.
-
-  On a mesh the device sums are added first (one psum). With a Nystrom projection P the
-  moments of psi - shift P are mu P and P^T S P, computed in float64.
-  """
+def finalize(sums: Sums, shift, mesh=None, axis_name: str = "data") -> Moments:
+  """``Moments`` (float64 NumPy) of running sums of phi - shift; on a mesh the device sums are
+  added first (one psum)."""
   if mesh is not None:
     sums = _device_total(mesh, axis_name)(sums)
   count = host_value(sums.count).astype(np.float64)
@@ -148,13 +145,15 @@ def finalize(sums: Sums, shift, mesh=None, axis_name: str = "data",
   outer = host_value(sums.outer).astype(np.float64) + host_value(sums.outer_lo)
   scale = 1.0 / np.maximum(count, 1.0)
   outer = 0.5 * (outer + np.swapaxes(outer, 1, 2))    # exactly symmetric
-  moments = Moments(count, first * scale[:, None], outer * scale[:, None, None],
-                    np.asarray(shift, np.float32).astype(np.float64))
-  return moments if projection is None else project(moments, projection)
+  return Moments(count, first * scale[:, None], outer * scale[:, None, None],
+                 np.asarray(shift, np.float32).astype(np.float64))
 
 
 def project(moments: Moments, projection: np.ndarray) -> Moments:
-  """Moments of psi = phi P from those of phi (float64): mu P, P^T S P, shift P."""
+  """Moments of psi = phi P from those of phi, in float64: mu P, P^T S P, shift P.
+
+  P may be a Nystrom map's kept columns [p, r] (``feature_maps.kept_projection``).
+  """
   p = np.asarray(projection, np.float64)
   second = np.einsum("ab,gac,cd->gbd", p, moments.second, p, optimize=True)
   return Moments(moments.counts, moments.means @ p, 0.5 * (second + np.swapaxes(second, 1, 2)),
@@ -226,11 +225,10 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
     name: what the caller calls ``source`` (messages).
 
   Returns:
-    ``Moments`` of psi with G groups.
+    ``Moments`` of phi (``feature_maps``: the device features) with G groups.
   """
   dim = feature_maps.input_dim(feature_map)
   p = feature_maps.num_features(feature_map)
-  projection = feature_maps.projection(feature_map)
   feature_map = feature_maps.device_map(feature_map)
   devices = 1 if mesh is None else int(mesh.shape[axis_name])
   rows = chunk_rows * devices
@@ -252,7 +250,7 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
     else:
       sums = add(sums, feature_map, shift, jax.device_put(x, split),
                  jax.device_put(chunk_groups, split))
-  return finalize(sums, shift, mesh, axis_name, projection)
+  return finalize(sums, shift, mesh, axis_name)
 
 
 def labeled_moments(feature_map, x_labeled, y_labeled, num_classes: int, shift,
@@ -350,7 +348,7 @@ def sharded_unlabeled_moments(feature_map, unlabeled, shift, mesh, axis_name: st
   sums = _strata_pass(mesh, axis_name, int(chunk_rows))(
       sums, feature_maps.device_map(feature_map), jnp.asarray(shift, jnp.float32), unlabeled.x,
       jnp.asarray(sizes, jnp.int32))
-  return finalize(sums, shift, mesh, axis_name, feature_maps.projection(feature_map))
+  return finalize(sums, shift, mesh, axis_name)
 
 
 def concatenate(*parts: Moments) -> Moments:
@@ -366,10 +364,8 @@ def concatenate(*parts: Moments) -> Moments:
 def empty(feature_map, shift) -> Moments:
   """``Moments`` of one empty group (no unlabeled data)."""
   p = feature_maps.num_features(feature_map)
-  shift = np.asarray(shift, np.float32).astype(np.float64)
-  projection = feature_maps.projection(feature_map)
   return Moments(np.zeros(1), np.zeros((1, p)), np.zeros((1, p, p)),
-                 shift if projection is None else shift @ projection)
+                 np.asarray(shift, np.float32).astype(np.float64))
 
 
 __all__ = ["CHUNK_ROWS", "Moments", "Sums", "add_chunk", "bucket_rows", "chunk_sums",

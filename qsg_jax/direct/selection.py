@@ -80,7 +80,7 @@ def _rankdata(a):
 
 
 def _class_sums(phi, labels, k):
-  """(counts [k], first [k, p], outer [k, p, p]) float64 sums of rows of phi by class."""
+  """(counts [k], first [k, p], outer [k, p, p]) float64 sums of rows of (shifted) psi by class."""
   counts = np.bincount(labels, minlength=k).astype(np.float64)
   first = np.zeros((k, phi.shape[1]))
   outer = np.zeros((k, phi.shape[1], phi.shape[1]))
@@ -196,12 +196,9 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, ke
     unlabeled = fitting.unlabeled_moments(psi, x_unlabeled, shift, chunk_rows=chunk_rows,
                                           mesh=mesh, axis_name=axis_name)
     phi = moments_lib.point_features(psi, x_l).astype(np.float64) - shift.astype(np.float64)
-    projection = feature_maps.projection(psi)
-    phi = phi if projection is None else phi @ projection     # [n_l, p] shifted psi
-    active = np.any(phi != 0, axis=0) | (np.einsum("gpp->p", unlabeled.second) > 0)
-    phi, unlabeled = phi[:, active], unlabeled._replace(      # a Nystrom map's dropped columns
-        means=unlabeled.means[:, active], second=unlabeled.second[:, active][:, :, active],
-        shift=unlabeled.shift[active])
+    basis = feature_maps.kept_projection(psi)            # Nystrom: psi = phi P_r, in float64
+    if basis is not None:
+      phi, unlabeled = phi @ basis, moments_lib.project(unlabeled, basis)
     totals = _class_sums(phi, y_l, k)
     for f in range(num_folds):
       held_out = np.ones(y_l.shape[0], bool)

@@ -159,19 +159,16 @@ def solve_system(matrix: np.ndarray, vector: np.ndarray, lam: float) -> np.ndarr
   return scipy.linalg.cho_solve(factor, vector)
 
 
-def solve_corrections(moments: Moments, gamma: np.ndarray, lam: float,
-                      split_lam: float) -> Tuple[np.ndarray, np.ndarray]:
+def solve_corrections(systems, lam: float, split_lam: float) -> Tuple[np.ndarray, np.ndarray]:
   """(w [p], v [k-1, p]) of the per-split corrections objective (module docstring).
 
   Args:
-    moments: ``Moments`` of k classes then the unlabeled set.
-    gamma: [k-1] trade-offs.
+    systems: [(Q_j [p, p], r_j [p])] of the k-1 splits (``split_system``).
     lam: lambda of f (>= 0).
     split_lam: lam_g > 0 of the corrections (finite).
   """
-  s = np.asarray(gamma).shape[0]
+  s = len(systems)
   c = 0.5 * float(split_lam)
-  systems = [split_system(moments, gamma, j) for j in range(s)]
   p = systems[0][0].shape[0]
   eye = np.eye(p)
   factors = [cholesky(q + c * eye, what=f"split {j}'s correction system (Q_j + lam_g/2 I)")
@@ -181,55 +178,53 @@ def solve_corrections(moments: Moments, gamma: np.ndarray, lam: float,
   for (q, r), factor in zip(systems, factors):
     schur += c * scipy.linalg.cho_solve(factor, q)
     rhs += c * scipy.linalg.cho_solve(factor, r)
-  schur = 0.5 * (schur + schur.T)
-  w = scipy.linalg.cho_solve(cholesky(schur, what="the corrections' reduced system"), rhs)
+  w = scipy.linalg.cho_solve(cholesky(_sym_part(schur), what="the corrections' reduced system"),
+                             rhs)
   v = np.stack([scipy.linalg.cho_solve(factor, r - q @ w)
                 for (q, r), factor in zip(systems, factors)])
   return w, v
 
 
-def solve(moments: Moments, lam: float, gamma, split_lam: Optional[float] = None
-          ) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+def solve(moments: Moments, lam: float, gamma, split_lam: Optional[float] = None,
+          projection: Optional[np.ndarray] = None) -> Tuple[np.ndarray, Optional[np.ndarray]]:
   """Minimizer of the objective from the moments: (w [p], v [k-1, p] or None).
 
   Args:
-    moments: ``Moments`` of k classes then the unlabeled set (G = k + 1).
+    moments: ``Moments`` of phi: k classes then the unlabeled set (G = k + 1).
     lam: lambda >= 0 (0 only with a positive definite Q).
     gamma: scalar or [k-1] trade-offs in [0, 1].
     split_lam: None (one shared f: (*)), inf (the same), or lam_g > 0 (per-split corrections).
+    projection: a Nystrom map's P [p, p] (psi = phi P) or None. The system is projected in
+      float64, Q -> P_r^T Q P_r and r -> P_r^T r on the r kept columns, solved there, and w is
+      returned on all p columns of psi (0 on dropped ones).
 
   Raises:
     IllPosedSystemError: singular system.
     ValueError: gamma < 1 without unlabeled points.
   """
   with one_blas_thread():
-    return _solve(moments, lam, gamma, split_lam)
+    return _solve(moments, lam, gamma, split_lam, projection)
 
 
-def _solve(moments, lam, gamma, split_lam):
+def _solve(moments, lam, gamma, split_lam, projection):
   s = moments.counts.shape[0] - 2
   gamma = np.broadcast_to(np.asarray(gamma, np.float64), (s,))
-  active = active_features(moments)
-  reduced = moments._replace(means=moments.means[:, active],
-                             second=moments.second[:, active][:, :, active],
-                             shift=moments.shift[active])
   p = moments.means.shape[1]
+  kept = np.ones(p, bool) if projection is None else np.any(projection != 0, axis=0)
+  basis = None if projection is None else np.asarray(projection, np.float64)[:, kept]
+  reduce = (lambda q, r: (q, r)) if basis is None else (
+      lambda q, r: (_sym_part(basis.T @ q @ basis), basis.T @ r))
   if split_lam is None or np.isposinf(split_lam):
-    matrix, vector = mean_system(reduced, gamma)
+    matrix, vector = reduce(*mean_system(moments, gamma))
     w = np.zeros(p)
-    w[active] = solve_system(matrix, vector, lam)
+    w[kept] = solve_system(matrix, vector, lam)
     return w, None
-  w_active, v_active = solve_corrections(reduced, gamma, lam, split_lam)
+  systems = [reduce(*split_system(moments, gamma, j)) for j in range(s)]
+  w_kept, v_kept = solve_corrections(systems, lam, split_lam)
   w, v = np.zeros(p), np.zeros((s, p))
-  w[active], v[:, active] = w_active, v_active
+  w[kept], v[:, kept] = w_kept, v_kept
   return w, v
 
 
-def active_features(moments: Moments) -> np.ndarray:
-  """[p] bool: features that are not identically zero (a Nystrom map's dropped directions are).
-
-  Their coefficients are set to 0 and the system is solved on the others, so lam = 0 stays
-  well-posed when the map drops directions.
-  """
-  second = np.einsum("gpp->p", moments.second)
-  return (second > 0) | np.any(moments.means != 0, axis=0)
+def _sym_part(a):
+  return 0.5 * (a + a.T)
