@@ -27,7 +27,6 @@ be shared: read them as upper bounds and compare only numbers of one run.
 
 import json
 import os
-import resource
 import tempfile
 import time
 
@@ -66,6 +65,9 @@ _LABELED_COUNTS = flags.DEFINE_list("labeled_counts", ["cod_rna:10000", "cod_rna
                                                        "skin:50000", "skin:196045"],
                                     "dataset:labels of the labeled part.")
 _SVC_MAX = flags.DEFINE_integer("svc_max_labels", 50000, "Largest label count SVC runs at.")
+_FIT_EXACT_SPLITS = flags.DEFINE_integer("fit_exact_splits", 1,
+                                         "Splits on which the exact minimizer runs (fit part).")
+_DSG_REPEATS = flags.DEFINE_integer("dsg_repeats", 1, "Timed DSG fits after the first (fit part).")
 _OUTPUT = flags.DEFINE_string("output", "results/bench_direct/results.json", "JSON output.")
 
 DEFAULTS = dict(sigma=0.1, lam=1e-3, gamma=0.5)        # qsg_jax.fit's defaults
@@ -180,6 +182,152 @@ def summarize_features(rows):
   return out
 
 
+def svc_scores(x_l, y_l, x_e, k):
+  """scikit-learn's SVC (binary) or SVR on the class index (ordinal), defaults, labeled only."""
+  from sklearn import svm   # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  if k == 2:
+    model = svm.SVC().fit(x_l, y_l)
+    return model.decision_function(x_e)
+  return svm.SVR().fit(x_l, y_l.astype(np.float64)).predict(x_e)
+
+
+def part_fit():
+  """Direct (defaults) vs DSG (qsg_jax.fit defaults) vs exact vs SVC: warm time and AUC."""
+  rows = []
+  for name in _FIT_DATASETS.value:
+    for split in range(_SPLITS.value):
+      x_l, y_l, x_u, x_e, y_e, k = trial_data(name, split, _NUM_UNLABELED.value, _EVAL_SIZE.value)
+      row = dict(dataset=name, split=split)
+      seconds, result = timed(lambda: direct.fit(x_l, y_l, x_u, key=split, num_classes=k,
+                                                 **DEFAULTS), repeats=3)
+      row.update(direct_s=seconds, direct=ordinal_auc(
+          direct.decision_function(result.model, x_e), y_e, k))
+      seconds, result = timed(lambda: qsg_jax.fit(x_l, y_l, x_u, key=split, num_classes=k,
+                                                   **DEFAULTS), repeats=_DSG_REPEATS.value)
+      row.update(dsg_s=seconds, dsg=ordinal_auc(qsg_jax.decision_function(result, x_e), y_e, k))
+      if split < _FIT_EXACT_SPLITS.value:
+        seconds, model = timed(lambda: baselines.fit_exact_qsg(x_l, y_l, x_u, num_classes=k,
+                                                               **DEFAULTS), repeats=0)
+        row.update(exact_s=seconds, exact=ordinal_auc(baselines.decision_function(model, x_e),
+                                                      y_e, k))
+        del model
+      seconds, scores = timed(lambda: svc_scores(x_l, y_l, x_e, k), repeats=0)
+      row.update(svc_s=seconds, svc=ordinal_auc(scores, y_e, k))
+      row["dsg_over_direct_time"] = row["dsg_s"] / row["direct_s"]
+      rows.append(row)
+      print(json.dumps(row), flush=True)
+  return rows
+
+
+def _status(field):
+  """VmRSS / VmHWM of this process in bytes (Linux)."""
+  with open("/proc/self/status") as f:
+    return int(next(l for l in f if l.startswith(field + ":")).split()[1]) * 1024
+
+
+def _reset_peak():
+  with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+
+
+def npy_chunks(path, rows, limit):
+  """The first ``limit`` rows of an .npy file as [rows, d] chunks read with plain file reads."""
+  with open(path, "rb") as f:
+    version = np.lib.format.read_magic(f)
+    shape, _, dtype = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)(f)
+    for lo in range(0, min(limit, shape[0]), rows):
+      count = min(rows, limit - lo) * shape[1]
+      yield np.fromfile(f, dtype, count=count).reshape(-1, shape[1])
+
+
+def part_unlabeled():
+  """Statistics over every unlabeled sgemm point; time and peak memory against n_u (chunks)."""
+  x_l, y_l, _, _, _, k = trial_data("sgemm", 0, 1, 1)
+  dataset = data_lib.load("sgemm")
+  trial = protocols.make_trial(dataset, protocols.protocol_for(dataset), protocols.trial_key(0, 0))
+  x_all = trial.x_unlabeled
+  key = jax.random.key(0)
+  psi = direct.fitting.make_feature_map(
+      "nystrom", key, DEFAULTS["sigma"], direct.fitting.NUM_FEATURES, x_l.shape[1],
+      points=direct.fitting.landmark_points(key, x_l, x_all)[0])
+  shift = direct.moments.feature_shift(psi, x_l)
+  rows = []
+  seconds, _ = timed(lambda: direct.moments.group_moments(psi, x_all, shift), repeats=3)
+  rows.append(dict(what="in-memory array", n_u=x_all.shape[0], seconds=seconds))
+  print(json.dumps(rows[-1]), flush=True)
+  with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "x_u.npy")
+    np.save(path, x_all)
+    del x_all
+    for n_u in [int(n) for n in _UNLABELED_COUNTS.value]:
+      run = lambda: direct.moments.group_moments(psi, npy_chunks(path, 4096, n_u), shift)
+      run()                                            # compile, warm the file cache
+      _reset_peak()
+      before = _status("VmRSS")
+      start = time.perf_counter()
+      stats = run()
+      seconds = time.perf_counter() - start
+      rows.append(dict(what="chunks from .npy", n_u=n_u, seconds=seconds,
+                       peak_growth_mib=(_status("VmHWM") - before) / 2**20,
+                       counted=int(stats.counts[0])))
+      print(json.dumps(rows[-1]), flush=True)
+  return rows
+
+
+def fully_labeled(name, num_labels, seed=0):
+  """(x_train, y_train, x_test, y_test): ``num_labels`` labeled points, min-max scaled."""
+  dataset = data_lib.load(name)
+  rng = np.random.default_rng(seed)
+  y = np.asarray(dataset.y > 0 if dataset.task == "binary" else dataset.y, np.int32)
+  order = rng.permutation(dataset.x.shape[0])
+  test, train = order[:int(0.2 * order.size)], order[int(0.2 * order.size):]
+  train = train[:num_labels]
+  lo, scale = data_lib.minmax_fit(dataset.x[train])
+  scaled = lambda a: data_lib.minmax_apply(a, lo, scale).astype(np.float32)
+  return scaled(dataset.x[train]), y[train], scaled(dataset.x[test]), y[test]
+
+
+def part_labeled():
+  """Fully labeled data: direct (gamma = 1) against LightGBM and SVC."""
+  import lightgbm   # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  from sklearn import svm   # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  rows = []
+  for spec in _LABELED_COUNTS.value:
+    name, count = spec.split(":")
+    x, y, x_t, y_t = fully_labeled(name, int(count))
+    row = dict(dataset=name, labels=x.shape[0])
+    seconds, result = timed(lambda: direct.fit(x, y, None, gamma=1.0, sigma=DEFAULTS["sigma"],
+                                               lam=DEFAULTS["lam"]), repeats=1)
+    row.update(direct_s=seconds, direct=sk_metrics.roc_auc_score(
+        y_t, direct.decision_function(result.model, x_t)))
+    seconds, model = timed(lambda: lightgbm.LGBMClassifier(verbose=-1).fit(x, y), repeats=0)
+    row.update(lightgbm_s=seconds, lightgbm=sk_metrics.roc_auc_score(
+        y_t, model.predict_proba(x_t)[:, 1]))
+    if x.shape[0] <= _SVC_MAX.value:
+      seconds, model = timed(lambda: svm.SVC().fit(x, y), repeats=0)
+      row.update(svc_s=seconds, svc=sk_metrics.roc_auc_score(y_t, model.decision_function(x_t)))
+    rows.append(row)
+    print(json.dumps(row), flush=True)
+  return rows
+
+
+def part_cv():
+  """The papers' 539-point x 5-fold grid with the direct solver, end to end (twice)."""
+  rows = []
+  for name in _FIT_DATASETS.value:
+    x_l, y_l, x_u, _, _, k = trial_data(name, 0, _NUM_UNLABELED.value, 1)
+    start = time.perf_counter()
+    result = direct.cross_validate(x_l, y_l, x_u, num_classes=k)
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    direct.cross_validate(x_l, y_l, x_u, num_classes=k)
+    rows.append(dict(dataset=name, first_s=first, warm_s=time.perf_counter() - start,
+                     best=result.best, cv_auc=result.best_score))
+    print(json.dumps(rows[-1]), flush=True)
+  return rows
+
+
 def main(argv):
   del argv
   results = {}
@@ -193,6 +341,20 @@ def main(argv):
     print(table(summary, columns))
     print(table(summary, ["dataset", "setting"] + [f"{m}_{p}_s" for m in _MAPS.value
                                                    for p in counts]))
+  if "fit" in _PARTS.value:
+    rows = results["fit"] = part_fit()
+    print(table(rows, ["dataset", "split", "direct", "dsg", "exact", "svc", "direct_s", "dsg_s",
+                       "exact_s", "svc_s", "dsg_over_direct_time"]))
+  if "unlabeled" in _PARTS.value:
+    rows = results["unlabeled"] = part_unlabeled()
+    print(table(rows, ["what", "n_u", "seconds", "peak_growth_mib"]))
+  if "labeled" in _PARTS.value:
+    rows = results["labeled"] = part_labeled()
+    print(table(rows, ["dataset", "labels", "direct", "lightgbm", "svc", "direct_s",
+                       "lightgbm_s", "svc_s"]))
+  if "cv" in _PARTS.value:
+    rows = results["cv"] = part_cv()
+    print(table(rows, ["dataset", "first_s", "warm_s", "cv_auc", "best"]))
   os.makedirs(os.path.dirname(_OUTPUT.value) or ".", exist_ok=True)
   with open(_OUTPUT.value, "w") as f:
     json.dump(results, f, indent=1)
