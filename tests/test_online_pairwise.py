@@ -254,7 +254,7 @@ ERRORS = {
     "stream_step": (lambda: op.fit_stream([(_X, _Y)], step_size=0.1), TypeError,
                     "step_size must be a callable"),
     "chunk_size": (lambda: op.fit_stream([(_X, _Y)], mu=1.0, chunk_size=0), ValueError,
-                   "chunk_size must be a positive"),
+                   "chunk_size must be a whole number >= 1"),
     "empty": (lambda: op.fit_stream([], mu=1.0), ValueError, "the stream was empty"),
     "mu_from_one_example": (lambda: op.fit_stream([(_X[:1], _Y[:1])]), ValueError,
                             "needs >= 2 examples"),

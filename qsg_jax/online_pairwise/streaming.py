@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import _validation as validation
 from qsg_jax.online_pairwise import updates
 from qsg_jax.errors import DivergenceError
 
@@ -172,18 +173,6 @@ def _check_mu_range(step_size, dtype, x=None):
       "scale, or use dtype=float64.")
 
 
-def _check_count(name, value, minimum):
-  """``value`` as an int >= ``minimum`` (None passes), else a TypeError / ValueError."""
-  if value is None:
-    return None
-  if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-    raise TypeError(f"{name} must be an integer >= {minimum} or None; received {value!r:.60}.")
-  if value < minimum:
-    what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-    raise ValueError(f"{name} must be {what}; received {value}.")
-  return int(value)
-
-
 def _iterate(chunks, num_chunks):
   if callable(chunks):
     if num_chunks is None:
@@ -258,8 +247,8 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
                     f"{type(metrics_fn).__name__}.")
   if step_size is None and mu is None:
     updates.polynomial_step_size(theta, 1.0)   # checks theta before any chunk is read
-  chunk_size = _check_count("chunk_size", chunk_size, minimum=1)
-  num_chunks = _check_count("num_chunks", num_chunks, minimum=0)
+  chunk_size = validation.check_count("chunk_size", chunk_size, allow_none=True)
+  num_chunks = validation.check_count("num_chunks", num_chunks, minimum=0, allow_none=True)
   if step_size is None and mu is not None:
     step_size = updates.polynomial_step_size(theta, mu)
   dim = seen = None
