@@ -275,8 +275,8 @@ def test_ill_posed_and_bad_inputs_raise():
     direct.fit(x_l, y, x_u, feature_map="rff", num_features=100)
   with pytest.raises(ValueError, match="no unlabeled data but gamma"):
     direct.fit(x_l, y, None, gamma=0.5)
-  with pytest.raises(ValueError, match="need at least as many points"):
-    direct.fit(x_l, y, None, gamma=1.0, num_features=64)
+  small = direct.fit(x_l, y, None, gamma=1.0, num_features=64)   # 30 points: all landmarks
+  np.testing.assert_array_equal(small.model.landmarks, x_l)
   with pytest.raises(ValueError, match=r"every chunk of x_unlabeled must be \[n_i, 3\]"):
     direct.fit(x_l, y, iter([x_u, x_u[:, :2]]), num_features=8)
   bad = x_u.copy()
@@ -379,3 +379,23 @@ def test_two_processes_equal_one_process(tmp_path):
       if name == "rff":
         np.testing.assert_allclose(worker["rff_weights"], one.weights, rtol=1e-5,
                                    atol=1e-5 * np.abs(one.weights).max())
+
+
+@pytest.mark.slow   # benchmark smoke run: `make test-slow`
+def test_bench_direct_smoke(tmp_path, shared_data_dir):
+  out = tmp_path / "results.json"
+  env = dict(os.environ, QSG_JAX_DATA=str(shared_data_dir))
+  proc = subprocess.run(
+      [sys.executable, "-m", "experiments.bench_direct", "--parts=features,fit,labeled,cv",
+       "--feature_datasets=cod_rna", "--fit_datasets=cod_rna", "--splits=1", "--exact_splits=1",
+       "--fit_exact_splits=0", "--num_unlabeled=300", "--eval_size=200", "--feature_counts=64",
+       "--maps=rff,nystrom", "--labeled_counts=cod_rna:500", f"--output={out}"],
+      cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+  assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+  import json   # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  results = json.loads(out.read_text())
+  default, rough = results["features"]
+  assert default["setting"] == "default" and rough["setting"] == "rough"
+  assert 0.5 < default["nystrom_64"] <= 1 and 0.5 < default["exact"] <= 1
+  assert results["fit"][0]["dsg_over_direct_time"] > 0
+  assert results["cv"][0]["best"]["lam"] in folds_lib.PAPER_POWERS

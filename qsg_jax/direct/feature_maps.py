@@ -124,19 +124,20 @@ def select_landmarks(key: jax.Array, x: np.ndarray, num_landmarks: int,
                      method: str = "uniform", kmeans_iters: int = 10) -> np.ndarray:
   """[p, d] landmarks among (uniform) or summarizing (k-means centers) the points ``x``.
 
-  Landmarks do not depend on sigma, so one set serves a whole grid.
+  Landmarks do not depend on sigma, so one set serves a whole grid. With no more candidates
+  than p, every candidate is a landmark (p becomes n): the solution is then the exact kernel
+  minimizer over them.
 
   Args:
     key: PRNG key.
-    x: [n, d] candidate points (``fitting.landmark_points``), n >= p.
+    x: [n, d] candidate points (``fitting.landmark_points``).
     num_landmarks: p.
     method: "uniform" (p of the points without replacement) or "kmeans" (k-means++ seeds and
       ``kmeans_iters`` Lloyd steps).
   """
   x = np.asarray(x, np.float32)
-  if x.shape[0] < num_landmarks:
-    raise ValueError(f"num_features={num_landmarks} Nystrom landmarks need at least as many "
-                     f"points; received {x.shape[0]}. Use fewer features or feature_map='rff'.")
+  if x.shape[0] <= num_landmarks:   # every point a landmark: the exact kernel minimizer
+    return x
   if method == "kmeans":
     return np.asarray(clustering.kmeans(key, jnp.asarray(x), num_landmarks,
                                         max_iters=kmeans_iters).centers)
