@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy import optimize
+import scipy.sparse as sp
 
 from qsg_jax import baselines
 from qsg_jax import data
@@ -21,6 +22,8 @@ from qsg_jax.baselines import pairwise_risk
 from qsg_jax.baselines import pnu_auc
 from qsg_jax.baselines import samult
 from qsg_jax.baselines import scoring
+from tests import _bad_inputs as toy
+from tests.conftest import raises_short
 
 COEFFICIENTS = {"samult": samult.samult_coefficients, "pnu_auc": pnu_auc.pnu_coefficients}
 FITS = {"samult": baselines.fit_samult, "pnu_auc": baselines.fit_pnu_auc}
@@ -452,3 +455,48 @@ def test_every_product_of_the_exact_baselines_runs_at_full_float32_precision():
       (jax.grad(exact_split.objective), (alpha[0], alpha, kernel, group_w, coef, const, 0.1, 1.0))]:
     below, total = _products_below_the_rule(fn, *args)
     assert total > 0 and below == [], below
+
+
+# ---- Bad inputs (RELIABILITY.md) ----------------------------------------------------------------
+
+@pytest.mark.parametrize("fit_fn", [baselines.fit_samult, baselines.fit_pnu_auc])
+def test_binary_baselines_use_the_same_label_convention(fit_fn):
+  with pytest.raises(ValueError, match=r"got 1..2 \(no class 0\) -- subtract 1"):
+    fit_fn(toy.X_L, toy.Y_B + 1, toy.X_U, lam=1.0, sigma=1.0, gamma=0.5)
+  with pytest.raises(ValueError, match=r"map -1/\+1 with \(y > 0\).astype\(int\)"):
+    fit_fn(toy.X_L, 2 * toy.Y_B - 1, toy.X_U, lam=1.0, sigma=1.0, gamma=0.5)
+  with pytest.raises(ValueError, match=r"must lie in 0..1 \(num_classes=2\)"):
+    fit_fn(toy.X_L, toy.Y_L, toy.X_U, lam=1.0, sigma=1.0, gamma=0.5)
+
+
+def test_baselines_refuse_sparse_and_overflow():
+  with pytest.raises(TypeError, match="x_labeled is a scipy sparse matrix"):
+    baselines.fit_m_samult(sp.csr_matrix(toy.X_L), toy.Y_L, toy.X_U, lam=1.0, sigma=1.0,
+                           gamma=0.5)
+  with pytest.raises(ValueError, match="x_unlabeled has 1 values beyond the float32 range"):
+    baselines.fit_exact_qsg(toy.X_L, toy.Y_L, toy.with_value(toy.X_U, (0, 0), -1e200), lam=1.0,
+                            sigma=1.0, gamma=0.5)
+  with pytest.raises(ValueError, match=r"labels contain 1 NaN .*\(first at row 1\)"):
+    baselines.fit_svorex(toy.X_L, toy.with_value(toy.Y_L, 1, np.nan))
+
+
+def test_split_aucs_refuses_non_finite_column_scores():
+  scores = np.stack([toy.SCORES, toy.SCORES], axis=1)
+  scores[5, 1] = np.nan
+  with pytest.raises(ValueError, match=r"first at index \(5, 1\)"):
+    baselines.mean_split_auc(scores, toy.Y_L, 3)
+
+
+def test_kernel_fits_name_hyperparameters_that_are_not_numbers():
+  x_l, y, x_u = toy.X_L_30, toy.Y_30, toy.X_U_30
+  raises_short(TypeError, r"lam must be a number or a list of k-1 = 1 numbers; received None",
+               baselines.fit_samult, x_l, y, x_u, lam=None, sigma=1.0, gamma=0.5)
+  raises_short(TypeError, r"sigma must be a number or a list.*received 'wide'",
+               baselines.fit_samult, x_l, y, x_u, lam=1.0, sigma="wide", gamma=0.5)
+  raises_short(ValueError, r"memory_fraction must be a number in \(0, 1\]", baselines.fit_samult,
+               x_l, y, x_u, lam=1.0, sigma=1.0, gamma=0.5, memory_fraction=2.0)
+  model = baselines.fit_samult(x_l, y, None, lam=1.0, sigma=1.0, gamma=1.0)
+  raises_short(TypeError, r"chunk_size must be a whole number >= 1 or None; received 2\.5",
+               baselines.decision_function, model, x_l, chunk_size=2.5)
+  np.testing.assert_allclose(baselines.decision_function(model, x_l, chunk_size=7),
+                             baselines.decision_function(model, x_l), rtol=1e-5, atol=1e-6)

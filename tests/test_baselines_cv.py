@@ -9,6 +9,8 @@ import pytest
 from skordinal.datasets import load_lev
 
 from qsg_jax import baselines
+from tests import _bad_inputs as toy
+from tests.conftest import raises_short
 
 
 def _ordinal(n=200, k=3, d=2, seed=0):
@@ -184,3 +186,31 @@ def test_svorex_beats_chance_on_an_ordinal_dataset():
   assert np.mean(np.abs(classes - y_t)) < 0.7                       # always-mode MAE is 0.72
   with pytest.raises(ValueError, match="c must be finite and > 0"):
     baselines.fit_svorex(x_l, y_l, c=0.0)
+
+
+# ---- Bad inputs (RELIABILITY.md) ----------------------------------------------------------------
+
+@pytest.mark.parametrize("changes, error, pattern", [
+    (dict(seed=None), TypeError, r"seed must be a whole number >= 0; received None"),
+    (dict(seed=-1), ValueError, r"seed must be a whole number >= 0; received -1"),
+    (dict(seed=1.5), TypeError, r"seed must be a whole number >= 0; received 1\.5"),
+    (dict(num_folds=2.5), TypeError, r"num_folds must be a whole number >= 2; received 2\.5"),
+    (dict(num_folds=None), TypeError, r"num_folds must be a whole number >= 2; received None"),
+    (dict(batch_bytes=2.5), TypeError, r"batch_bytes must be a whole number >= 1; received 2\.5"),
+    (dict(memory_fraction=1.5), ValueError, r"memory_fraction must be a number in \(0, 1\]"),
+    (dict(memory_fraction=None), TypeError, r"memory_fraction must be a number in \(0, 1\]"),
+    (dict(per_split="yes"), TypeError, r"per_split must be True or False"),
+    (dict(quick=None), TypeError, r"quick must be True or False"),
+])
+def test_cross_validate_checks_arguments_before_any_kernel(changes, error, pattern):
+  args = dict(grid=toy.GRID_30, num_folds=3)
+  args.update(changes)
+  raises_short(error, pattern, baselines.cross_validate, "samult", toy.X_L_30, toy.Y_30,
+               toy.X_U_30, **args)
+
+
+def test_cross_validate_with_a_seed_repeats_its_scores():
+  args = ("samult", toy.X_L_30, toy.Y_30, toy.X_U_30)
+  first = baselines.cross_validate(*args, grid=toy.GRID_30, num_folds=3, seed=1)
+  again = baselines.cross_validate(*args, grid=toy.GRID_30, num_folds=3, seed=1)
+  np.testing.assert_array_equal(first.fold_scores, again.fold_scores)

@@ -9,6 +9,7 @@ from sklearn import preprocessing as sk_preprocessing
 
 from qsg_jax import data
 from qsg_jax import metrics
+from tests import _bad_inputs as toy
 
 
 @pytest.fixture(autouse=True)
@@ -289,3 +290,19 @@ def test_synthetic_errors():
     data.make_synthetic_binary(0, positive_fraction=1.5)
   with pytest.raises(ValueError, match="noise must be > 0"):
     data.make_synthetic_ordinal(0, num_points=10, noise=0.0)
+
+
+def test_data_checks():
+  """Bad inputs (RELIABILITY.md): non-finite statistics and points, counts that are not counts."""
+  with pytest.raises(ValueError, match="lo and scale must be finite"):
+    data.minmax_apply(toy.X_L, np.array([np.nan, 0.0, 0.0]), np.ones(3))
+  with pytest.raises(ValueError, match=r"minmax_apply x contains 1 NaN .*first at row 2"):
+    data.minmax_apply(toy.with_value(toy.X_L, (2, 2), np.nan), np.zeros(3), np.ones(3))
+  with pytest.raises(TypeError, match="num_labeled must be a whole number >= 1; received 2.5"):
+    data.split_semisupervised(0, toy.Y_L, num_labeled=2.5)
+  with pytest.raises(ValueError, match="num_test must be a whole number >= 0; received -1"):
+    data.split_semisupervised(0, toy.Y_L, num_labeled=6, num_test=-1)
+  with pytest.raises(ValueError, match="num_points must be a whole number >= 1; received 0"):
+    data.make_synthetic_ordinal(num_points=0, num_test=10)
+  with pytest.raises(ValueError, match="num_test must be a whole number >= 0; received -1"):
+    data.make_synthetic_binary(num_points=10, num_test=-1)

@@ -6,11 +6,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn import metrics as skm
 
 import qsg_jax
 from qsg_jax import thresholds
 from qsg_jax.engine import auto_step
+from tests import _bad_inputs as toy
 from tests import _cv_data
 
 
@@ -263,3 +265,129 @@ def test_fit_names_bad_gamma_and_ragged_points():
     qsg_jax.fit(x[labeled], y_semi[labeled], x[~labeled], gamma=None, **_cv_data.TINY)
   with pytest.raises(ValueError, match="rectangular"):
     qsg_jax.fit([[0.1, 0.2], [0.3]], [0, 1], **_cv_data.TINY)
+
+
+# ---- Bad inputs (RELIABILITY.md): counts, keys, step sizes, data -------------------------------
+
+def _tiny_fit(**changes):
+  """qsg_jax.fit on the tiny toy problem, with ``changes`` to its arguments."""
+  args = dict(x_labeled=toy.X_L, y_labeled=toy.Y_L, x_unlabeled=toy.X_U, key=0, **toy.TINY)
+  args.update(changes)
+  return qsg_jax.fit(args.pop("x_labeled"), args.pop("y_labeled"), args.pop("x_unlabeled"),
+                     **args)
+
+
+@pytest.mark.parametrize("name", ["num_steps", "num_frequencies", "labeled_batch_size",
+                                  "unlabeled_batch_size", "chunk_size", "block_group",
+                                  "num_segments", "num_shards"])
+@pytest.mark.parametrize("value, error, pattern", [
+    (0, ValueError, "must be a whole number >= 1; received 0"),
+    (-3, ValueError, "must be a whole number >= 1; received -3"),
+    (2.5, TypeError, "must be a whole number >= 1"),
+    (True, TypeError, "must be a whole number >= 1"),
+])
+def test_fit_checks_every_count(name, value, error, pattern):
+  with pytest.raises(error, match=f"{name} {pattern}"):
+    _tiny_fit(**{name: value})
+
+
+@pytest.mark.parametrize("changes, error, pattern", [
+    (dict(key=None), TypeError, r"key must be an int seed or a jax.random.key; received None. "
+                                r"Pass e.g. key=0"),
+    (dict(step_size="fast"), TypeError, "step_size must be a number"),
+    (dict(step_size=[1.0, 2.0]), TypeError, "step_size must be a number"),
+    (dict(step_size=True), TypeError, "step_size must be a number"),
+    (dict(step_size=0.0), ValueError, "step_size must be finite and > 0; received 0.0"),
+    (dict(step_size=float("nan")), ValueError, "step_size must be finite and > 0; received nan"),
+    (dict(sigma="wide"), TypeError, "sigma must be a number; received 'wide'"),
+    (dict(progress="yes"), TypeError, "progress must be a callable or None; received str"),
+    (dict(cache_unlabeled="no"), TypeError, "cache_unlabeled must be True or False"),
+    (dict(threshold_surrogate="foo"), ValueError, "unknown surrogate 'foo'"),
+    (dict(mesh="cpu"), TypeError, "mesh must be a jax.sharding.Mesh or None; received str"),
+    (dict(num_classes=1), ValueError, "num_classes must be a whole number >= 2; received 1"),
+])
+def test_fit_checks_arguments_before_training(changes, error, pattern):
+  with pytest.raises(error, match=pattern):
+    _tiny_fit(**changes)
+
+
+@pytest.mark.parametrize("name", ["x_labeled", "x_unlabeled"])
+def test_fit_refuses_sparse_input_with_the_fix(name):
+  dense = toy.X_L if name == "x_labeled" else toy.X_U
+  with pytest.raises(TypeError, match=rf"{name} is a scipy sparse matrix of shape .*"
+                                      rf"Pass {name}.toarray\(\)"):
+    _tiny_fit(**{name: sp.csr_matrix(dense)})
+
+
+@pytest.mark.parametrize("name, row, col", [("x_labeled", 7, 2), ("x_unlabeled", 11, 0)])
+def test_fit_reports_nan_at_the_users_row(name, row, col):
+  dense = toy.X_L if name == "x_labeled" else toy.X_U
+  with pytest.raises(ValueError, match=rf"{name} contains 1 NaN .*\(first at row {row}\), "
+                                       rf"e.g. column {col} = nan"):
+    _tiny_fit(**{name: toy.with_value(dense, (row, col), np.nan)})
+
+
+def test_fit_refuses_float64_that_overflows_float32():
+  x = toy.with_value(toy.X_L, (5, 1), 1e300)
+  with pytest.raises(ValueError, match=r"x_labeled has 1 values beyond the float32 range .*row 5, "
+                                       r"column 1: 1e\+300.*minmax_fit"):
+    _tiny_fit(x_labeled=x)
+
+
+@pytest.mark.parametrize("labels, error, pattern", [
+    (toy.Y_L + 1, ValueError, r"labels must be 0..k-1; got 1..3 \(no class 0\) -- subtract 1"),
+    (2 * toy.Y_B - 1, ValueError, r"binary labels are 0 = negative, 1 = positive: map -1/\+1"),
+    (np.where(toy.Y_L == 2, -1, toy.Y_L), ValueError,
+     "-1 marks unlabeled points only in the scikit-learn"),
+    (np.where(toy.Y_L == 2, -7, toy.Y_L), ValueError,
+     "received -7 at row 2 .*map classes to 0..k-1"),
+    (toy.with_value(toy.Y_L, 2, np.nan), ValueError,
+     r"labels contain 1 NaN or infinite values \(first at row 2\)"),
+    (np.array(list("abc") * 8), TypeError, "labels must be integers 0..k-1; received dtype <U1"),
+    (toy.Y_L + 0.5, ValueError, "labels must be integers 0..k-1; received 0.5 at row 0"),
+    (sp.csr_matrix(toy.Y_L), TypeError, "labels is a scipy sparse matrix"),
+])
+def test_fit_label_messages(labels, error, pattern):
+  with pytest.raises(error, match=pattern):
+    _tiny_fit(y_labeled=labels)
+
+
+def test_huge_label_values_give_short_messages():
+  labels = np.where(toy.Y_L == 2, 10**12, toy.Y_L)
+  with pytest.raises(ValueError, match=r"labels go up to 1e\+12") as info:
+    _tiny_fit(y_labeled=labels)
+  assert len(str(info.value)) < 400
+  pattern = r"must lie in 0..2 \(num_classes=3\); received 1e\+12"
+  with pytest.raises(ValueError, match=pattern) as info:
+    _tiny_fit(y_labeled=labels, num_classes=3)
+  assert len(str(info.value)) < 400
+  many = np.arange(24) % 2          # 498 of 500 classes without a point: the list is capped
+  with pytest.raises(ValueError, match=r"class\(es\) \[2, 3, .*more\)") as info:
+    _tiny_fit(y_labeled=many, num_classes=500)
+  assert len(str(info.value)) < 400
+
+
+def test_fit_warns_about_unscaled_features_with_the_fix():
+  # divergence_threshold=0 stops fit right after the warning, before anything is compiled.
+  pattern = r"x_labeled has values up to \|x\| = 2.99e\+03 .*minmax_fit"
+  with pytest.warns(UserWarning, match=pattern):
+    with pytest.raises(ValueError, match="divergence_threshold"):
+      _tiny_fit(x_labeled=toy.X_L * 3000, sigma=1e-6, divergence_threshold=0)
+
+
+def test_fit_surfaces_the_prime_num_steps_warning_at_the_callers_line():
+  with pytest.warns(UserWarning, match="num_steps=37 has no divisor near chunk_size=32") as record:
+    with pytest.raises(ValueError, match="divergence_threshold"):
+      _tiny_fit(num_steps=37, chunk_size=32, divergence_threshold=0)
+  assert any(w.filename == __file__ for w in record)
+
+
+def test_decision_function_checks_points():
+  result = _tiny_fit()
+  with pytest.raises(ValueError, match=r"x contains 1 NaN .*\(first at row 4\)"):
+    qsg_jax.decision_function(result, toy.with_value(toy.X_U, (4, 0), np.nan))
+  with pytest.raises(TypeError, match=r"x is a scipy sparse matrix"):
+    qsg_jax.predict(result, sp.csr_matrix(toy.X_U))
+  with pytest.raises(ValueError, match="beyond the float32 range"):
+    qsg_jax.decision_function(result, np.full((2, 3), 1e300))
+  assert np.isfinite(qsg_jax.decision_function(result, toy.X_U)).all()

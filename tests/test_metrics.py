@@ -4,9 +4,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn import metrics as skm
 
+from qsg_jax import baselines
+from qsg_jax import estimators
 from qsg_jax import metrics
+from qsg_jax import thresholds
+from tests import _bad_inputs as toy
+from tests.conftest import raises_short
 
 
 @pytest.mark.parametrize("n,ties", [(9, False), (500, True), (50_000, True)])
@@ -79,3 +85,192 @@ def test_binary_auc_under_jit_gives_nan_for_a_label_that_is_not_binary():
     labels = jnp.array([0.0, bad, 1.0, 1.0])
     assert np.isnan(float(jax.jit(metrics.binary_auc)(scores, labels))), bad
   assert float(jax.jit(metrics.binary_auc)(scores, jnp.array([-1, -1, 1, 1]))) == 0.75
+
+
+# ---- Bad inputs (RELIABILITY.md): non-finite scores, labels off the convention -----------------
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("metric", [
+    lambda s: metrics.binary_auc(s, toy.Y_B),
+    lambda s: metrics.masked_auc(s, toy.Y_B > 0, toy.Y_B == 0),
+    lambda s: metrics.ordinal_auc(s, toy.Y_L, 3),
+    lambda s: metrics.split_aucs(s, toy.Y_L, 3),
+    lambda s: metrics.mean_absolute_error(s, toy.Y_L),
+    lambda s: baselines.mean_split_auc(s, toy.Y_L, 3),
+    lambda s: baselines.split_aucs(s, toy.Y_L, 3),
+    lambda s: thresholds.fit_thresholds(s, toy.Y_L, 3),
+])
+def test_metrics_refuse_non_finite_scores(metric, bad):
+  with pytest.raises(ValueError, match=r"contain 1 NaN or infinite values \(first at row 3"):
+    metric(toy.with_value(toy.SCORES, 3, bad))
+
+
+def test_metrics_refuse_non_numeric_scores():
+  with pytest.raises(TypeError, match="scores must be real numbers; received dtype <U1"):
+    metrics.binary_auc(np.array(["a"] * 24), toy.Y_B)
+  with pytest.raises(TypeError, match="scipy sparse matrix"):
+    metrics.ordinal_auc(sp.csr_matrix(toy.SCORES[None]), toy.Y_L, 3)
+
+
+@pytest.mark.parametrize("labels, k, pattern", [
+    (toy.Y_L + 1, 3, r"got 1..k \(1..3 with k=3\) -- subtract 1"),
+    (toy.Y_L - 1, 3, r"must lie in 0..2 \(num_classes=3\); received values -1..1"),
+    (toy.Y_L * 2, 3, r"must lie in 0..2 \(num_classes=3\); received values 0..4"),
+    (toy.Y_L + 0.5, 3, "must be integers 0..k-1; received 0.5 at row 0"),
+    (toy.with_value(toy.Y_L, 4, np.nan), 3, r"contain 1 NaN or infinite values \(first at row 4\)"),
+])
+def test_ordinal_metrics_refuse_labels_off_convention(labels, k, pattern):
+  for metric in (metrics.ordinal_auc, metrics.split_aucs, baselines.mean_split_auc,
+                 thresholds.fit_thresholds):
+    with pytest.raises(ValueError, match=pattern):
+      metric(toy.SCORES, labels, k)
+
+
+@pytest.mark.parametrize("k, error, pattern", [
+    (1, ValueError, "num_classes must be a whole number >= 2; received 1"),
+    (0, ValueError, "num_classes must be a whole number >= 2; received 0"),
+    (2.5, TypeError, "num_classes must be a whole number >= 2; received 2.5"),
+])
+def test_ordinal_metrics_check_num_classes(k, error, pattern):
+  with pytest.raises(error, match=pattern):
+    metrics.ordinal_auc(toy.SCORES, toy.Y_L, k)
+  with pytest.raises(error, match=pattern):
+    thresholds.fit_thresholds(toy.SCORES, toy.Y_L, k)
+
+
+@pytest.mark.parametrize("labels, error, pattern", [
+    (toy.Y_L, ValueError, r"binary labels must be 0/1 \(or -1/\+1, or bool; positive = 1\); "
+                          r"received values \[0, 1, 2\]"),
+    (toy.with_value(toy.Y_B, 2, np.nan), ValueError,
+     r"contain 1 NaN or infinite values \(first at row 2\)"),
+    (np.array(["y", "n"] * 12), TypeError, "must be binary numbers"),
+])
+def test_binary_auc_refuses_non_binary_labels(labels, error, pattern):
+  with pytest.raises(error, match=pattern):
+    metrics.binary_auc(toy.SCORES, labels)
+
+
+def test_binary_auc_accepts_every_binary_convention():
+  expected = float(metrics.binary_auc(toy.SCORES, toy.Y_B))
+  assert float(metrics.binary_auc(toy.SCORES, 2 * toy.Y_B - 1)) == expected
+  assert float(metrics.binary_auc(toy.SCORES, toy.Y_B.astype(bool))) == expected
+
+
+def test_metrics_under_jit_return_nan_never_a_number_above_one():
+  all_nan = jnp.full(24, jnp.nan)
+  assert np.isnan(jax.jit(metrics.binary_auc)(all_nan, toy.Y_B))     # was 1.5 before the fix
+  one_nan = jnp.asarray(toy.with_value(toy.SCORES, 3, np.nan), jnp.float32)
+  per_split = jax.jit(metrics.split_aucs, static_argnums=2)(one_nan, toy.Y_L, 3)
+  assert np.isnan(per_split).all()
+  shifted = jax.jit(metrics.ordinal_auc, static_argnums=2)(toy.SCORES, toy.Y_L + 1, 3)
+  assert np.isnan(shifted)                                         # label 3 outside 0..2
+  b = jax.jit(thresholds.fit_thresholds, static_argnums=2)(one_nan, toy.Y_L, 3)
+  assert np.isnan(b).all()
+  classes = jax.jit(thresholds.predict_classes)(one_nan, jnp.array([0.0, 1.0]))
+  assert classes[3] == -1 and (np.delete(np.asarray(classes), 3) >= 0).all()
+
+
+# ---- Bad inputs (RELIABILITY.md, second audit): exact AUCs of float64 scores, masks, classes ----
+
+def _saturated_probabilities(n=200, seed=0):
+  """float64 probabilities within 1e-13 of 1: float32 rounds every one of them to 1.0."""
+  rng = np.random.default_rng(seed)
+  y = rng.integers(0, 2, n)
+  return 1 - np.exp(-30 - 3 * y - rng.normal(size=n)), y
+
+
+def test_binary_auc_ranks_float64_scores_that_float32_merges():
+  p, y = _saturated_probabilities()
+  assert np.unique(p.astype(np.float32)).size == 1   # the collapse this test is about
+  expected = skm.roc_auc_score(y, p)
+  assert expected > 0.9
+  assert float(metrics.binary_auc(p, y)) == pytest.approx(expected, abs=1e-7)
+  assert float(metrics.masked_auc(p, y == 1, y == 0)) == pytest.approx(expected, abs=1e-7)
+  assert float(metrics.ordinal_auc(p, y, 2)) == pytest.approx(expected, abs=1e-7)
+
+
+def test_binary_auc_near_ties_huge_values_and_true_ties_match_sklearn():
+  # Closed form: positives 1+1e-12, 1+3e-12, 2 against negatives 1, 1+2e-12, 0.5: 8 of 9 pairs.
+  near = [1, 1 + 1e-12, 1 + 2e-12, 1 + 3e-12, .5, 2.]
+  labels = [0, 1, 0, 1, 0, 1]
+  assert float(metrics.binary_auc(near, labels)) == pytest.approx(8 / 9, abs=1e-7)
+  huge = np.array([1e300, 1e300 * (1 + 1e-10), 1e39, 5.0, -1e300, 2.0])
+  assert float(metrics.binary_auc(huge, labels)) == pytest.approx(
+      skm.roc_auc_score(labels, huge), abs=1e-7)
+  tied = np.array([1 + 1e-12, 1 + 1e-12, 0.5, 0.5, 3.0, 3.0])   # every pair across a tie: 1/2
+  assert float(metrics.binary_auc(tied, [0, 1, 1, 0, 0, 1])) == pytest.approx(0.5)
+  assert float(metrics.binary_auc(tied, [0, 1, 1, 0, 0, 1])) == skm.roc_auc_score(
+      [0, 1, 1, 0, 0, 1], tied)
+
+
+def test_ordinal_aucs_and_scorer_are_exact_for_float64_scores():
+  rng = np.random.default_rng(1)
+  y = rng.integers(0, 3, 150)
+  s = 1e20 + 1e5 * (y + rng.normal(size=150))   # float32 spacing at 1e20 is ~8.8e12: all tie
+  s[:3] = [1e300, -1e300, 1e39]
+  expected = [skm.roc_auc_score(y > j, s) for j in range(2)]
+  np.testing.assert_allclose(np.asarray(metrics.split_aucs(s, y, 3)), expected,
+                             atol=1e-7)
+  assert float(metrics.ordinal_auc(s, y, 3)) == pytest.approx(np.mean(expected), abs=1e-7)
+
+  class Fitted:   # a fitted ordinal model whose scores are float64
+    classes_ = np.array([0, 1, 2])
+
+    def decision_function(self, x):
+      return s[np.asarray(x)[:, 0]]
+
+  rows = np.arange(150)[:, None]
+  assert estimators.ordinal_auc_scorer(Fitted(), rows, y) == pytest.approx(np.mean(expected),
+                                                                            abs=1e-7)
+
+
+def test_jitted_aucs_keep_their_traced_path():
+  p, y = _saturated_probabilities(seed=2)
+  s = np.asarray(-np.log1p(-p), np.float32)   # increasing in p, distinct in float32
+  expected = skm.roc_auc_score(y, p)
+  assert float(jax.jit(metrics.binary_auc)(s, y)) == pytest.approx(expected, abs=1e-6)
+  auc = jax.jit(metrics.ordinal_auc, static_argnums=2)(s, y, 2)
+  assert float(auc) == pytest.approx(float(metrics.ordinal_auc(s, y, 2)), abs=1e-6)
+  vmapped = jax.vmap(lambda f: metrics.masked_auc(f, y > 0, y == 0))(jnp.stack([s, -s]))
+  np.testing.assert_allclose(np.asarray(vmapped), [expected, 1 - expected], atol=1e-6)
+
+
+def test_masked_auc_refuses_overlapping_and_non_boolean_masks():
+  s = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
+  y = np.array([0, 0, 1, 1, 2, 2])
+  raises_short(ValueError, r"positive and negative overlap at 2 points \(first at row 2\)",
+               metrics.masked_auc, s, y >= 1, y <= 1)
+  raises_short(TypeError, "positive must be a bool mask.*received dtype float64",
+               metrics.masked_auc, s, (y > 0).astype(float), (y == 0).astype(float))
+  raises_short(ValueError, "positive must be a bool mask .or 0/1.; received 2 at row 4",
+               metrics.masked_auc, s, y, y == 0)
+  assert float(metrics.masked_auc(s, (y > 0).astype(int), (y == 0).astype(int))) == 0.75
+
+
+def test_shape_messages_name_labels_and_bool_labels_work():
+  s = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
+  y = np.array([0, 0, 1, 1, 0, 1])
+  raises_short(ValueError, r"labels must be a vector of shape \[n\]; received shape \(6, 1\)",
+               metrics.binary_auc, s, y[:, None])
+  raises_short(ValueError, "scores and labels must have the same length; received 6 and 5",
+               metrics.ordinal_auc, s, y[:5], 2)
+  raises_short(ValueError, "scores and labels must have the same length; received 6 and 5",
+               metrics.split_aucs, s, y[:5], 2)
+  expected = skm.roc_auc_score(y, s)
+  assert float(metrics.ordinal_auc(s, y.astype(bool), 2)) == pytest.approx(expected)
+  assert float(jax.jit(metrics.ordinal_auc, static_argnums=2)(
+      s.astype(np.float32), jnp.asarray(y, bool), 2)) == pytest.approx(expected)
+
+
+def test_mae_refuses_scores_and_the_no_class_marker():
+  labels = np.array([0, 1, 2, 1])
+  raises_short(ValueError, "predicted must be classes 0..k-1 .*not scores; received 0.37 at row 0",
+               metrics.mean_absolute_error, np.array([0.37, 1.2, 2.0, 1.0]), labels)
+  raises_short(ValueError,
+               "predicted must be classes 0..k-1; received -1 at row 2 .predict_classes",
+               metrics.mean_absolute_error, np.array([0, 1, -1, 1]), labels)
+  raises_short(ValueError, r"predicted must be classes 0..2 \(num_classes=3\); received 3 at row 1",
+               metrics.mean_absolute_error, np.array([0, 3, 2, 1]), labels, 3)
+  assert float(metrics.mean_absolute_error(np.array([0., 2., 2., 0.]), labels, 3)) == 0.5
+  assert np.isnan(float(jax.jit(metrics.mean_absolute_error)(jnp.array([0, 1, -1, 1]),
+                                                             jnp.asarray(labels))))

@@ -10,6 +10,7 @@ from qsg_jax import baselines
 from qsg_jax import data as data_lib
 from qsg_jax import model_selection
 from qsg_jax.errors import UnscaledFeaturesWarning
+from tests import _bad_inputs as toy
 from tests import _cv_data
 
 _SMALL = _cv_data.SMALL
@@ -170,3 +171,17 @@ def test_cross_validate_warns_on_unscaled_features_and_minmax_refuses_overflow()
                                    **_cv_data.TINY)
   with pytest.raises(ValueError, match="spans more than float64 holds"):
     data_lib.minmax_fit([[1e308], [-1e308]])
+
+
+@pytest.mark.parametrize("changes, error, pattern", [
+    (dict(num_folds=1), ValueError, "num_folds must be a whole number >= 2; received 1"),
+    (dict(tasks_per_batch=0), ValueError, "tasks_per_batch must be a whole number >= 1; received"),
+    (dict(seed=None), TypeError, "seed must be a whole number >= 0; received None"),
+    (dict(key=None), TypeError, "key must be an int seed"),
+    (dict(num_steps=0), ValueError, "num_steps must be a whole number >= 1; received 0"),
+    (dict(progress=3), TypeError, "progress must be a callable"),
+])
+def test_cross_validate_checks_arguments_first(changes, error, pattern):
+  """Bad inputs (RELIABILITY.md): refused before any training."""
+  with pytest.raises(error, match=pattern):
+    model_selection.cross_validate(toy.X_L, toy.Y_L, toy.X_U, quick=True, **changes)

@@ -7,12 +7,16 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+import scipy.sparse as sp
 import scipy.spatial.distance
 
 from qsg_jax import metrics
 from qsg_jax import online_pairwise as op
 from qsg_jax.online_pairwise import streaming
+from qsg_jax.online_pairwise.estimator import pairwise_ranking_accuracy
 from qsg_jax.errors import DivergenceError
+from tests import _bad_inputs as toy
+from tests.conftest import raises_short
 
 
 def _numpy_eq1(x, y, step_size):
@@ -466,3 +470,74 @@ def test_every_product_of_eq_1_runs_at_full_float32_precision():
         lambda s, a, b: op.run(s, a, b, step_size)[0], state, x.astype(np.float32),
         y.astype(np.float32))
     assert total > 0 and below == [], below
+
+
+# ---- Bad inputs (RELIABILITY.md) ----------------------------------------------------------------
+
+def test_fit_stream_chunk_checks():
+  x, y = toy.X_L, np.random.default_rng(1).normal(size=24)
+  with pytest.raises(TypeError, match="chunk 0: x is a scipy sparse matrix.*toarray"):
+    op.fit_stream([(sp.csr_matrix(x), y)], mu=10.0)
+  with pytest.raises(ValueError, match=r"chunk 1: x has values up to .*row 2.* exceed the float32"):
+    op.fit_stream([(x, y), (toy.with_value(x, (2, 0), 1e300), y)], mu=10.0)
+  with pytest.raises(ValueError, match=r"chunk 0 has 1 examples with NaN .*\(first at row 5\)"):
+    op.fit_stream([(toy.with_value(x, (5, 1), np.nan), y)], mu=10.0)
+  with pytest.raises(TypeError, match="chunk_size must be a whole number >= 1 or None; received"):
+    op.fit_stream([(x, y)], mu=10.0, chunk_size=2.5)
+  with pytest.raises(ValueError, match="num_chunks must be a whole number >= 0; received -1"):
+    op.fit_stream([(x, y)], mu=10.0, num_chunks=-1)
+  with pytest.raises(ValueError, match="the stream was empty"):
+    op.fit_stream([(x[:0], y[:0])], mu=10.0)
+  with pytest.raises(ValueError, match=r"estimate_mu: the sample has 1 rows with NaN .*row 3"):
+    op.estimate_mu(toy.with_value(x, (3, 0), np.inf))
+
+
+def test_pairwise_ranking_accuracy_refuses_non_finite_and_mismatched_input():
+  s = np.array([0.1, 0.5, 0.9, 0.3, 0.2, 0.7])
+  t = np.array([0.0, 1.0, 2.0, 0.0, 1.0, 2.0])
+  raises_short(ValueError, r"scores has 1 NaN or infinite values \(first at row 2\)",
+               pairwise_ranking_accuracy, np.where(np.arange(6) == 2, np.nan, s), t)
+  raises_short(ValueError, r"targets has 1 NaN or infinite values \(first at row 4\)",
+               pairwise_ranking_accuracy, s, np.where(np.arange(6) == 4, np.nan, t))
+  raises_short(ValueError, "scores and targets must have the same length; received 6 and 5",
+               pairwise_ranking_accuracy, s, t[:5])
+
+
+@pytest.fixture(scope="module")
+def stream():
+  rng = np.random.default_rng(3)
+  x = rng.normal(size=(40, 3))
+  return x, x @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=40)
+
+
+def test_ranker_score_refuses_nan_targets_and_wrong_lengths(stream):
+  x, y = stream
+  ranker = op.OnlinePairwiseRanker(mu=50.0, chunk_size=16).fit(x, y)
+  raises_short(ValueError, r"y has 1 NaN or infinite values \(first at row 3\)", ranker.score, x,
+               np.where(np.arange(40) == 3, np.nan, y))
+  raises_short(ValueError, "same length; received 40 and 35", ranker.score, x, y[:35])
+  x_nan = x.copy()
+  x_nan[7, 1] = np.nan
+  for method in (ranker.fit, ranker.partial_fit):
+    raises_short(ValueError, r"X has 1 rows with NaN or infinite values \(first at row 7\)", method,
+                 x_nan, y)
+
+
+@pytest.mark.parametrize("schedule, value", [(lambda t: -0.1, "-0.1"), (lambda t: 0.0, "0"),
+                                             (lambda t: jnp.where(t > 20, jnp.nan, 0.01), "nan")])
+def test_fit_stream_refuses_a_schedule_that_is_not_positive(stream, schedule, value):
+  x, y = stream
+  t = "21" if value == "nan" else "2"
+  raises_short(ValueError, rf"step_size gave gamma_t = {value} at iteration t = {t} \(chunk 0\)",
+               op.fit_stream, [(x, y)], step_size=schedule, chunk_size=16)
+
+
+def test_online_arguments_are_checked(stream):
+  x, y = stream
+  for name, value in (("theta", "a"), ("theta", None), ("mu", "a")):
+    raises_short(TypeError, f"{name} must be a .*received {value!r}", op.polynomial_step_size,
+                 **{"theta": 0.75, "mu": 1.0, name: value})
+    raises_short(TypeError, f"{name} must be a .*received {value!r}",
+                 op.OnlinePairwiseRanker(**{name: value}).fit, x, y)
+  raises_short(TypeError, "metrics_fn must be a callable .*received int", op.fit_stream, [(x, y)],
+               metrics_fn=3)

@@ -11,6 +11,8 @@ from qsg_jax import data
 from qsg_jax import roc_svm
 from qsg_jax.roc_svm import estimator as estimator_lib
 from qsg_jax.roc_svm.estimator import ROCSVM
+from tests import _bad_inputs as toy
+from tests.conftest import raises_short
 
 # Checks that fail by design, each with its reason (scikit-learn's own xfail mechanism). None
 # at present: all 55 applicable checks pass (1 is skipped by scikit-learn for binary-only
@@ -174,3 +176,29 @@ def test_a_failed_refit_leaves_the_fitted_model_as_it_was():
   with pytest.raises(qsg_jax.DivergenceError):
     clf.set_params(optimizer="adamax", learning_rate=1e30, loss="squared_hinge").fit(x * 50, y)
   np.testing.assert_array_equal(clf.decision_function(x), before)
+
+
+@pytest.mark.parametrize("changes, error, pattern", [
+    (dict(kernel="nystrom", num_landmarks=2.5), TypeError,
+     r"num_landmarks must be a whole number >= 1; received 2\.5"),
+    (dict(kernel="nystrom", num_landmarks=None), TypeError,
+     r"num_landmarks must be a whole number >= 1; received None"),
+    (dict(num_pairs=2.5), TypeError, r"num_pairs must be a whole number"),
+    (dict(max_steps=None), TypeError, r"max_steps must be a whole number >= 1; received None"),
+    (dict(max_steps=2.5), TypeError, r"max_steps must be a whole number >= 1; received 2\.5"),
+    (dict(tol=np.nan), ValueError, r"tol must be a finite number >= 0"),
+    (dict(tol=None), TypeError, r"tol must be a finite number >= 0"),
+    (dict(threshold="sensitivity", target_rate="a"), TypeError,
+     r"target_rate must be a number in \(0, 1\], e\.g\. 0\.9; received str 'a'"),
+    (dict(threshold="sensitivity", target_rate=None), TypeError,
+     r"target_rate must be a number in \(0, 1\]"),
+    (dict(target_rate=True), TypeError, r"target_rate must be a number"),
+    (dict(target_rate=np.nan), ValueError, r"target_rate must lie in \(0, 1\]"),
+    (dict(sigma=True), TypeError, r"sigma must be a number > 0 or 'median'; received True"),
+    (dict(sigma=None), TypeError, r"sigma must be a number > 0 or 'median'; received None"),
+    (dict(lam=-1.0), ValueError, r"lam must be finite and >= 0"),
+    (dict(optimizer="adamax", learning_rate=-0.1), ValueError, r"learning_rate must be finite"),
+])
+def test_estimator_refuses_bad_parameters_before_fitting(changes, error, pattern):
+  """Bad inputs (RELIABILITY.md): counts never truncated, rates in range, before any fit."""
+  raises_short(error, pattern, ROCSVM(random_state=0, **changes).fit, toy.X_ROC, toy.Y_ROC)

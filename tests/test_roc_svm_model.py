@@ -14,9 +14,13 @@ import qsg_jax
 from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax import roc_svm
+from qsg_jax.roc_svm import clustering
 from qsg_jax.roc_svm import nystrom
+from qsg_jax.roc_svm import pairs as pairs_lib
 from qsg_jax.roc_svm import synthetic
 from qsg_jax.roc_svm import train as train_lib
+from tests import _bad_inputs as toy
+from tests.conftest import raises_short
 
 
 def _linear_data(n=250, seed=0):
@@ -318,3 +322,101 @@ def test_every_product_of_the_roc_svm_runs_at_full_float32_precision(key):
                                                    1.0))]:
     below, total = _products_below_the_rule(fn, *args)
     assert total > 0 and below == [], below
+
+
+# ---- Bad inputs (RELIABILITY.md): labels never binarized, counts never truncated ----------------
+# Counts are whole numbers (2.5 used to become 2, True 1); floats are finite and in range; None
+# only where documented. Every check runs before anything is compiled.
+
+def test_roc_svm_refuses_labels_it_would_otherwise_binarize():
+  rng = np.random.default_rng(0)
+  x = rng.random((30, 2)).astype(np.float32)
+  with pytest.raises(ValueError, match=r"binary y must be 0/1 .*received values \[0, 1, 2\]\. "
+                                       r"Binarize explicitly"):
+    roc_svm.fit(x, np.arange(30) % 3)
+  with pytest.raises(TypeError, match=r"y must be binary numbers .*use qsg_jax.roc_svm.ROCSVM"):
+    roc_svm.fit(x, np.array(["a", "b"] * 15))
+
+
+@pytest.mark.parametrize("changes, error, pattern", [
+    (dict(num_pairs=2.5), TypeError, r"num_pairs must be a whole number >= 1 or None.*2\.5"),
+    (dict(num_pairs=True), TypeError, r"num_pairs must be a whole number.*received True"),
+    (dict(num_pairs="10"), TypeError, r"num_pairs must be a whole number.*'10'"),
+    (dict(num_pairs=0), ValueError, r"num_pairs must be a whole number >= 1.*received 0"),
+    (dict(kernel="nystrom", num_landmarks=2.5), TypeError,
+     r"num_landmarks must be a whole number >= 1; received 2\.5"),
+    (dict(kernel="nystrom", num_landmarks=None), TypeError,
+     r"num_landmarks must be a whole number >= 1; received None.*num_landmarks=300"),
+    (dict(max_steps=2.5), TypeError, r"max_steps must be a whole number >= 1; received 2\.5"),
+    (dict(max_steps=None), TypeError, r"max_steps must be a whole number >= 1; received None"),
+    (dict(max_steps=0), ValueError, r"max_steps must be a whole number >= 1; received 0"),
+    (dict(patience=None), TypeError, r"patience must be a whole number >= 1; received None"),
+    (dict(patience=np.nan), TypeError, r"patience must be a whole number >= 1; received nan"),
+    (dict(kernel="nystrom", num_landmarks=10, landmarks="kmeans", kmeans_iters=-1), ValueError,
+     r"kmeans_iters must be a whole number >= 0; received -1"),
+    (dict(kmeans_sample_size=2.5), TypeError, r"kmeans_sample_size must be a whole number"),
+    (dict(risk="full", pairs_per_block=1.5), TypeError, r"pairs_per_block must be a whole"),
+])
+def test_fit_refuses_counts_that_are_not_whole_numbers(changes, error, pattern):
+  message = raises_short(error, pattern, roc_svm.fit, toy.X_ROC, toy.Y_ROC, **changes)
+  assert "fractions are never rounded" in message
+
+
+@pytest.mark.parametrize("tol, error", [
+    (-1.0, ValueError), (np.nan, ValueError), (np.inf, ValueError), (None, TypeError),
+    ("fast", TypeError), (True, TypeError)])
+def test_fit_refuses_a_tol_that_is_not_a_finite_number_at_least_zero(tol, error):
+  raises_short(error, r"tol must be a finite number >= 0 .*; received .*tol=1e-6", roc_svm.fit,
+               toy.X_ROC, toy.Y_ROC, tol=tol)
+
+
+@pytest.mark.parametrize("changes, error, pattern", [
+    (dict(target_sensitivity="a"), TypeError, r"target_sensitivity must be a number in \(0, 1\]"),
+    (dict(target_sensitivity=np.nan), ValueError, r"target_sensitivity must lie in \(0, 1\]"),
+    (dict(target_specificity=1.5), ValueError, r"target_specificity must lie in \(0, 1\]"),
+    (dict(optimizer="adamax", learning_rate="fast"), TypeError, r"learning_rate must be a number"),
+    (dict(optimizer="adamax", learning_rate=np.nan), ValueError,
+     r"learning_rate must be finite and > 0"),
+])
+def test_fit_refuses_bad_rates_before_training(changes, error, pattern):
+  raises_short(error, pattern, roc_svm.fit, toy.X_ROC, toy.Y_ROC, **changes)
+
+
+def test_intercept_for_rate_names_a_target_that_is_not_a_number():
+  raises_short(TypeError, r"target sensitivity must be a number in \(0, 1\]",
+               roc_svm.intercept_for_rate, np.arange(4.0), np.array([0, 1, 0, 1]), "a")
+  raises_short(ValueError, r"target specificity must lie in \(0, 1\]", roc_svm.intercept_for_rate,
+               np.arange(4.0), np.array([0, 1, 0, 1]), np.nan, "specificity")
+
+
+def test_an_integral_float_count_is_accepted_as_that_integer():
+  result = roc_svm.fit(toy.X_ROC, toy.Y_ROC, max_steps=3.0, num_pairs=40.0, optimizer="adamax")
+  assert result.num_pairs == 40 and 1 <= result.num_steps <= 3
+
+
+@pytest.mark.parametrize("changes, error, pattern", [
+    (dict(num_folds=2.5), TypeError, r"num_folds must be a whole number >= 2; received 2\.5"),
+    (dict(num_folds=None), TypeError, r"num_folds must be a whole number >= 2; received None"),
+    (dict(num_folds=1), ValueError, r"num_folds must be a whole number >= 2; received 1"),
+    (dict(seed=None), TypeError, r"seed must be a whole number >= 0; received None\. None would "
+                                 r"draw different folds"),
+    (dict(seed=-1), ValueError, r"seed must be a whole number >= 0; received -1"),
+    (dict(seed=1.5), TypeError, r"seed must be a whole number >= 0; received 1\.5"),
+    (dict(grid={"lam": 1e-3}), TypeError, r"grid must be a sequence of dicts"),
+])
+def test_cross_validate_checks_folds_seed_and_grid_first(changes, error, pattern):
+  args = dict(grid=[{"lam": 1e-3}], num_folds=2, seed=0)
+  args.update(changes)
+  raises_short(error, pattern, roc_svm.cross_validate, toy.X_ROC, toy.Y_ROC, **args)
+
+
+def test_building_blocks_refuse_fractional_counts():
+  key = jax.random.key(0)
+  raises_short(TypeError, r"num_pairs must be a whole number >= 1; received 2\.5",
+               pairs_lib.sample_pairs, key, 10, 10, 2.5)
+  raises_short(TypeError, r"num_landmarks must be a whole number >= 1; received 2\.5",
+               nystrom.select_landmarks, key, toy.X_ROC, toy.Y_ROC, 2.5, "uniform")
+  raises_short(ValueError, r"kmeans_iters must be a whole number >= 0; received -1",
+               nystrom.select_landmarks, key, toy.X_ROC, toy.Y_ROC, 5, "kmeans", kmeans_iters=-1)
+  raises_short(ValueError, r"max_iters must be a whole number >= 0; received -1",
+               clustering.kmeans, key, toy.X_ROC.astype(np.float32), 3, max_iters=-1)

@@ -76,3 +76,18 @@ def test_grid_search_on_semi_supervised_lev_picks_a_sensible_setting():
   # The estimator's default score ignores unlabeled rows the same way.
   assert search.best_estimator_.score(x, y_semi) == pytest.approx(
       estimators.ordinal_auc_scorer(search.best_estimator_, x, y_semi))
+
+
+def test_scorers_check_the_estimator_and_the_length_of_y():
+  """Bad inputs (RELIABILITY.md): unfitted, not an estimator, y of the wrong length."""
+  from sklearn.exceptions import NotFittedError  # pylint: disable=g-import-not-at-top
+  from tests.conftest import raises_short  # pylint: disable=g-import-not-at-top
+  rows = np.arange(6)[:, None]
+  raises_short(ValueError, "y has 5 labels but X has 6 rows", estimators.ordinal_auc_scorer,
+               _Fixed([0, 1, 2], np.arange(6.0)), rows, np.array([0, 1, 2, 0, 1]))
+  with pytest.raises(NotFittedError):
+    estimators.ordinal_auc_scorer(estimators.QS3ORAO(), rows, np.array([0, 1, 2, 0, 1, 2]))
+  for scorer in (estimators.ordinal_auc_scorer, estimators.auc_scorer):
+    raises_short(TypeError,
+                 "scores an estimator with decision_function and classes_.*received object",
+                 scorer, object(), rows, np.array([0, 1, 0, 0, 1, 1]))

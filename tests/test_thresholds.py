@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from qsg_jax import thresholds as th
+from tests import _bad_inputs as toy
+from tests.conftest import raises_short
 
 
 def _objective(b, scores, labels, j, surrogate, margin):
@@ -143,3 +145,62 @@ def test_missing_values_and_missing_classes_are_errors():
     th.predict_classes(scores, np.array([0.3, 0.6]))
   with pytest.raises(ValueError, match="margin must be finite"):
     th.fit_thresholds(np.arange(4.0), np.array([0, 1, 1, 2]), 3, margin=np.inf)
+
+
+# ---- Bad inputs (RELIABILITY.md) ----------------------------------------------------------------
+
+def test_predict_classes_refuses_nan_and_keeps_infinite_scores():
+  with pytest.raises(ValueError, match=r"scores contain 1 NaN .*first at row 3"):
+    th.predict_classes(toy.with_value(toy.SCORES, 3, np.nan), jnp.array([0.0, 1.0]))
+  with pytest.raises(ValueError, match=r"thresholds contain 1 NaN"):
+    th.predict_classes(toy.SCORES, np.array([np.nan, 1.0]))
+  with pytest.raises(ValueError, match=r"scores must have shape \[n\] and thresholds \[k-1\]"):
+    th.predict_classes(toy.SCORES[:, None], jnp.array([0.0, 1.0]))
+  classes = th.predict_classes(np.array([-np.inf, np.inf]), jnp.array([0.0, 1.0]))
+  assert classes.tolist() == [0, 2]
+
+
+def test_fit_thresholds_checks_surrogate_and_margin():
+  with pytest.raises(ValueError, match="unknown surrogate 'hinge2'"):
+    th.fit_thresholds(toy.SCORES, toy.Y_L, 3, "hinge2")
+  with pytest.raises(ValueError, match="margin must be finite and >= 0; received -1.0"):
+    th.fit_thresholds(toy.SCORES, toy.Y_L, 3, margin=-1.0)
+
+
+_SIX_SCORES = np.array([0.1, 0.5, 0.9, 0.2, 0.3, 0.8], np.float32)
+
+
+@pytest.mark.parametrize("labels, num_classes, pattern", [
+    (np.array([0, 0, 2, 0, 2, 2]), 3, r"class\(es\) \[1\] have no point \(counts per class: "
+                                      r"\[3, 0, 3\]\)"),
+    (np.zeros(6, int), 3, r"class\(es\) \[1, 2\] have no point"),
+    (np.ones(6, int), 2, r"class\(es\) \[0\] have no point"),
+])
+def test_fit_thresholds_refuses_a_missing_class(labels, num_classes, pattern):
+  raises_short(ValueError, r"fit_thresholds needs every class 0\.\.\d among the labels.*" + pattern,
+               th.fit_thresholds, _SIX_SCORES, labels, num_classes)
+
+
+@pytest.mark.parametrize("scores, labels", [
+    (_SIX_SCORES, np.array([0, 1, 0, 1, 1])),
+    (np.stack([_SIX_SCORES, _SIX_SCORES], axis=1), np.array([0, 1, 0, 1, 1, 0])),
+    (_SIX_SCORES[:, None], np.array([0, 1, 0, 1, 1, 0])),
+])
+def test_fit_thresholds_refuses_mismatched_shapes(scores, labels):
+  raises_short(ValueError, r"scores and labels must both have shape \[n\].*received \(",
+               th.fit_thresholds, scores, labels, 2)
+
+
+def test_fit_thresholds_with_every_class_is_unchanged_and_jittable():
+  labels = np.array([0, 1, 2, 0, 1, 2])
+  np.testing.assert_allclose(th.fit_thresholds(_SIX_SCORES, labels, 3), [0.25, 0.65])
+  jitted = jax.jit(th.fit_thresholds, static_argnums=2)(_SIX_SCORES, labels, 3)
+  np.testing.assert_allclose(jitted, [0.25, 0.65])
+
+
+@pytest.mark.parametrize("bad", [np.array(["0.5"]), ["low", "high"], np.array([None, 0.5])])
+def test_predict_classes_refuses_thresholds_that_are_not_numbers(bad):
+  raises_short(TypeError, r"thresholds must be real numbers; received dtype",
+               th.predict_classes, _SIX_SCORES, bad)
+  raises_short(TypeError, r"scores must be real numbers; received dtype",
+               th.predict_classes, bad, np.array([0.5]))

@@ -3,6 +3,7 @@ hyper-parameters and injected NaN/inf. Every example must end in a clear excepti
 documented type or a finite result equal to a reference (scikit-learn, NumPy).
 
 CI-sized: few examples per property, no deadline, derandomized (same examples every run).
+RELIABILITY.md indexes the classes of bad input they cover.
 """
 
 import numpy as np
@@ -15,6 +16,8 @@ from hypothesis.extra import numpy as hnp
 from sklearn.metrics import roc_auc_score
 
 import qsg_jax
+# The one label checker of every entry point, tested directly (through fit, each valid example
+# would train); tests/test_architecture.py lists this private import as an exception.
 from qsg_jax import _validation as validation
 from qsg_jax import baselines
 from qsg_jax import metrics
