@@ -49,24 +49,18 @@ def _objective(w, v, psi_l, psi_u, y, k, lam, gamma, split_lam=None):
           + risk.split_minibatch_risk("squared", f_l, f_u, g_l, g_u, pos_w, neg_w, gamma))
 
 
-def _psi(feature_map, x):
-  """[n, p] float64 psi(x) = phi(x) P (P = I for Fourier features)."""
-  phi = direct.moments.point_features(feature_map, x).astype(np.float64)
-  projection = direct.feature_maps.projection(feature_map)
-  return phi if projection is None else phi @ projection
-
-
 def _shifted_features(fit, *point_sets):
-  """(phi(x) - shift) P in float64 (the objective depends on differences of scores only)."""
-  p = direct.feature_maps.projection(fit.feature_map)
-  shift = fit.moments.shift if p is None else fit.moments.shift @ p
-  return [_psi(fit.feature_map, x) - shift[None, :] for x in point_sets]
+  """float64 copies of the float32 features psi(x) - shift the solver's statistics were made of
+  (the objective depends on differences of scores only, so the shift does not change it)."""
+  shift = fit.moments.shift.astype(np.float32)
+  return [np.asarray(direct.moments.point_features(fit.feature_map, x) - shift[None, :],
+                     np.float64) for x in point_sets]
 
 
 @pytest.mark.parametrize("feature_map,gamma,lam", [("rff", 0.4, 0.02), ("rff", 0.4, 0.3),
                                                    ("nystrom", [0.0, 0.7], 0.02)])
 def test_solution_has_zero_gradient(feature_map, gamma, lam):
-  """Nystrom features are C (U Lambda^-1/2): float32 rounding of C, amplified by the projection
+  """Nystrom features are C P: float32 rounding of C, amplified by the projection P
   and depending on the chunk's shape, is kept small by a kernel with a well-conditioned K_ZZ."""
   x_l, y, x_u = _data()
   fit = direct.fit(x_l, y, x_u, key=1, sigma=4.0 if feature_map == "nystrom" else 0.7, lam=lam,
@@ -141,18 +135,19 @@ def test_fourier_solution_is_an_engine_model():
 
 
 def _moments_reference(feature_map, x, shift):
-  psi = _psi(feature_map, x) - shift
+  psi = direct.moments.point_features(feature_map, x).astype(np.float64) - shift
   return psi.mean(axis=0), psi.T @ psi / psi.shape[0]
 
 
-@pytest.mark.parametrize("kind", ["rff", "nystrom"])
-def test_moments_of_every_source_agree(tmp_path, kind):
+@pytest.mark.parametrize("kind,tol", [("rff", 1e-7), ("nystrom", 1e-6)])
+def test_moments_of_every_source_agree(tmp_path, kind, tol):
   """One pass over an array, a memory map or uneven chunks gives the float64 moments of the
-  float32 features phi (Nystrom: the kernel values k(x, Z), before the projection)."""
+  float32 features (Nystrom features k(x, Z) P: the float32 product's rounding depends on the
+  chunk's shape and P amplifies it, hence the looser tolerance)."""
   x_l, y, _ = _data()
   x_u = np.random.default_rng(1).random((101, 3)).astype(np.float32)
-  psi = direct.feature_maps.device_map(direct.fitting.make_feature_map(
-      kind, jax.random.key(0), 0.5, 32, 3, points=x_u, num_frequencies=8))
+  psi = direct.fitting.make_feature_map(kind, jax.random.key(0), 4.0, 32, 3, points=x_u,
+                                        num_frequencies=8)
   shift = direct.moments.feature_shift(psi, x_l)
   mean, second = _moments_reference(psi, x_u, shift)
   np.save(tmp_path / "x_u.npy", x_u)
@@ -161,30 +156,27 @@ def test_moments_of_every_source_agree(tmp_path, kind):
   for name, source in sources.items():
     stats = direct.moments.group_moments(psi, source, shift, chunk_rows=16)
     assert stats.counts.tolist() == [101.0], name
-    np.testing.assert_allclose(stats.means[0], mean, atol=1e-7, err_msg=name)
-    np.testing.assert_allclose(stats.second[0], second, atol=1e-7 * np.abs(second).max(),
+    np.testing.assert_allclose(stats.means[0], mean, atol=tol, err_msg=name)
+    np.testing.assert_allclose(stats.second[0], second, atol=tol * np.abs(second).max(),
                                err_msg=name)
   by_class = direct.moments.labeled_moments(psi, x_l, y, 3, shift)
   for c in range(3):
     m, s = _moments_reference(psi, x_l[y == c], shift)
-    np.testing.assert_allclose(by_class.means[c], m, atol=1e-7)
-    np.testing.assert_allclose(by_class.second[c], s, atol=1e-7 * np.abs(s).max())
+    np.testing.assert_allclose(by_class.means[c], m, atol=tol)
+    np.testing.assert_allclose(by_class.second[c], s, atol=tol * np.abs(s).max())
 
 
-def test_projected_moments_are_the_moments_of_psi():
+def test_dropped_nystrom_directions_are_zero_features():
   x_u = np.random.default_rng(1).random((101, 3)).astype(np.float32)
-  nystrom = direct.fitting.make_feature_map("nystrom", jax.random.key(0), 0.5, 32, 3,
+  nystrom = direct.fitting.make_feature_map("nystrom", jax.random.key(0), 0.05, 32, 3,
                                             points=x_u)
-  assert (nystrom.projection == 0).all(axis=0).any()      # a dropped direction: zero column
-  shift = direct.moments.feature_shift(nystrom, x_u)
-  kernel = direct.moments.group_moments(nystrom, x_u, shift)
-  phi = direct.moments.point_features(nystrom, x_u).astype(np.float64) - shift
-  assert np.abs(phi.mean(axis=0) - kernel.means[0]).max() < 1e-7
-  p = direct.feature_maps.kept_projection(nystrom)
-  projected = direct.moments.project(kernel, p)
-  np.testing.assert_allclose(projected.means[0], kernel.means[0] @ p, atol=1e-12)
-  np.testing.assert_allclose(projected.second[0], p.T @ kernel.second[0] @ p, atol=1e-10)
-  np.testing.assert_allclose(projected.shift, shift.astype(np.float64) @ p, atol=1e-12)
+  dropped = np.all(np.asarray(nystrom.projection) == 0, axis=0)
+  assert dropped.any() and not dropped.all()      # a smooth kernel: K_ZZ is nearly singular
+  psi = direct.moments.point_features(nystrom, x_u)
+  assert np.all(psi[:, dropped] == 0)
+  x_l, y, _ = _data(n_l=40)
+  fit = direct.fit(x_l, y, x_u, sigma=0.05, lam=0.0, num_features=32)   # lam = 0 still solves
+  assert np.all(fit.weights[dropped] == 0) and np.isfinite(fit.weights).all()
 
 
 def test_a_new_size_does_not_recompile():

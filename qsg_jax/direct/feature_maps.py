@@ -10,24 +10,23 @@ Two maps, both with psi(x) . psi(x') ~ k(x, x') = exp(-sigma ||x - x'||^2):
 
   so a solution w is the engine's ``Model`` with coefficients w.reshape(T, 2m) / sqrt(T) and
   scale 1: every prediction, io and estimator path of the DSG models serves it unchanged.
-* ``NystromMap``: psi(x) = k(x, Z) P on p landmarks Z with P = U Lambda^(-1/2) from
-  K_ZZ = U Lambda U^T (directions below ``NYSTROM_RCOND`` of the largest eigenvalue dropped:
-  zero columns). That is the Nystrom map of ``qsg_jax.roc_svm.nystrom`` up to a rotation (same
-  inner products, so the same f and ||f||). With every training point a landmark (and nothing
-  dropped) it reproduces the kernel exactly, so the direct solution is then the exact kernel
-  minimizer (``baselines.fit_exact_qsg``).
+* ``NystromMap``: psi(x) = k(x, Z) P on p landmarks Z, P = U Lambda^(-1/2) from
+  K_ZZ = U Lambda U^T in float64 (directions below ``NYSTROM_RCOND`` of the largest eigenvalue
+  dropped: zero columns). That is the Nystrom map of ``qsg_jax.roc_svm.nystrom`` up to a
+  rotation (same inner products, so the same f and ||f||). With every training point a landmark
+  (and nothing dropped) it reproduces the kernel exactly, so the direct solution is then the
+  exact kernel minimizer (``baselines.fit_exact_qsg``).
 
-Two stages. The device computes phi(x) (``features`` of ``device_map``): the Fourier features
-themselves, or for Nystrom the kernel values k(x, Z) in [0, 1]; the moments of phi are summed in
-float32. The Nystrom projection P (float64, host) is then applied to the linear system
-(P^T Q P, P^T r: ``system.solve``) or to moments (``moments.project``), never to points in
-float32: P's entries reach Lambda_min^(-1/2), and a float32 product with it would amplify the
-kernel values' rounding. A Nystrom solution w is stored as the kernel expansion beta = P w over
-the landmarks (``fitting.NystromModel``). ``features`` is jittable and takes the map as an argument (traced),
-so one compilation serves every sigma of a grid.
+Where the projection happens matters in float32. Here psi = k(x, Z) P is formed on the device
+and its moments summed: P's large entries (up to lambda_min^(-1/2)) only perturb the features
+(a perturbed data set, whose moments stay positive semi-definite), while the sums' rounding is
+relative to |psi|^2. Projecting float32 moments of k(x, Z) afterwards (P^T S P in float64)
+would amplify their accumulation rounding by |P|^2 instead and made systems indefinite in tests.
+``features`` is jittable and takes the map as an argument (traced), so one compilation serves
+every sigma of a grid.
 """
 
-from typing import NamedTuple, Optional, Union
+from typing import NamedTuple, Union
 
 import jax
 import jax.numpy as jnp
@@ -39,7 +38,7 @@ from qsg_jax.engine import kernels
 from qsg_jax.numerics import HIGHEST
 from qsg_jax.roc_svm import clustering
 
-# Eigenvalues of K_ZZ below this share of the largest are dropped (``nystrom_map``).
+# Eigen-directions of K_ZZ below this share of the largest eigenvalue are dropped (``nystrom_map``).
 NYSTROM_RCOND = 1e-7
 LANDMARK_METHODS = ("uniform", "kmeans")
 
@@ -49,49 +48,25 @@ class FourierMap(NamedTuple):
   omega: jax.Array   # [T, m, d] float32 frequencies, block i = sample_frequencies(key, i, ...).
 
 
-class KernelMap(NamedTuple):
-  """The device part of a Nystrom map: phi(x) = k(x, Z)."""
-  landmarks: jax.Array   # [p, d] float32 landmarks Z.
-  sigma: jax.Array       # float32 scalar.
-
-
 class NystromMap(NamedTuple):
   """Nystrom features psi(x) = k(x, Z) P (``nystrom_map``)."""
-  landmarks: jax.Array     # [p, d] float32 landmarks Z.
-  sigma: jax.Array         # float32 scalar.
-  projection: np.ndarray   # [p, p] float64 U Lambda^(-1/2), zero columns for dropped directions.
+  landmarks: jax.Array   # [p, d] float32 landmarks Z.
+  projection: jax.Array  # [p, p] float32 P = U Lambda^(-1/2), zero columns for dropped directions.
+  sigma: jax.Array       # float32 scalar.
 
 
 FeatureMap = Union[FourierMap, NystromMap]
 
 
-def device_map(feature_map: FeatureMap) -> Union[FourierMap, KernelMap]:
-  """What the device evaluates (``features``): the map itself, or a Nystrom map's kernel part."""
-  if isinstance(feature_map, NystromMap):
-    return KernelMap(feature_map.landmarks, feature_map.sigma)
-  return feature_map
-
-
-def projection(feature_map: FeatureMap) -> Optional[np.ndarray]:
-  """[p, p] float64 P with psi = phi P (Nystrom), or None (Fourier: psi = phi)."""
-  return feature_map.projection if isinstance(feature_map, NystromMap) else None
-
-
-def kept_projection(feature_map: FeatureMap) -> Optional[np.ndarray]:
-  """[p, r] float64 nonzero columns of a Nystrom map's P (the directions kept), or None."""
-  p = projection(feature_map)
-  return None if p is None else p[:, np.any(p != 0, axis=0)]
-
-
-def num_features(feature_map) -> int:
-  """p, the length of phi(x) and psi(x)."""
+def num_features(feature_map: FeatureMap) -> int:
+  """p, the length of psi(x)."""
   if isinstance(feature_map, FourierMap):
     t, m, _ = feature_map.omega.shape
     return 2 * m * t
   return feature_map.landmarks.shape[0]
 
 
-def input_dim(feature_map) -> int:
+def input_dim(feature_map: FeatureMap) -> int:
   """d, the number of input features the map expects."""
   if isinstance(feature_map, FourierMap):
     return feature_map.omega.shape[2]
@@ -149,38 +124,37 @@ def select_landmarks(key: jax.Array, x: np.ndarray, num_landmarks: int,
 
 
 def nystrom_map(landmarks: np.ndarray, sigma: float, rcond: float = NYSTROM_RCOND) -> NystromMap:
-  """The ``NystromMap`` of ``landmarks``: P = U Lambda^(-1/2) of K_ZZ, in float64 on the host.
+  """The ``NystromMap`` of ``landmarks``: P = U Lambda^(-1/2) of K_ZZ, computed in float64.
 
   Args:
     landmarks: [p, d] points Z.
     sigma: kernel parameter.
-    rcond: eigenvalues below ``rcond * max`` are dropped (zero columns of P). The moments are
-      float32 sums of kernel values (relative rounding ~1e-7), so directions far below that
-      carry rounding, not data.
+    rcond: eigenvalues below ``rcond * max`` are dropped (zero columns of P). Float32 kernel
+      values carry rounding of about 6e-8, so a direction of eigenvalue lambda is known to about
+      6e-8 / sqrt(lambda) of a feature.
 
   Returns:
-    ``NystromMap``; P's shape does not depend on sigma, so neither does compiled code.
+    ``NystromMap``; P is [p, p] whatever is dropped, so shapes (and compiled code) do not
+    depend on sigma.
   """
   z32 = np.asarray(landmarks, np.float32)
   z = z32.astype(np.float64)
   sq = np.sum(z * z, axis=1)
-  d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0)
+  kernel = np.exp(-float(sigma) * np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0))
   with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):   # see system.one_blas_thread
-    eigvals, eigvecs = np.linalg.eigh(np.exp(-float(sigma) * d2))
+    eigvals, eigvecs = np.linalg.eigh(kernel)
   keep = eigvals > rcond * eigvals[-1]
-  p = np.where(keep[None, :], eigvecs, 0.0) / np.sqrt(np.where(keep, eigvals, 1.0))[None, :]
-  return NystromMap(jnp.asarray(z32), jnp.asarray(sigma, jnp.float32), p)
+  projection = np.where(keep[None, :], eigvecs, 0.0) / np.sqrt(np.where(keep, eigvals, 1.0))
+  return NystromMap(jnp.asarray(z32), jnp.asarray(projection, jnp.float32),
+                    jnp.asarray(sigma, jnp.float32))
 
 
-def features(feature_map, x: jax.Array) -> jax.Array:
-  """phi(x): [n, d] points -> [n, p] float32 (jittable; takes ``device_map``'s maps).
+def features(feature_map: FeatureMap, x: jax.Array) -> jax.Array:
+  """psi(x): [n, d] points -> [n, p] float32 features (jittable; the map may be traced).
 
   Fourier features use the engine's fused cos/sin (NaN beyond ``numerics.MAX_PHASE``, which the
-  boundary checks refuse); Nystrom's are the kernel values k(x, Z). Products at HIGHEST.
+  boundary checks refuse); every product runs at HIGHEST precision.
   """
-  if isinstance(feature_map, NystromMap):
-    raise TypeError("features takes the device part of a Nystrom map: pass "
-                    "feature_maps.device_map(feature_map).")
   if x.ndim != 2 or x.shape[1] != input_dim(feature_map):
     raise ValueError(f"expected points of shape [n, {input_dim(feature_map)}]; received "
                      f"{x.shape}. Pass points preprocessed like the training data.")
@@ -190,4 +164,5 @@ def features(feature_map, x: jax.Array) -> jax.Array:
     cos, sin = rff.cos_sin(z.reshape(-1, t, m))
     psi = jnp.concatenate([cos, sin], axis=2).reshape(-1, 2 * m * t)          # block-major
     return psi * (1.0 / np.sqrt(m * t)).astype(np.float32)
-  return kernels.gaussian_kernel(x, feature_map.landmarks, feature_map.sigma)   # [n, p]
+  c = kernels.gaussian_kernel(x, feature_map.landmarks, feature_map.sigma)     # [n, p]
+  return jnp.matmul(c, feature_map.projection, precision=HIGHEST)

@@ -52,8 +52,8 @@ class DirectFit(NamedTuple):
   model: Model                 # predict with ``decision_function`` (or engine.model_scores).
   f_labeled: np.ndarray        # [n_l] float32 f on the labeled points (for the thresholds).
   feature_map: feature_maps.FeatureMap  # the map psi of the solution.
-  moments: moments_lib.Moments  # of phi (the device features): k classes, then unlabeled.
-  weights: np.ndarray          # [p] float64 w (f = w . psi, psi = phi P for Nystrom).
+  moments: moments_lib.Moments  # k class groups, then the unlabeled group.
+  weights: np.ndarray          # [p] float64 w (f = w . psi).
   split_weights: Optional[np.ndarray]  # [k-1, p] float64 v_j, or None.
 
 
@@ -147,7 +147,7 @@ def unlabeled_moments(feature_map, x_unlabeled, shift, *, chunk_rows=moments_lib
                       mesh=None, axis_name="data") -> moments_lib.Moments:
   """One pass over the unlabeled source of any kind (``fit``'s ``x_unlabeled``)."""
   if x_unlabeled is None:
-    return moments_lib.empty(feature_map, shift)
+    return moments_lib.empty(feature_maps.num_features(feature_map), shift)
   if isinstance(x_unlabeled, distributed.ShardedUnlabeled):
     if mesh is None:
       raise ValueError("x_unlabeled is a distributed.ShardedUnlabeled: pass the mesh it lives on "
@@ -173,7 +173,7 @@ def model_of(feature_map, feature_key, sigma, weights, split_weights=None) -> Mo
     return engine.Model(feature_key, block(weights), jnp.float32(1.0), jnp.float32(sigma),
                         None if split is None else block(split),
                         None if split is None else jnp.float32(1.0))
-  p = feature_map.projection
+  p = np.asarray(feature_map.projection, np.float64)
   return NystromModel(feature_map.landmarks, jnp.asarray(p @ weights, jnp.float32),
                       feature_map.sigma, None if split is None else jnp.asarray(p @ split,
                                                                                 jnp.float32))
@@ -278,8 +278,7 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
     raise ValueError("the features of the data are not finite: Fourier phases beyond "
                      "qsg_jax.numerics.MAX_PHASE (unscaled features or a huge sigma). Rescale the "
                      "features to [0, 1] (qsg_jax.data.minmax_fit) or lower sigma.")
-  weights, split_weights = solve_lib.solve(stats, lam, gamma, split_lam,
-                                           feature_maps.projection(psi))
+  weights, split_weights = solve_lib.solve(stats, lam, gamma, split_lam)
   model = model_of(psi, feature_key, sigma, weights, split_weights)
   return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights)
 

@@ -1,10 +1,9 @@
 """Group moments of the features in one bounded-memory pass: the direct solver's statistics.
 
 For groups G (the labeled classes, the unlabeled set) the squared-loss objective depends on the
-data only through n_G, the means mu_G = mean_{x in G} (phi(x) - c) and the second moments
-S_G = mean_{x in G} (phi(x) - c)(phi(x) - c)^T of the device features phi shifted by a vector c
-(``system.py``; everything enters through differences phi_a - phi_b, so c cancels; a Nystrom
-map's float64 projection psi = phi P is applied to the system, ``system.solve``). The shift
+data only through n_G, the means mu_G = mean_{x in G} (psi(x) - c) and the second moments
+S_G = mean_{x in G} (psi(x) - c)(psi(x) - c)^T of the features shifted by a vector c
+(``system.py``; everything enters through differences psi_a - psi_b, so c cancels). The shift
 (the labeled points' mean feature) keeps float32 products free of cancellation: unshifted,
 smooth kernels give features whose mean dwarfs their spread.
 
@@ -76,13 +75,13 @@ def chunk_sums(feature_map, shift, x, groups, num_groups):
   """(count [G], first [G, p], outer [G, p, p]) of one chunk; rows of group -1 count nowhere.
 
   Args:
-    feature_map: ``FourierMap`` or ``KernelMap`` (``feature_maps.device_map``).
-    shift: [p] float32 shift c of phi.
+    feature_map: ``FourierMap`` or ``NystromMap``.
+    shift: [p] float32 shift c.
     x: [C, d] float32 points.
     groups: [C] int32 group of each row in 0..G-1, or -1 (padding).
     num_groups: G (static).
   """
-  psi = feature_maps.features(feature_map, x) - shift[None, :]                  # [C, p] (phi)
+  psi = feature_maps.features(feature_map, x) - shift[None, :]                  # [C, p]
   member = groups[:, None] == jnp.arange(num_groups)[None, :]                   # [C, G]
   psi = jnp.where((groups >= 0)[:, None], psi, 0.0)      # padding rows may be anything (NaN)
   weights = member.astype(jnp.float32)
@@ -136,7 +135,7 @@ def host_value(array):
 
 
 def finalize(sums: Sums, shift, mesh=None, axis_name: str = "data") -> Moments:
-  """``Moments`` (float64 NumPy) of running sums of phi - shift; on a mesh the device sums are
+  """``Moments`` (float64 NumPy) of running sums of psi - shift; on a mesh the device sums are
   added first (one psum)."""
   if mesh is not None:
     sums = _device_total(mesh, axis_name)(sums)
@@ -147,17 +146,6 @@ def finalize(sums: Sums, shift, mesh=None, axis_name: str = "data") -> Moments:
   outer = 0.5 * (outer + np.swapaxes(outer, 1, 2))    # exactly symmetric
   return Moments(count, first * scale[:, None], outer * scale[:, None, None],
                  np.asarray(shift, np.float32).astype(np.float64))
-
-
-def project(moments: Moments, projection: np.ndarray) -> Moments:
-  """Moments of psi = phi P from those of phi, in float64: mu P, P^T S P, shift P.
-
-  P may be a Nystrom map's kept columns [p, r] (``feature_maps.kept_projection``).
-  """
-  p = np.asarray(projection, np.float64)
-  second = np.einsum("ab,gac,cd->gbd", p, moments.second, p, optimize=True)
-  return Moments(moments.counts, moments.means @ p, 0.5 * (second + np.swapaxes(second, 1, 2)),
-                 moments.shift @ p)
 
 
 def _check_finite(rows, first_row, name):
@@ -216,7 +204,7 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
     feature_map: ``FourierMap`` or ``NystromMap``.
     source: [n, d] array, memory map or other array-like with row slicing, or an iterable of
       [n_i, d] chunks (read once).
-    shift: [p] shift c of phi (``feature_shift``).
+    shift: [p] shift c (``feature_shift``).
     groups: [n] int group ids 0..G-1 of the points (array-like sources only); None: all in 0.
     num_groups: G.
     chunk_rows: rows per chunk (per device on a mesh): one compilation per value.
@@ -225,11 +213,10 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
     name: what the caller calls ``source`` (messages).
 
   Returns:
-    ``Moments`` of phi (``feature_maps``: the device features) with G groups.
+    ``Moments`` with G groups.
   """
   dim = feature_maps.input_dim(feature_map)
   p = feature_maps.num_features(feature_map)
-  feature_map = feature_maps.device_map(feature_map)
   devices = 1 if mesh is None else int(mesh.shape[axis_name])
   rows = chunk_rows * devices
   shift = jnp.asarray(shift, jnp.float32)
@@ -277,21 +264,20 @@ def _features(feature_map, x):
 
 
 def point_features(feature_map, x, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
-  """[n, p] float32 phi(x) of a few points (labeled, held-out), in padded power-of-two chunks."""
+  """[n, p] float32 psi(x) of a few points (labeled, held-out), in padded power-of-two chunks."""
   x = np.asarray(x, np.float32)
-  device = feature_maps.device_map(feature_map)
   rows = bucket_rows(x.shape[0], chunk_rows)
   out = []
   for lo in range(0, x.shape[0], rows):
     part = np.zeros((rows, x.shape[1]), np.float32)
     part[:min(rows, x.shape[0] - lo)] = x[lo:lo + rows]
-    out.append(np.asarray(_features(device, jnp.asarray(part))))
+    out.append(np.asarray(_features(feature_map, jnp.asarray(part))))
   return np.concatenate(out)[:x.shape[0]] if out else np.zeros(
       (0, feature_maps.num_features(feature_map)), np.float32)
 
 
 def feature_shift(feature_map, x, max_rows: int = CHUNK_ROWS) -> np.ndarray:
-  """[p] float32 shift c of phi: the mean of phi over the first ``max_rows`` points of ``x``."""
+  """[p] float32 shift c: the mean of psi over the first ``max_rows`` points of ``x``."""
   phi = point_features(feature_map, np.asarray(x[:max_rows], np.float32))
   return np.mean(phi.astype(np.float64), axis=0).astype(np.float32)
 
@@ -346,7 +332,7 @@ def sharded_unlabeled_moments(feature_map, unlabeled, shift, mesh, axis_name: st
   split = jax.sharding.NamedSharding(mesh, _P(axis_name))
   sums = jax.device_put(init_sums(1, feature_maps.num_features(feature_map), devices), split)
   sums = _strata_pass(mesh, axis_name, int(chunk_rows))(
-      sums, feature_maps.device_map(feature_map), jnp.asarray(shift, jnp.float32), unlabeled.x,
+      sums, feature_map, jnp.asarray(shift, jnp.float32), unlabeled.x,
       jnp.asarray(sizes, jnp.int32))
   return finalize(sums, shift, mesh, axis_name)
 
@@ -361,13 +347,13 @@ def concatenate(*parts: Moments) -> Moments:
                    for f in ("counts", "means", "second")), shift)
 
 
-def empty(feature_map, shift) -> Moments:
+def empty(num_features: int, shift) -> Moments:
   """``Moments`` of one empty group (no unlabeled data)."""
-  p = feature_maps.num_features(feature_map)
+  p = int(num_features)
   return Moments(np.zeros(1), np.zeros((1, p)), np.zeros((1, p, p)),
                  np.asarray(shift, np.float32).astype(np.float64))
 
 
 __all__ = ["CHUNK_ROWS", "Moments", "Sums", "add_chunk", "bucket_rows", "chunk_sums",
            "concatenate", "empty", "feature_shift", "finalize", "group_moments", "init_sums",
-           "labeled_moments", "point_features", "project", "sharded_unlabeled_moments"]
+           "labeled_moments", "point_features", "sharded_unlabeled_moments"]

@@ -202,9 +202,10 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, ke
     unlabeled = fitting.unlabeled_moments(psi, x_unlabeled, shift, chunk_rows=chunk_rows,
                                           mesh=mesh, axis_name=axis_name)
     phi = moments_lib.point_features(psi, x_l).astype(np.float64) - shift.astype(np.float64)
-    basis = feature_maps.kept_projection(psi)            # Nystrom: psi = phi P_r, in float64
-    if basis is not None:
-      phi, unlabeled = phi @ basis, moments_lib.project(unlabeled, basis)
+    active = np.any(phi != 0, axis=0) | (np.einsum("gpp->p", unlabeled.second) > 0)
+    phi, unlabeled = phi[:, active], unlabeled._replace(      # a Nystrom map's dropped columns
+        means=unlabeled.means[:, active], second=unlabeled.second[:, active][:, :, active],
+        shift=unlabeled.shift[active])
     totals = _class_sums(phi, y_l, k)
     for f in range(num_folds):
       held_out = np.ones(y_l.shape[0], bool)

@@ -189,41 +189,45 @@ def solve_corrections(systems, lam: float, split_lam: float) -> Tuple[np.ndarray
   return w, v
 
 
-def solve(moments: Moments, lam: float, gamma, split_lam: Optional[float] = None,
-          projection: Optional[np.ndarray] = None) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+def solve(moments: Moments, lam: float, gamma, split_lam: Optional[float] = None
+          ) -> Tuple[np.ndarray, Optional[np.ndarray]]:
   """Minimizer of the objective from the moments: (w [p], v [k-1, p] or None).
 
+  Features that are identically zero (a Nystrom map's dropped directions) get w = 0 and the
+  system is solved on the others (``active_features``), so lam = 0 stays well-posed there.
+
   Args:
-    moments: ``Moments`` of phi: k classes then the unlabeled set (G = k + 1).
+    moments: ``Moments`` of k classes then the unlabeled set (G = k + 1).
     lam: lambda >= 0 (0 only with a positive definite Q).
     gamma: scalar or [k-1] trade-offs in [0, 1].
     split_lam: None (one shared f: (*)), inf (the same), or lam_g > 0 (per-split corrections).
-    projection: a Nystrom map's P [p, p] (psi = phi P) or None. The system is projected in
-      float64, Q -> P_r^T Q P_r and r -> P_r^T r on the r kept columns, solved there, and w is
-      returned on all p columns of psi (0 on dropped ones).
 
   Raises:
     IllPosedSystemError: singular system.
     ValueError: gamma < 1 without unlabeled points.
   """
   with one_blas_thread():
-    return _solve(moments, lam, gamma, split_lam, projection)
+    return _solve(moments, lam, gamma, split_lam)
 
 
-def _solve(moments, lam, gamma, split_lam, projection):
+def active_features(moments: Moments) -> np.ndarray:
+  """[p] bool: features that are not identically zero on every group."""
+  return (np.einsum("gpp->p", moments.second) > 0) | np.any(moments.means != 0, axis=0)
+
+
+def _solve(moments, lam, gamma, split_lam):
   s = moments.counts.shape[0] - 2
   gamma = np.broadcast_to(np.asarray(gamma, np.float64), (s,))
   p = moments.means.shape[1]
-  kept = np.ones(p, bool) if projection is None else np.any(projection != 0, axis=0)
-  basis = None if projection is None else np.asarray(projection, np.float64)[:, kept]
-  reduce = (lambda q, r: (q, r)) if basis is None else (
-      lambda q, r: (_sym_part(basis.T @ q @ basis), basis.T @ r))
+  kept = active_features(moments)
+  moments = moments._replace(means=moments.means[:, kept],
+                             second=moments.second[:, kept][:, :, kept],
+                             shift=moments.shift[kept])
   if split_lam is None or np.isposinf(split_lam):
-    matrix, vector = reduce(*mean_system(moments, gamma))
     w = np.zeros(p)
-    w[kept] = solve_system(matrix, vector, lam)
+    w[kept] = solve_system(*mean_system(moments, gamma), lam)
     return w, None
-  systems = [reduce(*split_system(moments, gamma, j)) for j in range(s)]
+  systems = [split_system(moments, gamma, j) for j in range(s)]
   w_kept, v_kept = solve_corrections(systems, lam, split_lam)
   w, v = np.zeros(p), np.zeros((s, p))
   w[kept], v[:, kept] = w_kept, v_kept
