@@ -383,7 +383,7 @@ def test_fit_surfaces_the_prime_num_steps_warning_at_the_callers_line():
 
 
 def test_decision_function_checks_points():
-  result = _tiny_fit()
+  result, _, _ = _small_fit()     # the fit other tests here make: compiled once per process
   with pytest.raises(ValueError, match=r"x contains 1 NaN .*\(first at row 4\)"):
     qsg_jax.decision_function(result, toy.with_value(toy.X_U, (4, 0), np.nan))
   with pytest.raises(TypeError, match=r"x is a scipy sparse matrix"):
