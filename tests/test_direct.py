@@ -391,3 +391,44 @@ def test_bench_direct_smoke(tmp_path, shared_data_dir):
   assert 0.5 < default["nystrom_64"] <= 1 and 0.5 < default["exact"] <= 1
   assert results["fit"][0]["dsg_over_direct_time"] > 0
   assert results["cv"][0]["best"]["lam"] in folds_lib.PAPER_POWERS
+
+
+def test_qsg_jax_fit_runs_the_direct_solver():
+  import qsg_jax   # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  x_l, y, x_u = _data()
+  args = dict(key=2, sigma=0.7, lam=0.02, gamma=[0.3, 0.6])
+  result = qsg_jax.fit(x_l, y, x_u, solver="direct", **args)
+  own = direct.fit(x_l, y, x_u, **args)
+  assert result.metrics["solver"] == "direct" and result.state is None
+  np.testing.assert_array_equal(direct.decision_function(result.model, x_u),
+                                direct.decision_function(own.model, x_u))
+  assert np.all(np.diff(np.asarray(result.thresholds)) >= 0)
+  auto = qsg_jax.fit(x_l, y, x_u, solver="auto", **args)
+  assert auto.metrics["solver"] == "direct"
+  with pytest.raises(ValueError, match="solver='direct' minimizes the squared pairwise loss"):
+    qsg_jax.fit(x_l, y, x_u, solver="direct", loss="hinge", **args)
+  dsg = qsg_jax.fit(x_l, y, x_u, solver="auto", loss="hinge", num_steps=16, **args)
+  assert "eta" in dsg.metrics and "solver" not in dsg.metrics
+
+
+def test_fourier_fit_result_scores_through_the_dsg_paths():
+  import qsg_jax   # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  x_l, y, x_u = _data()
+  result = direct.solver.fit_result(
+      x_l, y, x_u, config=qsg_jax.FitConfig(sigma=0.7, lam=0.02), key=0)
+  assert isinstance(result.model, direct.NystromModel)
+  fourier = direct.fit(x_l, y, x_u, feature_map="rff", num_features=128, sigma=0.7, lam=0.02)
+  config = engine.make_config(3, 2, num_frequencies=32)
+  np.testing.assert_allclose(
+      engine.model_scores(fourier.model, jnp.asarray(x_l), config.block_group),
+      fourier.f_labeled, atol=2e-6)
+
+
+def test_poor_nystrom_approximation_warns():
+  x_l, y, x_u = _data(d=3)
+  with pytest.warns(direct.ApproximationWarning, match=r"unexplained.*raise num_features"):
+    fit = direct.fit(x_l, y, x_u, sigma=50.0, num_features=8)
+  assert fit.kernel_residual > 0.05
+  fit = direct.fit(x_l, y, x_u, sigma=0.5, num_features=32)
+  assert 0 <= fit.kernel_residual < 1e-3
+  assert np.isnan(direct.fit(x_l, y, x_u, feature_map="rff", num_features=64).kernel_residual)

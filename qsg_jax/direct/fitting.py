@@ -12,6 +12,7 @@ Nystrom solution is a ``NystromModel``, a kernel expansion over its p landmarks.
 """
 
 import itertools
+import warnings
 from typing import NamedTuple, Optional, Union
 
 import jax
@@ -55,6 +56,19 @@ class DirectFit(NamedTuple):
   moments: moments_lib.Moments  # k class groups, then the unlabeled group.
   weights: np.ndarray          # [p] float64 w (f = w . psi).
   split_weights: Optional[np.ndarray]  # [k-1, p] float64 v_j, or None.
+  kernel_residual: float       # Nystrom: mean of 1 - ||psi(x)||^2 = k(x, x) - psi(x).psi(x)
+                               # over the labeled points (0: the map reproduces the kernel
+                               # there); NaN for Fourier features (||psi(x)|| = 1 always).
+
+
+class ApproximationWarning(UserWarning):
+  """The Nystrom map leaves much of the kernel unexplained: raise num_features."""
+
+
+# Above this mean kernel residual ``fit`` warns: at p = 512 it was 0.002-0.003 on sgemm and
+# ijcnn1 and below 1e-5 on cod-rna, skin and accelerometer (AUC within 0.002 of the exact
+# minimizer), 0.19 on bank_marketing (AUC 0.02 away; 0.10 and within 0.002 at p = 2048).
+RESIDUAL_WARNING = 0.05
 
 
 def make_feature_map(kind: str, key: jax.Array, sigma: float, num_features: int, dim: int,
@@ -216,7 +230,12 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
 
   Returns:
     ``DirectFit``: the model (``engine.Model`` for rff, ``NystromModel`` for nystrom), f on
-    the labeled points, the map, the moments and the float64 solution.
+    the labeled points, the map, the moments, the float64 solution and the Nystrom kernel
+    residual.
+
+  Warns:
+    ApproximationWarning: the Nystrom map explains less than 95% of k(x, x) on the labeled
+      points (``RESIDUAL_WARNING``).
 
   Raises:
     ValueError, TypeError: bad inputs (what was received and the fix).
@@ -280,7 +299,17 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
                      "features to [0, 1] (qsg_jax.data.minmax_fit) or lower sigma.")
   weights, split_weights = solve_lib.solve(stats, lam, gamma, split_lam)
   model = model_of(psi, feature_key, sigma, weights, split_weights)
-  return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights)
+  residual = np.nan
+  if isinstance(psi, feature_maps.NystromMap):
+    features = moments_lib.point_features(psi, x_l).astype(np.float64)
+    residual = float(np.mean(1.0 - np.sum(features * features, axis=1)))
+    if residual > RESIDUAL_WARNING:
+      warnings.warn(f"the Nystrom map of {feature_maps.num_features(psi)} landmarks leaves "
+                    f"{residual:.0%} of k(x, x) unexplained on the labeled points (sigma="
+                    f"{sigma:g}), so the solution may be far from the exact kernel minimizer: "
+                    "raise num_features (e.g. 2048), or lower sigma.", ApproximationWarning,
+                    stacklevel=3)
+  return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights, residual)
 
 
 @jax.jit
