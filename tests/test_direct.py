@@ -57,6 +57,7 @@ def _shifted_features(fit, *point_sets):
                      np.float64) for x in point_sets]
 
 
+@pytest.mark.filterwarnings("ignore::qsg_jax.direct.ApproximationWarning")   # 16 landmarks
 @pytest.mark.parametrize("feature_map,gamma,lam", [("rff", 0.4, 0.02), ("rff", 0.4, 0.3),
                                                    ("nystrom", [0.0, 0.7], 0.02)])
 def test_solution_has_zero_gradient(feature_map, gamma, lam):
