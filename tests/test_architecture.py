@@ -12,6 +12,8 @@ import importlib.metadata
 import pathlib
 import re
 
+import pytest
+
 import qsg_jax
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -35,6 +37,16 @@ LAYERS = (
     ("estimators", ("qsg_jax.estimators",)),
     ("top level", ("qsg_jax",)),
 )
+
+# Upward imports whose fix belongs to a helper still at work: the layer test reports them as an
+# expected failure naming the edge, fails on any other upward import, and fails once an entry
+# is fixed (remove it then). Keep it empty.
+PENDING_UPWARD = {
+    ("qsg_jax.direct.solver", "qsg_jax._fit"):
+        "DIRECT: direct.solver builds _fit.FitResult and falls back to _fit.fit for 'auto' "
+        "(imports inside functions); let _fit build the FitResult from what the solver returns "
+        "and decide 'auto' itself",
+}
 
 # Private modules that a test may import, each with its reason. Keep it short.
 PRIVATE_IMPORT_EXCEPTIONS = {
@@ -163,12 +175,19 @@ def test_every_module_has_a_layer():
 
 
 def test_no_import_from_a_lower_layer_to_a_higher_one():
-  upward = []
+  upward, pending = [], set()
   for edge in _edges():
     (low, low_name), (high, high_name) = _layer(edge[0]), _layer(edge[1])
     if high > low:
-      upward.append(f"{_describe(edge)}: layer {low_name!r} below {high_name!r}")
+      if edge[:2] in PENDING_UPWARD:
+        pending.add(edge[:2])
+      else:
+        upward.append(f"{_describe(edge)}: layer {low_name!r} below {high_name!r}")
   assert not upward, "imports from a lower layer to a higher one:\n" + "\n".join(upward)
+  fixed = set(PENDING_UPWARD) - pending
+  assert not fixed, f"fixed, remove from PENDING_UPWARD: {sorted(fixed)}"
+  if pending:
+    pytest.xfail("; ".join(f"{a} imports {b}: {PENDING_UPWARD[a, b]}" for a, b in sorted(pending)))
 
 
 def _strongly_connected(graph):
