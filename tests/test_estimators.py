@@ -1,4 +1,9 @@
-"""scikit-learn style estimators: the semi-supervised convention, clone, scores."""
+"""scikit-learn style estimators: the semi-supervised convention, clone, scores, parameter
+names and docstrings."""
+
+import inspect
+import pydoc
+import re
 
 import numpy as np
 import pytest
@@ -6,11 +11,32 @@ import scipy.sparse
 from sklearn import base
 from sklearn import metrics as skm
 from sklearn.exceptions import NotFittedError
+from sklearn.gaussian_process.kernels import RBF
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from qsg_jax import estimators
+from qsg_jax import io
+from qsg_jax.online_pairwise import OnlinePairwiseRanker
+from qsg_jax.roc_svm import ROCSVM
 from tests import _cv_data
+
+ESTIMATORS = (estimators.QS3ORAO, estimators.QSGS2AUC, estimators.QS3ORAOCV,
+              estimators.QSGS2AUCCV, ROCSVM, OnlinePairwiseRanker)
+
+
+def _documented(cls):
+  """The names a numpydoc class docstring documents: its "name : ..." and "a, b : ..." lines."""
+  names = set()
+  for line in inspect.getdoc(cls).splitlines():
+    match = re.match(r"(\w+(?:, \w+)*) :", line)
+    if match:
+      names.update(match.group(1).split(", "))
+  return names
+
+
+def _fitted_attributes(estimator):
+  return {name for name in vars(estimator) if name.endswith("_") and not name.startswith("_")}
 
 
 def _data(n=600, seed=0):
@@ -25,8 +51,8 @@ def _data(n=600, seed=0):
 
 def test_ordinal_estimator_fits_predicts_and_scores():
   x, y, y_semi = _data()
-  model = estimators.QS3ORAO(sigma=2.0, step_size=2.0, num_steps=128, num_frequencies=16,
-                             random_state=0)   # seeded: the AUC of 128 steps varies by seed
+  model = estimators.QS3ORAO(length_scale=0.5, learning_rate=2.0, num_steps=128,
+                             num_frequencies=16, random_state=0)   # seeded: the AUC varies by seed
   model.fit(x, y_semi)
   np.testing.assert_array_equal(model.classes_, [10, 20, 30])
   assert set(np.unique(model.predict(x))) <= {10, 20, 30}
@@ -34,6 +60,7 @@ def test_ordinal_estimator_fits_predicts_and_scores():
   expected = np.mean([skm.roc_auc_score(y[100:] > c, scores) for c in (10, 20)])
   assert model.score(x[100:], y[100:]) == pytest.approx(expected, abs=1e-5)
   assert expected > 0.85
+  assert _fitted_attributes(model) <= _documented(estimators.QS3ORAO)
   clone = base.clone(model)
   assert clone.get_params() == model.get_params() and not hasattr(clone, "model_")
 
@@ -41,8 +68,8 @@ def test_ordinal_estimator_fits_predicts_and_scores():
 def test_binary_estimator_and_errors():
   x, y, y_semi = _data()
   binary = np.where(y_semi == -1, -1, (y_semi > 10).astype(int))
-  model = estimators.QSGS2AUC(sigma=2.0, step_size=1.0, num_steps=64, num_frequencies=8,
-                              unlabeled_label=-1)
+  model = estimators.QSGS2AUC(length_scale=0.5, learning_rate=1.0, num_steps=64,
+                              num_frequencies=8, unlabeled_label=-1)
   model.fit(x, binary)
   assert model.score(x, (y > 10).astype(int)) > 0.8
   with pytest.raises(ValueError, match="exactly 2 labeled classes"):
@@ -53,7 +80,7 @@ def test_binary_estimator_and_errors():
     estimators.QS3ORAO(num_steps=8).fit(x, np.where(y_semi == -1, -1, 10))
 
 
-_FAST = dict(sigma=2.0, step_size=1.0, num_steps=64, num_frequencies=8, random_state=0)
+_FAST = dict(length_scale=0.5, learning_rate=1.0, num_steps=64, num_frequencies=8, random_state=0)
 
 
 def test_labels_that_would_silently_become_classes_are_refused():
@@ -151,10 +178,10 @@ def test_a_failed_refit_leaves_the_fitted_estimator_as_it_was():
   model = estimators.QS3ORAO(**_FAST).fit(x, y_semi)
   before = model.decision_function(x)
   state = {k: v for k, v in vars(model).items() if k.endswith("_")}
-  with pytest.raises(ValueError, match="gamma must lie in"):
-    model.set_params(gamma=2.0).fit(x * 1000 + 5, y_semi)       # new scaling, then a bad gamma
+  with pytest.raises(ValueError, match="labeled_weight must lie in"):
+    model.set_params(labeled_weight=2.0).fit(x * 1000 + 5, y_semi)   # new scaling, bad weight
   with pytest.raises(ValueError, match="only one class"):     # after X of 2 features was read
-    model.set_params(gamma=0.5).fit(x[:, :2], np.where(y_semi == -1, -1, 10))
+    model.set_params(labeled_weight=0.5).fit(x[:, :2], np.where(y_semi == -1, -1, 10))
   assert {k for k in vars(model) if k.endswith("_")} == set(state) and model.n_features_in_ == 3
   np.testing.assert_array_equal(model.input_min_, state["input_min_"])
   np.testing.assert_array_equal(model.decision_function(x), before)
@@ -185,7 +212,145 @@ def test_estimator_parameters_are_checked(params, message):
     estimators.QS3ORAO(**dict(dict(unlabeled_label=-1, **_cv_data.TINY), **params)).fit(x, y_semi)
 
 
-def test_gamma_is_checked_on_fully_labeled_data_too():
+def test_labeled_weight_is_checked_on_fully_labeled_data_too():
   x, y, _ = _cv_data.semi_ordinal()
-  with pytest.raises(ValueError, match=r"gamma must lie in \[0, 1\]"):
-    estimators.QS3ORAO(unlabeled_label=-1, gamma=5, **_cv_data.TINY).fit(x, y)
+  with pytest.raises(ValueError, match=r"labeled_weight must lie in \[0, 1\]"):
+    estimators.QS3ORAO(unlabeled_label=-1, labeled_weight=5, **_cv_data.TINY).fit(x, y)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
+def test_help_documents_every_parameter_with_an_example(cls):
+  """The class docstring (numpydoc, what help() shows) lists every parameter, so that the
+  parameters and the API reference cannot drift apart."""
+  shown = pydoc.render_doc(cls, renderer=pydoc.plaintext)
+  for section in ("Parameters\n |  ----------", "Attributes\n |  ----------",
+                  "Examples\n |  --------\n |  >>> "):
+    assert section in shown, section
+  assert set(cls().get_params()) - _documented(cls) == set()
+
+
+@pytest.mark.parametrize("make", [lambda: ROCSVM(random_state=0),
+                                  lambda: ROCSVM("nystrom", num_landmarks=20, random_state=0),
+                                  lambda: OnlinePairwiseRanker(chunk_size=16)],
+                         ids=["ROCSVM", "ROCSVM-nystrom", "OnlinePairwiseRanker"])
+def test_fitted_attributes_are_documented(make):
+  x, y, _ = _data(n=80)
+  model = make().fit(x, (y > 10).astype(int))
+  assert _fitted_attributes(model) <= _documented(type(model))
+
+
+def test_the_papers_names_still_work_with_a_future_warning():
+  """sigma, gamma, step_size (``FitConfig``'s names): same fit as length_scale = 1 / sqrt(2
+  sigma), labeled_weight, learning_rate, a FutureWarning each, clone and get_params intact."""
+  x, _, y_semi = _cv_data.semi_ordinal()
+  common = dict(unlabeled_label=-1, random_state=0, **_cv_data.TINY)
+  old = estimators.QS3ORAO(sigma=2.0, gamma=0.3, step_size=1.0, **common)
+  new = estimators.QS3ORAO(length_scale=0.5, labeled_weight=0.3, learning_rate=1.0, **common)
+  assert base.clone(old).get_params() == old.get_params()
+  with pytest.warns(FutureWarning) as record:
+    old.fit(x, y_semi)
+  messages = [str(warning.message) for warning in record]
+  assert len(messages) == 3, messages
+  assert "pass length_scale = 1 / sqrt(2 sigma)" in messages[0]
+  assert "pass labeled_weight" in messages[1] and "SVC gamma is the kernel width" in messages[1]
+  assert "pass learning_rate" in messages[2]
+  np.testing.assert_array_equal(old.decision_function(x), new.fit(x, y_semi).decision_function(x))
+  with pytest.warns(FutureWarning):   # today's default sigma = 0.1 is the default length_scale
+    by_sigma = estimators.QS3ORAO(sigma=0.1, **common).fit(x, y_semi)
+  np.testing.assert_array_equal(by_sigma.decision_function(x),
+                                estimators.QS3ORAO(**common).fit(x, y_semi).decision_function(x))
+  with pytest.raises(ValueError, match="sigma=2.0 and length_scale=1.0 are both set"):
+    estimators.QS3ORAO(sigma=2.0, length_scale=1.0, **common).fit(x, y_semi)
+  with pytest.raises(TypeError, match="learning_rate must be a number"):
+    estimators.QS3ORAO(learning_rate="fast", **common).fit(x, y_semi)
+
+
+def test_a_model_file_written_with_the_papers_names_loads_with_the_new_ones():
+  x, _, y_semi = _cv_data.semi_ordinal()
+  model = estimators.QS3ORAO(length_scale=0.5, labeled_weight=0.3, unlabeled_label=-1,
+                             random_state=0, **_cv_data.TINY).fit(x, y_semi)
+  arrays, meta = model._to_arrays()
+  renamed = {"length_scale", "labeled_weight", "learning_rate", "sigma", "gamma", "step_size"}
+  meta["params"] = {name: value for name, value in meta["params"].items() if name not in renamed}
+  meta["params"].update(sigma=2.0, gamma=0.3, step_size="auto")   # before the rename
+  loaded = estimators.QS3ORAO._from_arrays(model.model_, arrays, meta)
+  params = loaded.get_params()
+  assert params["length_scale"] == pytest.approx(0.5) and params["sigma"] == "deprecated"
+  assert params["labeled_weight"] == 0.3 and params["learning_rate"] == "auto"
+  np.testing.assert_array_equal(base.clone(loaded).fit(x, y_semi).decision_function(x),
+                                model.decision_function(x))   # a refit warns nothing
+
+
+@pytest.mark.parametrize("length_scale", [0.5, [0.3, 1.0, 3.0]], ids=["scalar", "per-feature"])
+def test_the_kernel_is_scikit_learns_rbf_of_length_scale(length_scale, tmp_path):
+  """The model's random features average to sklearn's RBF(length_scale) on the min-max scaled
+  inputs (256 frequencies: about 0.03 off on average; sigma = 1 / l^2 would be 0.13 off)."""
+  x, _, y_semi = _cv_data.semi_ordinal()
+  model = estimators.QS3ORAO(length_scale=length_scale, unlabeled_label=-1, random_state=0,
+                             **_cv_data.TINY).fit(x, y_semi)
+  per_feature = np.broadcast_to(np.asarray(length_scale), (3,)) if np.ndim(length_scale) else 1
+  minmax = (x - model.input_min_) / (model.input_scale_ / per_feature)
+  np.testing.assert_allclose(minmax.min(axis=0), 0, atol=1e-12)
+  np.testing.assert_allclose(minmax.max(axis=0), 1, atol=1e-12)
+  omega = model.model_.frequencies.reshape(-1, 3).astype(np.float64)       # [T m, d]
+  phase = (x - model.input_min_) / model.input_scale_ @ omega.T
+  features = np.concatenate([np.cos(phase), np.sin(phase)], axis=1)
+  kernel = features @ features.T / omega.shape[0]
+  assert np.abs(kernel - RBF(length_scale=length_scale)(minmax)).mean() < 0.06
+  io.save(model, tmp_path / "m.npz")   # the length scales live in the stored input scaling
+  np.testing.assert_array_equal(io.load(tmp_path / "m.npz").decision_function(x),
+                                model.decision_function(x))
+
+
+def test_one_length_scale_per_feature_divides_the_scaled_columns():
+  x, _, y_semi = _cv_data.semi_ordinal()
+  scales = np.array([0.3, 1.0, 3.0])
+  common = dict(unlabeled_label=-1, random_state=0, scale_inputs=False, **_cv_data.TINY)
+  per_feature = estimators.QS3ORAO(length_scale=scales, **common).fit(x, y_semi)
+  by_hand = estimators.QS3ORAO(length_scale=1.0, **common).fit(x / scales, y_semi)   # sigma 1/2
+  np.testing.assert_allclose(per_feature.decision_function(x),
+                             by_hand.decision_function(x / scales), rtol=1e-5, atol=1e-6)
+  np.testing.assert_array_equal(per_feature.input_scale_, scales)
+  equal = estimators.QS3ORAO(length_scale=[0.5] * 3, **common).fit(x, y_semi)
+  np.testing.assert_allclose(
+      equal.decision_function(x), per_feature.set_params(length_scale=0.5).fit(
+          x, y_semi).decision_function(x), rtol=1e-5, atol=1e-6)   # the isotropic kernel
+  for bad, error, message in (
+      ([1.0, 2.0], ValueError, "length_scale has 2 values but X has 3 features"),
+      ([1.0, -2.0, 1.0], ValueError, r"length_scale must be > 0 and finite; received \[1.0, -2"),
+      ("wide", TypeError, "length_scale must be a number > 0 or a list of one per feature")):
+    with pytest.raises(error, match=message):
+      estimators.QS3ORAO(length_scale=bad, **common).fit(x, y_semi)
+
+
+def test_minus_one_beside_two_classes_marks_the_unlabeled_rows_of_a_binary_estimator():
+  """scikit-learn's convention works as it is where -1 cannot be a class: a binary estimator
+  with classes {0, 1}; ambiguous labels are still refused with the fix."""
+  x, y, _ = _data(n=150)
+  binary = np.where(np.arange(150) % 3 == 0, -1, (y > 10).astype(int))
+  auto = estimators.QSGS2AUC(**_FAST).fit(x, binary)
+  explicit = estimators.QSGS2AUC(unlabeled_label=-1, **_FAST).fit(x, binary)
+  np.testing.assert_array_equal(auto.classes_, [0, 1])
+  np.testing.assert_array_equal(auto.decision_function(x), explicit.decision_function(x))
+  labeled = binary != -1
+  assert auto.score(x, binary) == pytest.approx(
+      skm.roc_auc_score(binary[labeled], auto.decision_function(x[labeled])), abs=1e-6)
+  assert estimators.get_scorer("accuracy")(auto, x, binary) == pytest.approx(
+      skm.accuracy_score(binary[labeled], auto.predict(x[labeled])))
+  with pytest.raises(ValueError, match=r"beside one class \[1\].*pass unlabeled_label=None"):
+    estimators.QSGS2AUC(**_FAST).fit(x, np.where(binary == 0, -1, binary))   # -1 / +1?
+  with pytest.raises(ValueError, match="could also be an ordered class below 0"):
+    estimators.QS3ORAO(**_FAST).fit(x, binary)          # ordinal: -1 < 0 < 1 may be 3 classes
+  plus_minus = estimators.QSGS2AUC(unlabeled_label=None, **_FAST).fit(x, np.where(y > 10, 1, -1))
+  np.testing.assert_array_equal(plus_minus.classes_, [-1, 1])
+
+
+def test_the_api_reference_renders_the_numpydoc_sections(tmp_path):
+  """What `make docs` runs (pdoc), on the estimators' module: sections and parameters as HTML."""
+  pdoc = pytest.importorskip("pdoc")
+  pdoc.render.configure(docformat="google")
+  pdoc.pdoc("qsg_jax.estimators", output_directory=tmp_path)
+  page = (tmp_path / "qsg_jax" / "estimators.html").read_text()
+  for name in ("QS3ORAO", "QSGS2AUC", "QS3ORAOCV", "QSGS2AUCCV"):
+    assert f'id="{name}"' in page
+  assert '<h6 id="parameters">Parameters</h6>' in page and "<strong>length_scale</strong>" in page

@@ -10,10 +10,21 @@ from sklearn.exceptions import NotFittedError
 from qsg_jax import estimators
 from qsg_jax import model_selection
 from tests import _cv_data
+from tests.test_estimators import _documented
+from tests.test_estimators import _fitted_attributes
 
 _SMALL = _cv_data.SMALL
 _ordinal = _cv_data.ordinal
-_GRID = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 1.0], "step_size": ["auto"]}
+_GRID = {"lam": [1e-3, 0.1], "length_scale": [1.0], "labeled_weight": [0.0, 1.0],
+         "learning_rate": ["auto"]}
+# The same grid in the papers' names (``cross_validate``): sigma = 1 / (2 length_scale^2).
+_PAPERS_GRID = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 1.0], "step_size": ["auto"]}
+
+
+def _named(best):
+  """A ``cross_validate`` grid point in the estimators' names (the grid's length scale 1)."""
+  names = {"sigma": "length_scale", "gamma": "labeled_weight", "step_size": "learning_rate"}
+  return {names.get(k, k): 1.0 if k == "sigma" else v for k, v in best.items()}
 
 
 def test_cv_estimator_picks_what_cross_validate_picks_and_refits():
@@ -24,20 +35,22 @@ def test_cv_estimator_picks_what_cross_validate_picks_and_refits():
   # The CV sees the points as the refit scales them: min-max over all rows.
   low, high = x.min(axis=0), x.max(axis=0)
   scale = lambda a: ((a - low) / (high - low)).astype(np.float32)
-  expected = model_selection.cross_validate(scale(x_l), y_l, scale(x_u), grid=_GRID,
+  expected = model_selection.cross_validate(scale(x_l), y_l, scale(x_u), grid=_PAPERS_GRID,
                                             num_folds=3, key=4, **_SMALL)
-  assert model.best_params_ == expected.best
+  assert model.best_params_ == _named(expected.best)
   assert model.best_score_ == pytest.approx(expected.best_score)
   results = model.cv_results_
   assert len(results["params"]) == 4 and set(results) >= {"mean_test_score", "split2_test_score",
-                                                          "param_lam"}
+                                                          "param_length_scale"}
   best = int(np.nanargmax(results["mean_test_score"]))
-  assert results["params"][best] == expected.best
+  assert results["params"][best] == _named(expected.best)
+  np.testing.assert_allclose(results["mean_test_score"], expected.scores.reshape(4, -1).mean(1))
   assert model.best_estimator_.lam == expected.best["lam"]
   assert set(model.predict(x_l)) <= {10, 11, 12}
   assert model.decision_function(x_l).shape == (50,)
   assert 0.5 < model.score(x_l, y_l + 10) <= 1.0
   assert clone(model).get_params()["grid"] == _GRID
+  assert _fitted_attributes(model) <= _documented(estimators.QS3ORAOCV)
 
 
 def test_cv_estimator_errors():
@@ -60,7 +73,7 @@ def test_cv_estimator_takes_what_the_plain_one_takes():
   """random_state=None (a fresh seed, recorded) and fully labeled y (supervised, gamma 1)."""
   x_l, y_l, _ = _ordinal()
   model = estimators.QS3ORAOCV(grid=_GRID, cv=3, random_state=None, **_SMALL).fit(x_l, y_l)
-  assert isinstance(model.seed_, int) and model.best_params_["gamma"] == 1.0
+  assert isinstance(model.seed_, int) and model.best_params_["labeled_weight"] == 1.0
   assert model.best_estimator_.get_params()["random_state"] == model.seed_
 
 
@@ -77,7 +90,7 @@ def test_select_hyperparams_is_the_cross_validated_choice():
 
 def test_cv_estimator_cross_validates_on_the_points_its_refit_sees():
   x, _, y_semi = _cv_data.semi_ordinal()
-  grid = {"lam": [1e-3], "sigma": [1e-3, 3.0], "gamma": [0.5]}
+  grid = {"lam": [1e-3], "length_scale": [20.0, 0.4], "labeled_weight": [0.5]}
   search = estimators.QS3ORAOCV(unlabeled_label=-1, grid=grid, cv=3, **_cv_data.TINY)
   fits = [clone(search).fit(scale * x, y_semi) for scale in (1.0, 100.0)]
   # Min-max scaling makes 100 x the same data as x: same CV scores, same pick, same model.
@@ -93,3 +106,30 @@ def test_cv_estimator_cross_validates_on_the_points_its_refit_sees():
     search.set_params(cv_unlabeled=-1).fit(x, y_semi)
   with pytest.raises(ValueError, match="1 NaN / NA labels"):
     search.set_params(cv_unlabeled=None).fit(x, np.where(np.arange(90) == 5, np.nan, y_semi))
+
+
+def test_cv_grid_in_the_papers_names_still_works_and_binary_auto_marker():
+  """Grid keys sigma / gamma / step_size: FutureWarning, the same search; QSGS2AUCCV takes y
+  with classes {0, 1} and -1 rows as it is (-1 cannot be a third class) and refits QSGS2AUC."""
+  x, y, _ = _cv_data.semi_ordinal()
+  binary = np.where(y == -1, -1, (y > 0).astype(int))
+  binary[::3] = -1
+  new = estimators.QSGS2AUCCV(grid=_GRID, cv=3, **_cv_data.TINY).fit(x, binary)
+  assert type(new.best_estimator_) is estimators.QSGS2AUC
+  np.testing.assert_array_equal(new.classes_, [0, 1])
+  with pytest.warns(FutureWarning) as record:
+    old = estimators.QSGS2AUCCV(grid=_PAPERS_GRID, cv=3, **_cv_data.TINY).fit(x, binary)
+  assert sorted(str(w.message).split()[2] for w in record) == ["gamma", "sigma", "step_size"]
+  np.testing.assert_allclose(old.cv_results_["mean_test_score"],
+                             new.cv_results_["mean_test_score"], rtol=1e-6)
+  assert old.best_params_ == new.best_params_
+  with pytest.warns(FutureWarning, match="per_split_gamma is deprecated; pass per_split_labeled"):
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+      estimators.QSGS2AUCCV(grid=_GRID, per_split_gamma=True).fit(x, binary[:-1])
+  with pytest.raises(ValueError, match="grid has both 'sigma' and 'length_scale'"):
+    estimators.QSGS2AUCCV(grid=dict(_GRID, sigma=[1.0])).fit(x, binary)
+  with pytest.raises(ValueError, match=r"grid must be a dict of value lists with the keys lam, "
+                                       r"length_scale and labeled_weight"):
+    estimators.QSGS2AUCCV(grid={"lam": [1.0], "length_scale": [1.0]}).fit(x, binary)
+  with pytest.raises(ValueError, match=r"grid\['labeled_weight'\] must be a non-empty list"):
+    estimators.QSGS2AUCCV(grid=dict(_GRID, labeled_weight=[2.0])).fit(x, binary)

@@ -38,7 +38,7 @@ def estimator():
   x, y = _data()
   y_semi = np.where(np.arange(y.size) < 60, y, -1)
   schedule = optax.cosine_decay_schedule(1.0, 64)
-  return estimators.QSGS2AUC(step_size=schedule, random_state=1, unlabeled_label=-1,
+  return estimators.QSGS2AUC(learning_rate=schedule, random_state=1, unlabeled_label=-1,
                                 **_SMALL).fit(x * 100, y_semi)
 
 
@@ -57,13 +57,13 @@ def test_estimator_round_trip_pickle_and_file(estimator, tmp_path):
   x = x * 100
   expected = estimator.decision_function(x)
   io.save(estimator, tmp_path / "est.npz")
-  with pytest.warns(UserWarning, match=r"parameters \['step_size'\] could not be stored"):
+  with pytest.warns(UserWarning, match=r"parameters \['learning_rate'\] could not be stored"):
     loaded = io.load(tmp_path / "est.npz")
-  assert type(loaded) is estimators.QSGS2AUC and loaded.step_size == "auto"   # schedule: default
+  assert type(loaded) is estimators.QSGS2AUC and loaded.learning_rate == "auto"  # schedule: default
   np.testing.assert_array_equal(loaded.decision_function(x), expected)
   np.testing.assert_array_equal(loaded.predict(x), estimator.predict(x))
   assert loaded.get_params()["random_state"] == 1
-  unpickled = pickle.loads(pickle.dumps(estimator.set_params(step_size=0.5)))
+  unpickled = pickle.loads(pickle.dumps(estimator.set_params(learning_rate=0.5)))
   np.testing.assert_array_equal(unpickled.decision_function(x), expected)
 
 
@@ -172,14 +172,14 @@ def test_load_names_what_it_was_given_instead_of_a_model_file(result, tmp_path):
 
 def test_model_files_keep_numpy_typed_parameters_and_name_a_missing_folder(tmp_path):
   x, _, y_semi = _cv_data.semi_ordinal()
-  model = estimators.QS3ORAO(unlabeled_label=-1, sigma=np.float32(0.25),
-                             gamma=np.array([0.3, 0.6]), random_state=np.int64(7),
+  model = estimators.QS3ORAO(unlabeled_label=-1, length_scale=np.float32(1.5),
+                             labeled_weight=np.array([0.3, 0.6]), random_state=np.int64(7),
                              lam=jnp.float32(1e-3), **_cv_data.TINY).fit(x, y_semi)
   io.save(model, tmp_path / "m.npz")
   loaded = io.load(tmp_path / "m.npz")
   params = loaded.get_params()
-  assert params["gamma"] == [0.3, 0.6] and params["random_state"] == 7
-  assert params["sigma"] == pytest.approx(0.25) and params["lam"] == pytest.approx(1e-3)
+  assert params["labeled_weight"] == [0.3, 0.6] and params["random_state"] == 7
+  assert params["length_scale"] == pytest.approx(1.5) and params["lam"] == pytest.approx(1e-3)
   refit = lambda: estimators.QS3ORAO(**params).fit(x, y_semi).decision_function(x)
   np.testing.assert_array_equal(refit(), refit())
   with pytest.raises(FileNotFoundError, match=r"its folder .*nowhere' does not exist"):

@@ -1,25 +1,34 @@
-"""Scorers that ignore unlabeled rows: against scikit-learn's AUC, and inside GridSearchCV."""
+"""Scorers and folds that ignore unlabeled rows: against scikit-learn's metrics on the labeled
+rows, and inside GridSearchCV / cross_val_score."""
 
 import numpy as np
 import pytest
 from sklearn import metrics as skm
+from sklearn.base import BaseEstimator
+from sklearn.base import ClassifierMixin
 from sklearn.model_selection import GridSearchCV
 from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import cross_val_score
+
 import qsg_jax
 from qsg_jax import estimators
+from tests import _cv_data
 
 
-
-class _Fixed:
-  """A fitted 'estimator' with given scores, to test the scorers alone."""
+class _Fixed(ClassifierMixin, BaseEstimator):
+  """A fitted 'estimator' with given scores and predictions, to test the scorers alone."""
   unlabeled_label = -1
 
-  def __init__(self, classes, scores):
+  def __init__(self, classes, scores, predicted=None):
     self.classes_ = np.asarray(classes)
     self._scores = np.asarray(scores, np.float32)
+    self._predicted = None if predicted is None else np.asarray(predicted)
 
   def decision_function(self, x):
     return self._scores[np.asarray(x)[:, 0].astype(int)]
+
+  def predict(self, x):
+    return self._predicted[np.asarray(x)[:, 0].astype(int)]
 
 
 def test_scorers_match_sklearn_on_labeled_rows():
@@ -63,15 +72,15 @@ def test_grid_search_on_semi_supervised_lev_picks_a_sensible_setting():
   y_semi = np.full_like(y, -1)
   y_semi[labeled] = y[labeled]
   search = GridSearchCV(
-      estimators.QS3ORAO(step_size=1.0, num_steps=64, num_frequencies=16, random_state=0,
+      estimators.QS3ORAO(learning_rate=1.0, num_steps=64, num_frequencies=16, random_state=0,
                          unlabeled_label=-1),
-      {"sigma": [1.0, 300.0]},        # 300: a kernel far narrower than the data, deliberately bad
+      {"length_scale": [0.7, 0.04]},   # 0.04: a kernel far narrower than the data, deliberately bad
       scoring=qsg_jax.estimators.ordinal_auc_scorer,
       cv=StratifiedKFold(3, shuffle=True, random_state=0))
   search.fit(x, y_semi)
   scores = search.cv_results_["mean_test_score"]
   assert np.all(np.isfinite(scores)), scores
-  assert search.best_params_ == {"sigma": 1.0}, scores
+  assert search.best_params_ == {"length_scale": 0.7}, scores
   assert scores[0] > scores[1] + 0.05 and scores[0] > 0.7, scores
   # The estimator's default score ignores unlabeled rows the same way.
   assert search.best_estimator_.score(x, y_semi) == pytest.approx(
@@ -91,3 +100,64 @@ def test_scorers_check_the_estimator_and_the_length_of_y():
     raises_short(TypeError,
                  "scores an estimator with decision_function and classes_.*received object",
                  scorer, object(), rows, np.array([0, 1, 0, 0, 1, 1]))
+
+
+def test_accuracy_and_mae_scorers_match_sklearn_on_labeled_rows():
+  rng = np.random.default_rng(1)
+  y = rng.choice([10, 20, 30], size=60)
+  predicted = np.where(rng.random(60) < 0.6, y, rng.choice([10, 20, 30], size=60))
+  y_semi = np.where(np.arange(60) % 4 == 0, -1, y)
+  rows, labeled = np.arange(60)[:, None], y_semi != -1
+  model = _Fixed([10, 20, 30], np.zeros(60), predicted)
+  assert estimators.accuracy_scorer(model, rows, y_semi) == pytest.approx(
+      skm.accuracy_score(y[labeled], predicted[labeled]))
+  # MAE in classes (ranks 0, 1, 2), not in label units: scikit-learn's on the ranks.
+  assert estimators.neg_mae_scorer(model, rows, y_semi) == pytest.approx(
+      -skm.mean_absolute_error(y[labeled] // 10 - 1, predicted[labeled] // 10 - 1))
+  assert estimators.get_scorer("balanced_accuracy")(model, rows, y_semi) == pytest.approx(
+      skm.balanced_accuracy_score(y[labeled], predicted[labeled]))
+  custom = skm.make_scorer(skm.f1_score, average="macro")
+  assert estimators.get_scorer(custom)(model, rows, y_semi) == pytest.approx(
+      skm.f1_score(y[labeled], predicted[labeled], average="macro"))
+  with pytest.raises(ValueError, match=r"predict\(X\) contains labels \[40\] outside"):
+    estimators.neg_mae_scorer(_Fixed([10, 20, 30], np.zeros(60), predicted + 10), rows, y_semi)
+
+
+def test_get_scorer_maps_scikit_learns_names_to_the_labeled_rows():
+  assert estimators.get_scorer("roc_auc") is estimators.auc_scorer
+  assert estimators.get_scorer("accuracy") is estimators.accuracy_scorer
+  assert estimators.get_scorer("neg_mean_absolute_error") is estimators.neg_mae_scorer
+  assert estimators.get_scorer("ordinal_auc") is estimators.ordinal_auc_scorer
+  assert isinstance(estimators.get_scorer("f1"), estimators.LabeledRowsScorer)
+  with pytest.raises(ValueError, match="'auc_roc' is not a scoring name: use one of"):
+    estimators.get_scorer("auc_roc")
+  with pytest.raises(TypeError, match="scoring must be a name or a scorer callable"):
+    estimators.get_scorer(3)
+
+
+def test_labeled_folds_test_labeled_rows_only_and_train_on_every_unlabeled_row():
+  y = np.array([0, 1, -1, 0, 1, -1, 0, 1, 0, 1, -1, 1, 0, -1, 0])
+  labeled, unlabeled = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+  folds = list(estimators.LabeledStratifiedKFold(3, shuffle=True, random_state=0).split(
+      np.zeros((y.size, 1)), y))
+  reference = StratifiedKFold(3, shuffle=True, random_state=0).split(labeled, y[labeled])
+  for (train, test), (ref_train, ref_test) in zip(folds, reference, strict=True):
+    np.testing.assert_array_equal(test, labeled[ref_test])
+    np.testing.assert_array_equal(train, np.sort(np.r_[labeled[ref_train], unlabeled]))
+  assert estimators.LabeledStratifiedKFold(4).get_n_splits() == 4
+  with pytest.raises(ValueError, match="needs y"):
+    next(estimators.LabeledStratifiedKFold().split(np.zeros((3, 1)), None))
+
+
+def test_scikit_learns_strings_are_right_with_labeled_folds_and_wrong_without():
+  """scoring="accuracy" counts the unlabeled rows of a test fold wrong (documented; nothing can
+  see y there); with LabeledStratifiedKFold it equals our scorer."""
+  x, y, _ = _cv_data.semi_ordinal(n=120)
+  binary = np.where(np.arange(120) % 4 == 0, -1, (y > 0).astype(int))
+  model = estimators.QSGS2AUC(random_state=0, **_cv_data.TINY)
+  folds = estimators.LabeledStratifiedKFold(3)
+  ours = cross_val_score(model, x, binary, cv=folds, scoring=estimators.get_scorer("accuracy"))
+  np.testing.assert_allclose(cross_val_score(model, x, binary, cv=folds, scoring="accuracy"), ours)
+  assert ours.min() > 0.8
+  plain = cross_val_score(model, x, binary, cv=StratifiedKFold(3), scoring="accuracy")
+  assert plain.max() <= 0.76   # a quarter of each test fold is -1, never predicted

@@ -1,21 +1,15 @@
 """scikit-learn estimators around ``qsg_jax.fit``: ``QS3ORAO`` (k ordered classes), ``QSGS2AUC``.
 
 Semi-supervised data follow scikit-learn's convention (``sklearn.semi_supervised``): one array of
-points and one of labels, where ``unlabeled_label`` marks the unlabeled points ("auto": -1 where
--1 cannot be a class; with classes 0, 1, ... pass unlabeled_label=-1 to say so). Fully labeled
-``y`` is accepted: the unlabeled risks then have no data, so the fit is supervised (``gamma`` is
-irrelevant and taken as 1).
+points and one of labels, where ``unlabeled_label`` marks the unlabeled points. Fully labeled
+``y`` is accepted: the unlabeled risks then have no data, so the fit is supervised
+(``labeled_weight`` is irrelevant and taken as 1). Classes may be any sortable labels; their
+sorted order is the ordinal order (``classes_``). Parameters, attributes and examples: the class
+docstrings (``help(QS3ORAO)``); the names against ``FitConfig``'s: ``_params``.
 
-Example:
-  model = QS3ORAO(num_steps=256, unlabeled_label=-1).fit(x, y)   # y: classes 0..k-1, -1
-  model.predict(x_new), model.decision_function(x_new), model.score(x_test, y_test)
-
-Classes may be any sortable labels; their sorted order is the ordinal order (``classes_``).
-Inputs of any scale work: with ``scale_inputs=True`` (default) each feature is min-max scaled to
-[0, 1] on the training rows (labeled and unlabeled), the range the default hyper-parameters
-assume, and the same map is applied at prediction time. Prediction reads stored frequencies
-(``qsg_jax.io.FrozenModel``), so a pickled or saved estimator predicts bit-identically under any
-JAX PRNG configuration. A fit that fails leaves a fitted estimator exactly as it was.
+Prediction reads stored frequencies (``qsg_jax.io.FrozenModel``), so a pickled or saved
+estimator predicts bit-identically under any JAX PRNG configuration. A fit that fails leaves a
+fitted estimator exactly as it was.
 """
 
 import contextlib
@@ -35,12 +29,18 @@ from qsg_jax import _fit
 from qsg_jax import _validation as validation
 from qsg_jax import io
 from qsg_jax.config import FitConfig
+from qsg_jax.errors import UnscaledFeaturesWarning
+from qsg_jax.estimators import _params
 from qsg_jax.estimators import _scorers
+from qsg_jax.estimators._params import DEPRECATED
 
-# The ``FitConfig`` fields the estimators take as parameters (split corrections are not saved in
-# model files; the solver follows ``FitConfig``'s default).
-HYPERPARAMS = ("sigma", "lam", "gamma", "step_size", "num_steps", "num_frequencies",
-               "unlabeled_batch_size", "labeled_batch_size", "loss")
+__docformat__ = "numpy"
+
+# The ``FitConfig`` fields the estimators take under their own names (sigma, gamma and step_size
+# are renamed, ``_params``; split corrections are not saved in model files; the solver follows
+# ``FitConfig``'s default).
+HYPERPARAMS = ("lam", "num_steps", "num_frequencies", "unlabeled_batch_size",
+               "labeled_batch_size", "loss")
 
 
 @contextlib.contextmanager
@@ -108,35 +108,95 @@ def check_ordinal_classes(classes):
                    "order = the labels from lowest to highest.")
 
 
+# The fitted attributes of QS3ORAO and QSGS2AUC (numpydoc).
+ATTRIBUTES = """\
+classes_ : ndarray of shape (k,)
+      The labeled classes in sorted order, which is the ordinal order.
+  model_ : qsg_jax.io.FrozenModel
+      The fitted f: the frequencies [num_steps, num_frequencies, n_features] of its random
+      features, their coefficients [num_steps, 2 num_frequencies] and the k-1 thresholds.
+  input_min_, input_scale_ : ndarray of shape (n_features,)
+      The map x' = (x - input_min_) / input_scale_ applied to X before the kernel: the min-max
+      scaling of the training rows (zeros and ones without ``scale_inputs``), times the length
+      scales when ``length_scale`` is one per feature.
+  seed_ : int
+      The seed of the fit (from ``random_state``).
+  training_metrics_ : dict of ndarray of shape (num_steps,)
+      Per iteration: "eta", the step size, and "max_abs_score", max |f| on the labeled points.
+  n_features_in_ : int
+      Number of features seen in ``fit``.
+  feature_names_in_ : ndarray of shape (n_features_in_,)
+      Column names of X, set only when X is a DataFrame with string column names."""
+
+_NOTES = """\
+The objective is lam/2 ||f||^2 + 1/(k-1) sum_j [w_j R_PN^j + (1 - w_j)(R_PU^j + R_NU^j - 1/2)]
+  over the k-1 ordinal splits j ({y <= j} against {y > j}), w = labeled_weight, R_PN the pairwise
+  risk of labeled pairs and R_PU, R_NU those of labeled against unlabeled points; it is minimized
+  by doubly stochastic functional gradients over random Fourier features (the papers' Algorithm
+  1, ``qsg_jax.fit``, whose ``FitConfig`` keeps the papers' names sigma, gamma, step_size).
+
+  ``score`` is the mean AUC over the k-1 ordinal splits on the labeled rows of y (the papers'
+  metric; rows marked unlabeled are ignored), not the accuracy, and is what ``GridSearchCV`` and
+  ``cross_val_score`` use by default. scikit-learn's scoring strings ("roc_auc", "accuracy",
+  "neg_mean_absolute_error") would score the unlabeled rows as a class: pass
+  ``qsg_jax.estimators.get_scorer(name)`` or ``cv=qsg_jax.estimators.LabeledStratifiedKFold()``.
+
+  Every new number of training rows compiles the training program again (seconds each, e.g.
+  once per fold of a cross-validation); JAX's persistent compilation cache keeps the compiled
+  programs across processes (``qsg_jax.estimators``)."""
+
+
 @io.register
 class QS3ORAO(ClassifierMixin, BaseEstimator):
-  """Semi-supervised ordinal regression by AUC optimization (QS3ORAO); k = 2 is QSG-S2AUC.
+  __doc__ = f"""Semi-supervised ordinal regression by AUC optimization (QS3ORAO); k = 2: QSG-S2AUC.
 
-  Hyper-parameters are the fields of ``qsg_jax.FitConfig`` (same names and defaults), plus:
-    scale_inputs: min-max scale each feature on the training rows (default True); set False
-      only for data already in [0, 1].
-    random_state: int seed, ``np.random.RandomState`` or None (a fresh seed per fit, recorded
-      in ``seed_``).
-    unlabeled_label: the marker of unlabeled rows in ``y``; "auto" (default): -1 where -1 cannot
-      be a class; None: every row is labeled.
+  Learns one ranking function f (a Gaussian-kernel function) and k-1 thresholds on it from
+  labeled rows of k ordered classes and unlabeled rows (y == ``unlabeled_label``).
 
-  ``decision_function`` returns [n] ranking scores; with k = 2 they are f(x) - b (the fitted
-  threshold), so that larger means ``classes_[1]`` and ``predict`` is ``decision > 0``. With
-  k > 2 they are f(x), one score ordered like ``classes_`` (not one column per class).
-  ``score`` is the mean AUC over the k-1 ordinal splits (Eq. 2) on the labeled rows, the papers'
-  metric, rather than accuracy.
+  Parameters
+  ----------
+  {_params.doc("length_scale", "lam", "labeled_weight", "learning_rate", "num_steps",
+               "num_frequencies", "unlabeled_batch_size", "labeled_batch_size", "loss",
+               "scale_inputs", "random_state", "unlabeled_label", "deprecated")}
+
+  Attributes
+  ----------
+  {ATTRIBUTES}
+
+  Notes
+  -----
+  ``decision_function`` returns f(x), one score per row ordered like ``classes_`` (not one
+  column per class); ``predict`` returns the class whose interval of thresholds holds f(x).
+  {_NOTES}
+
+  Examples
+  --------
+  >>> import numpy as np
+  >>> from qsg_jax import QS3ORAO
+  >>> rng = np.random.default_rng(0)
+  >>> X = rng.uniform(size=(300, 2))
+  >>> y = np.digitize(X.sum(axis=1), [0.7, 1.3])          # 3 ordered classes 0, 1, 2
+  >>> y[60:] = -1                                          # -1 marks the unlabeled rows
+  >>> model = QS3ORAO(num_steps=64, unlabeled_label=-1, random_state=0).fit(X, y)
+  >>> model.classes_
+  array([0, 1, 2])
+  >>> model.decision_function(X[:4]).shape                 # one ranking score per row
+  (4,)
+  >>> bool(model.score(X[:60], y[:60]) > 0.9)              # mean AUC of the 2 ordinal splits
+  True
   """
 
-  def __init__(self, sigma=FitConfig.sigma, lam=FitConfig.lam, gamma=FitConfig.gamma,
-               step_size=FitConfig.step_size, num_steps=FitConfig.num_steps,
-               num_frequencies=FitConfig.num_frequencies,
+  def __init__(self, length_scale=_params.DEFAULT_LENGTH_SCALE, lam=FitConfig.lam,
+               labeled_weight=FitConfig.gamma, learning_rate=FitConfig.step_size,
+               num_steps=FitConfig.num_steps, num_frequencies=FitConfig.num_frequencies,
                unlabeled_batch_size=FitConfig.unlabeled_batch_size,
                labeled_batch_size=FitConfig.labeled_batch_size, loss=FitConfig.loss,
-               scale_inputs=True, random_state=None, unlabeled_label="auto"):
-    self.sigma = sigma
+               scale_inputs=True, random_state=None, unlabeled_label="auto", sigma=DEPRECATED,
+               gamma=DEPRECATED, step_size=DEPRECATED):
+    self.length_scale = length_scale
     self.lam = lam
-    self.gamma = gamma
-    self.step_size = step_size
+    self.labeled_weight = labeled_weight
+    self.learning_rate = learning_rate
     self.num_steps = num_steps
     self.num_frequencies = num_frequencies
     self.unlabeled_batch_size = unlabeled_batch_size
@@ -145,6 +205,9 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     self.scale_inputs = scale_inputs
     self.random_state = random_state
     self.unlabeled_label = unlabeled_label
+    self.sigma = sigma
+    self.gamma = gamma
+    self.step_size = step_size
 
   def _check_classes(self, classes):
     """Hook for subclasses restricting the number of classes."""
@@ -152,31 +215,47 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
   def fit(self, X, y):
     """Trains on labeled rows and unlabeled rows (y == unlabeled_label).
 
-    Args:
-      X: [n, d] numeric features (dense; any scale when ``scale_inputs``).
-      y: [n] class labels, ``unlabeled_label`` for unlabeled rows.
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Numeric features (dense; any scale when ``scale_inputs``).
+    y : array-like of shape (n_samples,)
+        Class labels, ``unlabeled_label`` on unlabeled rows.
 
-    Returns:
-      self. A failed fit leaves the estimator's fitted state as it was.
+    Returns
+    -------
+    self
+        A failed fit leaves the estimator's fitted state as it was.
     """
     with fitted_state_kept_on_error(self):
+      papers = _params.papers_values(self)
       X, unlabeled, classes, codes, (low, scale) = prepare_training_data(self, X, y)
       self._check_classes(classes)
+      sigma, column_scale = _params.kernel_of(self, papers["sigma"], X.shape[1])
+      scale = scale * column_scale
       x = ((X - low) / scale).astype(np.float32)
       seed = seed_of(self.random_state)
       has_unlabeled = bool(unlabeled.any())
-      validation.check_gamma(self.gamma, classes.size)   # checked even where unused
-      config = FitConfig(**{name: getattr(self, name) for name in HYPERPARAMS})
-      result = _fit.fit(x[~unlabeled], codes, x[unlabeled] if has_unlabeled else None,
-                        key=seed, num_classes=classes.size,
-                        config=config if has_unlabeled else config.replace(gamma=1.0))
+      with _params.estimator_names(papers):
+        gamma = self.labeled_weight if papers["gamma"] is None else papers["gamma"]
+        validation.check_gamma(gamma, classes.size)   # checked even where unused
+        config = FitConfig(
+            sigma=sigma, gamma=gamma if has_unlabeled else 1.0, step_size=(
+                self.learning_rate if papers["step_size"] is None else papers["step_size"]),
+            **{name: getattr(self, name) for name in HYPERPARAMS})
+      with warnings.catch_warnings():
+        if np.ndim(self.length_scale) and self.scale_inputs:   # x' = x / length_scale: wanted
+          warnings.simplefilter("ignore", UnscaledFeaturesWarning)
+        result = _fit.fit(x[~unlabeled], codes, x[unlabeled] if has_unlabeled else None,
+                          key=seed, num_classes=classes.size, config=config)
       self.input_min_, self.input_scale_, self.seed_ = low, scale, seed
       self.classes_, self.model_ = classes, io.freeze(result)
       self.training_metrics_ = result.metrics
     return self
 
   def decision_function(self, X) -> np.ndarray:
-    """Ranking scores: [n]; binary: f(x) - b, larger = ``classes_[1]``; ordinal: f(x)."""
+    """Ranking scores, shape (n_samples,): f(x) ordered like ``classes_``; with 2 classes
+    f(x) - b (b the fitted threshold), so that larger means ``classes_[1]`` and > 0 predicts it."""
     check_is_fitted(self)
     check_features(X)
     X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
@@ -187,7 +266,8 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     return scores
 
   def predict(self, X) -> np.ndarray:
-    """Predicted classes (from ``classes_``) by the fitted thresholds: [n]."""
+    """Predicted classes (from ``classes_``), shape (n_samples,): the number of fitted
+    thresholds below f(x) indexes ``classes_``."""
     scores = self.decision_function(X)
     if self.classes_.size == 2:
       return self.classes_[(scores > 0).astype(int)]
@@ -196,7 +276,10 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
   def score(self, X, y, sample_weight=None) -> float:
     """Mean AUC over the k-1 ordinal splits on the labeled rows of (X, y); binary AUC if k = 2.
 
-    Rows labeled ``unlabeled_label`` are ignored (``qsg_jax.estimators.ordinal_auc_scorer``).
+    Rows marked unlabeled (``unlabeled_label``) are ignored
+    (``qsg_jax.estimators.ordinal_auc_scorer``); this is the score ``GridSearchCV`` and
+    ``cross_val_score`` use when ``scoring`` is None. Other metrics on the labeled rows:
+    ``qsg_jax.estimators.get_scorer("accuracy")`` etc.
     """
     if sample_weight is not None:
       raise ValueError("sample_weight is not supported by the AUC score; pass None.")
@@ -237,8 +320,13 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
       warnings.warn(f"parameters {sorted(not_stored)} could not be stored (not JSON); they are "
                     "back at their defaults, so a refit (clone().fit) would differ. Set them "
                     "again with set_params before refitting.", UserWarning, stacklevel=3)
-    estimator = cls(**{name: value for name, value in meta["params"].items()
-                       if name not in not_stored})
+    params = {name: value for name, value in meta["params"].items() if name not in not_stored}
+    for old, new in _params.RENAMED.items():   # a file written before the estimators' names
+      if old in meta["params"] and new not in meta["params"]:
+        value = params.pop(old, DEPRECATED)
+        if not (isinstance(value, str) and value == DEPRECATED):
+          params[new] = _params.length_scale_of(value) if old == "sigma" else value
+    estimator = cls(**params)
     estimator.model_, estimator.classes_, estimator.seed_ = frozen, arrays["classes"], meta["seed"]
     estimator.input_min_, estimator.input_scale_ = arrays["input_min"], arrays["input_scale"]
     estimator.n_features_in_ = int(arrays["input_min"].shape[0])
@@ -260,18 +348,22 @@ def prepare_training_data(estimator, X, y):
   if not isinstance(estimator.scale_inputs, (bool, np.bool_)):
     raise ValueError(f"scale_inputs must be True or False; received {estimator.scale_inputs!r}.")
   check_features(X)
+  marker = None if y is None else _params.unlabeled_marker(estimator, np.asarray(y).ravel())
   if y is not None:   # NaN or look-alike markers: a clear error before validate_data's
-    validation.unlabeled_mask(np.asarray(y).ravel(), estimator.unlabeled_label)
+    validation.unlabeled_mask(np.asarray(y).ravel(), marker)
   with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
     X, y = validate_data(estimator, X, y, dtype=[np.float64, np.float32])
-  unlabeled = validation.unlabeled_mask(y, estimator.unlabeled_label)
+  unlabeled = validation.unlabeled_mask(y, marker)
   y_labeled = y[~unlabeled]
   check_classification_targets(y_labeled)
   classes, codes = np.unique(y_labeled, return_inverse=True)
   if classes.size < 2:
-    raise ValueError(
-        f"y has labeled points of only one class ({classes.tolist()}); a ranking needs at "
-        f"least 2 classes (unlabeled points are marked {estimator.unlabeled_label!r}).")
+    shown = validation.MARKER if isinstance(marker, str) and marker == "auto" else marker
+    fix = (" If -1 is a class (labels -1 / +1), pass unlabeled_label=None."
+           if unlabeled.any() and shown == -1 else "")
+    raise ValueError(f"y has labeled points of only one class ({classes.tolist()}) and "
+                     f"{int(unlabeled.sum())} rows marked unlabeled ({shown!r}); a ranking needs "
+                     f"at least 2 classes.{fix}")
   check_ordinal_classes(classes)
   if not estimator.scale_inputs:
     return X, unlabeled, classes, codes, (np.zeros(X.shape[1]), np.ones(X.shape[1]))
@@ -287,7 +379,42 @@ def prepare_training_data(estimator, X, y):
 
 @io.register
 class QSGS2AUC(QS3ORAO):
-  """Semi-supervised binary AUC maximization (QSG-S2AUC): ``QS3ORAO`` restricted to 2 classes."""
+  __doc__ = f"""Semi-supervised binary AUC maximization (QSG-S2AUC): ``QS3ORAO`` for 2 classes.
+
+  Learns a ranking function f (a Gaussian-kernel function) maximizing the AUC from labeled rows
+  of two classes and unlabeled rows (y == ``unlabeled_label``), and a threshold b on it.
+
+  Parameters
+  ----------
+  {_params.doc("length_scale", "lam", "labeled_weight", "learning_rate", "num_steps",
+               "num_frequencies", "unlabeled_batch_size", "labeled_batch_size", "loss",
+               "scale_inputs", "random_state", "unlabeled_label", "deprecated")}
+
+  Attributes
+  ----------
+  {ATTRIBUTES}
+
+  Notes
+  -----
+  ``decision_function`` returns f(x) - b: larger means ``classes_[1]`` (the positive class),
+  and ``predict`` returns ``classes_[1]`` where it is > 0.
+  {_NOTES}
+
+  Examples
+  --------
+  >>> import numpy as np
+  >>> from qsg_jax import QSGS2AUC
+  >>> rng = np.random.default_rng(0)
+  >>> X = rng.uniform(size=(300, 2))
+  >>> y = (X[:, 0] + X[:, 1] > 1).astype(int)              # classes 0, 1
+  >>> y[60:] = -1                                           # unlabeled: -1 cannot be a 3rd class
+  >>> model = QSGS2AUC(num_steps=64, random_state=0).fit(X, y)
+  >>> model.classes_
+  array([0, 1])
+  >>> bool(model.score(X[:60], y[:60]) > 0.9)               # AUC on the labeled rows
+  True
+  """
+  _binary_only = True   # "auto" unlabeled_label: -1 beside two classes is the marker
 
   def _check_classes(self, classes):
     if classes.size != 2:

@@ -1,31 +1,30 @@
-"""Scorers for model selection on semi-supervised labels: rows marked unlabeled are ignored.
+"""Scorers and folds for model selection on semi-supervised labels: unlabeled rows never scored.
 
 Each scorer is a callable ``scorer(estimator, X, y) -> float`` (larger is better), the form
-``sklearn.model_selection.GridSearchCV(scoring=...)`` and ``cross_val_score`` take, so that a
-grid search on semi-supervised ``y`` (unlabeled rows marked -1) scores each fold on its labeled
-rows instead of failing or returning NaN:
-
-  search = GridSearchCV(QS3ORAO(), {"sigma": [0.1, 1.0]}, scoring=ordinal_auc_scorer)
-
-The unlabeled marker is the estimator's ``unlabeled_label`` ("auto": -1 where -1 is no fitted class
-and cannot be one below class 0, ``qsg_jax._validation.unlabeled_mask``). Scores come from
-``estimator.decision_function``; labels are matched to ``estimator.classes_`` (sorted = ordinal
-order; binary: ``classes_[1]`` is positive).
+``GridSearchCV(scoring=...)`` and ``cross_val_score`` take. It scores the rows of y that are
+labeled and ignores those marked unlabeled (the estimator's ``unlabeled_label``; -1 for an
+estimator without one). Why scikit-learn's own scoring strings cannot, and which to use instead:
+the docstring of ``qsg_jax.estimators``.
 """
 
 import numpy as np
+from sklearn import metrics as skmetrics
+from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted
 
 from qsg_jax import _validation as validation
 from qsg_jax import metrics
+from qsg_jax.estimators import _params
+
+__docformat__ = "numpy"
 
 
-def _check_estimator(name, estimator):
+def _check_estimator(name, estimator, method="decision_function"):
   """Raises TypeError for a non-estimator, scikit-learn's NotFittedError for an unfitted one."""
-  if not callable(getattr(estimator, "decision_function", None)):
-    raise TypeError(f"{name} scores an estimator with decision_function and classes_ (e.g. a "
-                    f"fitted QS3ORAO or QSGS2AUC); received {type(estimator).__name__:.60}. Call "
-                    f"it as {name}(estimator, X, y).")
+  if not callable(getattr(estimator, method, None)):
+    raise TypeError(f"{name} scores an estimator with {method} and classes_ (e.g. a fitted "
+                    f"QS3ORAO or QSGS2AUC); received {type(estimator).__name__:.60}. Call it as "
+                    f"{name}(estimator, X, y).")
   if callable(getattr(estimator, "fit", None)):
     check_is_fitted(estimator)   # NotFittedError, saying to call fit first
   if not hasattr(estimator, "classes_"):
@@ -38,33 +37,46 @@ def _num_rows(X):
   return int(shape[0]) if shape is not None and len(shape) else len(X)
 
 
-def _labeled_codes(estimator, X, y):
-  """(X, codes 0..k-1) of the labeled rows of (X, y), coded by ``estimator.classes_``."""
+def _rows(X, mask):
+  """The rows of X where ``mask``, keeping a DataFrame a DataFrame (its column names count)."""
+  if hasattr(X, "iloc"):
+    return X.iloc[np.nonzero(mask)[0]]
+  return np.asarray(X)[mask]
+
+
+def labeled_rows(estimator, X, y):
+  """(X, y) of the rows of y not marked unlabeled by ``estimator`` (its ``unlabeled_label``,
+  "auto" decided against its fitted ``classes_``; -1 where it has none)."""
   y = np.asarray(y)
   if y.ndim != 1:
     raise ValueError(f"y must have shape [n]; received shape {y.shape}.")
   if y.shape[0] != _num_rows(X):
     raise ValueError(f"y has {y.shape[0]} labels but X has {_num_rows(X)} rows; pass one label "
                      "per row of X (the estimator's unlabeled_label on unlabeled rows).")
-  classes = np.asarray(estimator.classes_)
-  labeled = ~validation.unlabeled_mask(y, getattr(estimator, "unlabeled_label", -1), classes)
+  classes = getattr(estimator, "classes_", None)
+  marker = _params.unlabeled_marker(estimator, y, classes)
+  labeled = ~validation.unlabeled_mask(y, marker, classes)
   if not labeled.any():
-    raise ValueError("every row of y is unlabeled: an AUC needs labeled rows to score.")
-  y_labeled = y[labeled]
-  codes = np.searchsorted(classes, y_labeled)
-  known = (codes < classes.size) & (classes[np.minimum(codes, classes.size - 1)] == y_labeled)
+    raise ValueError("every row of y is unlabeled: a score needs labeled rows.")
+  return _rows(X, labeled), y[labeled]
+
+
+def _labeled_codes(estimator, X, y):
+  """(X, codes 0..k-1, k) of the labeled rows of (X, y), coded by ``estimator.classes_``."""
+  X, y = labeled_rows(estimator, X, y)
+  classes = np.asarray(estimator.classes_)
+  return X, _codes(classes, y, "y"), classes.size
+
+
+def _codes(classes, values, name):
+  """Positions of ``values`` in the sorted ``classes`` (their ordinal ranks), or an error."""
+  codes = np.searchsorted(classes, values)
+  known = (codes < classes.size) & (classes[np.minimum(codes, classes.size - 1)] == values)
   if not known.all():
-    unknown = np.unique(y_labeled[~known])
-    raise ValueError(f"y contains labels {unknown.tolist()[:5]} outside the fitted classes "
+    unknown = np.unique(values[~known])
+    raise ValueError(f"{name} contains labels {unknown.tolist()[:5]} outside the fitted classes "
                      f"{classes.tolist()[:10]} (nor the unlabeled marker).")
-  return _rows(X, labeled), codes, classes.size
-
-
-def _rows(X, mask):
-  """The rows of X where ``mask``, keeping a DataFrame a DataFrame (its column names count)."""
-  if hasattr(X, "iloc"):
-    return X.iloc[np.nonzero(mask)[0]]
-  return np.asarray(X)[mask]
+  return codes
 
 
 def ordinal_auc_scorer(estimator, X, y) -> float:
@@ -73,19 +85,26 @@ def ordinal_auc_scorer(estimator, X, y) -> float:
   Splits with no labeled row on one side are left out of the mean; binary problems (k = 2) get
   the ordinary AUC.
 
-  Args:
-    estimator: fitted estimator with ``decision_function`` and ``classes_``.
-    X: [n, d] points.
-    y: [n] labels, the estimator's ``unlabeled_label`` on unlabeled rows.
+  Parameters
+  ----------
+  estimator : fitted estimator with ``decision_function`` and ``classes_``
+  X : array-like of shape (n_samples, n_features)
+  y : array-like of shape (n_samples,)
+      Labels, the estimator's ``unlabeled_label`` on unlabeled rows.
 
-  Returns:
-    Python float in [0, 1].
+  Returns
+  -------
+  float in [0, 1]
 
-  Raises:
-    ValueError: no labeled row, labels outside ``classes_``, y and X of different lengths, or no
-      split with both sides.
-    TypeError: ``estimator`` is not an estimator with ``decision_function`` and ``classes_``.
-    sklearn.exceptions.NotFittedError: ``estimator`` is not fitted.
+  Raises
+  ------
+  ValueError
+      No labeled row, labels outside ``classes_``, y and X of different lengths, or no split
+      with both sides.
+  TypeError
+      ``estimator`` is not an estimator with ``decision_function`` and ``classes_``.
+  sklearn.exceptions.NotFittedError
+      ``estimator`` is not fitted.
   """
   _check_estimator("ordinal_auc_scorer", estimator)
   X, codes, k = _labeled_codes(estimator, X, y)
@@ -98,21 +117,142 @@ def ordinal_auc_scorer(estimator, X, y) -> float:
 
 
 def auc_scorer(estimator, X, y) -> float:
-  """Binary AUC on the labeled rows (``classes_[1]`` positive); refuses k > 2 classes.
+  """Binary AUC of ``decision_function`` on the labeled rows (``classes_[1]`` positive).
 
-  Args:
-    estimator: fitted binary estimator with ``decision_function`` and ``classes_``.
-    X: [n, d] points.
-    y: [n] labels, the estimator's ``unlabeled_label`` on unlabeled rows.
-
-  Returns:
-    Python float in [0, 1].
-
-  Raises:
-    ValueError, TypeError, NotFittedError: as ``ordinal_auc_scorer``; also for k > 2 classes.
+  scikit-learn's "roc_auc" restricted to the labeled rows; refuses k > 2 classes (use
+  ``ordinal_auc_scorer``). Arguments, result and errors: as ``ordinal_auc_scorer``.
   """
   _check_estimator("auc_scorer", estimator)
   if len(estimator.classes_) != 2:
     raise ValueError(f"auc_scorer is for binary estimators; this one has "
                      f"{len(estimator.classes_)} classes. Use ordinal_auc_scorer.")
   return ordinal_auc_scorer(estimator, X, y)
+
+
+def accuracy_scorer(estimator, X, y) -> float:
+  """Fraction of the labeled rows whose ``predict`` equals y (scikit-learn's "accuracy" on the
+  labeled rows). Arguments and errors: as ``ordinal_auc_scorer``, with ``predict``."""
+  _check_estimator("accuracy_scorer", estimator, "predict")
+  X, y = labeled_rows(estimator, X, y)
+  return float(np.mean(np.asarray(estimator.predict(X)) == y))
+
+
+def neg_mae_scorer(estimator, X, y) -> float:
+  """Minus the mean absolute error of ``predict`` on the labeled rows, counted in classes: the
+  distance between the ranks (positions in ``classes_``) of the predicted and the true class.
+
+  The papers' MAE, negated so that larger is better (scikit-learn's "neg_mean_absolute_error",
+  which equals it for classes 0, 1, ..., k-1; it would use the label values otherwise).
+  Arguments and errors: as ``ordinal_auc_scorer``, with ``predict``.
+  """
+  _check_estimator("neg_mae_scorer", estimator, "predict")
+  X, codes, _ = _labeled_codes(estimator, X, y)
+  classes = np.asarray(estimator.classes_)
+  predicted = _codes(classes, np.asarray(estimator.predict(X)), "predict(X)")
+  return -float(np.mean(np.abs(predicted - codes)))
+
+
+SCORERS = {"roc_auc": auc_scorer, "ordinal_auc": ordinal_auc_scorer,
+           "accuracy": accuracy_scorer, "neg_mean_absolute_error": neg_mae_scorer}
+
+
+class LabeledRowsScorer:
+  """A scikit-learn scorer applied to the labeled rows only (``get_scorer``'s wrapper)."""
+
+  def __init__(self, scorer):
+    self.scorer = scorer
+
+  def __call__(self, estimator, X, y, **kwargs):
+    X, y = labeled_rows(estimator, X, y)
+    return self.scorer(estimator, X, y, **kwargs)
+
+  def __repr__(self):
+    return f"LabeledRowsScorer({self.scorer!r})"
+
+
+def get_scorer(scoring):
+  """The scorer of a scikit-learn scoring name that ignores rows marked unlabeled.
+
+  Parameters
+  ----------
+  scoring : str or callable
+      "roc_auc", "accuracy", "neg_mean_absolute_error" and "ordinal_auc" give this module's
+      scorers (table above); any other name of ``sklearn.metrics.get_scorer_names()``, or a
+      scorer callable(estimator, X, y), is applied to the labeled rows only.
+
+  Returns
+  -------
+  callable(estimator, X, y) -> float, for ``GridSearchCV(scoring=...)``, ``cross_val_score``.
+  A dict ``{name: get_scorer(name) for name in names}`` scores several metrics at once.
+
+  Examples
+  --------
+  >>> get_scorer("roc_auc") is auc_scorer
+  True
+  >>> get_scorer("balanced_accuracy")
+  LabeledRowsScorer(make_scorer(balanced_accuracy_score, response_method='predict'))
+  """
+  if isinstance(scoring, str) and scoring in SCORERS:
+    return SCORERS[scoring]
+  if isinstance(scoring, str):
+    try:
+      scoring = skmetrics.get_scorer(scoring)
+    except ValueError as e:
+      raise ValueError(f"{scoring!r} is not a scoring name: use one of {sorted(SCORERS)} or of "
+                       "sklearn.metrics.get_scorer_names().") from e
+  if not callable(scoring):
+    raise TypeError(f"scoring must be a name or a scorer callable(estimator, X, y); received "
+                    f"{type(scoring).__name__} {scoring!r:.60}.")
+  return LabeledRowsScorer(scoring)
+
+
+class LabeledStratifiedKFold:
+  """Stratified k folds of the labeled rows; every unlabeled row trains in every fold and is
+  never tested.
+
+  With it as ``cv``, scikit-learn's own scoring strings are right on semi-supervised y (no test
+  fold holds the unlabeled marker), and each fold trains on all unlabeled rows, as the papers'
+  cross-validation does (``qsg_jax.model_selection.cross_validate``).
+
+  Parameters
+  ----------
+  n_splits : int, default=5
+      Number of folds (each labeled class needs at least that many rows).
+  unlabeled_label : int, str or None, default=-1
+      The marker of unlabeled rows in y; None: every row is labeled (plain stratified folds).
+  shuffle, random_state
+      As ``sklearn.model_selection.StratifiedKFold`` (on the labeled rows).
+
+  Examples
+  --------
+  >>> y = np.array([0, 1, -1, 0, 1, -1, 0, 1])
+  >>> [test.tolist() for _, test in LabeledStratifiedKFold(3).split(np.zeros((8, 1)), y)]
+  [[0, 1], [3, 4], [6, 7]]
+  >>> next(LabeledStratifiedKFold(3).split(np.zeros((8, 1)), y))[0].tolist()
+  [2, 3, 4, 5, 6, 7]
+  """
+
+  def __init__(self, n_splits=5, *, unlabeled_label=-1, shuffle=False, random_state=None):
+    self.n_splits = n_splits
+    self.unlabeled_label = unlabeled_label
+    self.shuffle = shuffle
+    self.random_state = random_state
+
+  def split(self, X, y, groups=None):  # pylint: disable=unused-argument  (scikit-learn's API)
+    """Yields (train indices, test indices) for each fold."""
+    if y is None:
+      raise ValueError("LabeledStratifiedKFold needs y (the labels with the unlabeled marker).")
+    y = np.asarray(y)
+    unlabeled = validation.unlabeled_mask(y, self.unlabeled_label)
+    labeled, rest = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
+    folds = StratifiedKFold(self.n_splits, shuffle=self.shuffle, random_state=self.random_state)
+    for train, test in folds.split(labeled, y[labeled]):
+      yield np.sort(np.concatenate([labeled[train], rest])), labeled[test]
+
+  def get_n_splits(self, X=None, y=None, groups=None):  # pylint: disable=unused-argument
+    """The number of folds."""
+    return self.n_splits
+
+  def __repr__(self):
+    return (f"LabeledStratifiedKFold(n_splits={self.n_splits}, unlabeled_label="
+            f"{self.unlabeled_label!r}, shuffle={self.shuffle}, random_state={self.random_state})")

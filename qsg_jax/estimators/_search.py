@@ -1,26 +1,16 @@
 """Cross-validated estimators: ``QS3ORAOCV`` and ``QSGS2AUCCV`` (as scikit-learn's
-``LogisticRegressionCV``): pick lam, sigma, gamma and the step by k-fold CV, then refit.
-
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.uniform(size=(300, 2)).astype(np.float32)
-    >>> y = np.digitize(x.sum(axis=1), [0.7, 1.3])           # 3 ordered classes
-    >>> y[60:] = -1                                          # -1 = unlabeled
-    >>> grid = {"lam": [1e-3], "sigma": [1.0], "gamma": [0.5, 1.0]}   # step_size: ["auto"]
-    >>> model = QS3ORAOCV(grid=grid, cv=3, num_steps=64, unlabeled_label=-1).fit(x, y)
-    >>> sorted(model.best_params_), model.cv_results_["mean_test_score"].shape
-    (['gamma', 'lam', 'sigma', 'step_size'], (2,))
-    >>> bool(np.mean(model.predict(x[:60]) == y[:60]) > 0.8)
-    True
-
-``protocol="quick"`` or ``"paper"`` (the default) searches the papers' grids instead of ``grid``.
+``LogisticRegressionCV``): pick lam, length_scale, labeled_weight and the learning rate by k-fold
+CV, then refit.
 
 The search is ``qsg_jax.model_selection.cross_validate`` (the grouped path: the papers' 539-point
-grid with 5 folds takes about a minute on 2 CPU cores at 500 labels, 1,000 unlabeled points).
-The refit is a ``qsg_jax.estimators.QS3ORAO`` with the chosen values, trained on all the data
-(``best_estimator_``).
+grid with 5 folds takes about a minute on 2 CPU cores at 500 labels, 1,000 unlabeled points),
+which takes the papers' names (sigma, gamma, step_size); the grid and the results here use the
+estimators' names (``_params``). The refit is a ``QS3ORAO`` / ``QSGS2AUC`` with the chosen
+values, trained on all the data (``best_estimator_``).
 """
 
 import itertools
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -31,48 +21,168 @@ from qsg_jax import _validation as validation
 from qsg_jax import folds
 from qsg_jax import model_selection
 from qsg_jax.config import FitConfig
+from qsg_jax.estimators import _params
 from qsg_jax.estimators import _ranker
+from qsg_jax.estimators._params import DEPRECATED
 
-# The fixed ``FitConfig`` fields of a search (the grid holds lam, sigma, gamma, step_size).
+__docformat__ = "numpy"
+
+# The fixed ``FitConfig`` fields of a search (the grid holds the others).
 FIXED = ("num_steps", "num_frequencies", "unlabeled_batch_size", "labeled_batch_size", "loss")
+# The grid's estimator names and their ``FitConfig`` (``cross_validate``) names.
+PAPERS = {new: old for old, new in _params.RENAMED.items()}
+
+
+def papers_grid(grid: dict):
+  """(the grid in ``cross_validate``'s names, sigma -> the length_scale it came from), after
+  checking it. The papers' names are accepted as keys too, with a FutureWarning."""
+  keys = set(grid) if isinstance(grid, dict) else set()
+  named = {_params.RENAMED.get(name, name) for name in keys}
+  if not keys or not {"lam", "length_scale", "labeled_weight"} <= named or not named <= set(
+      PAPERS) | {"lam", "split_lam"}:
+    raise ValueError(f"grid must be a dict of value lists with the keys lam, length_scale and "
+                     f"labeled_weight (optional: learning_rate, split_lam); received "
+                     f"{sorted(keys) if isinstance(grid, dict) else type(grid).__name__}.")
+  out, length_scales = {}, {}
+  for name, values in grid.items():
+    if name in _params.RENAMED:
+      if _params.RENAMED[name] in grid:
+        raise ValueError(f"grid has both {name!r} and {_params.RENAMED[name]!r}, the same "
+                         f"parameter ({name} is its deprecated name): keep "
+                         f"{_params.RENAMED[name]!r}.")
+      warnings.warn(f"grid key {_params.deprecation_message(name)}", FutureWarning, stacklevel=3)
+      out[name] = values
+    elif name == "length_scale":
+      scales = [_params.check_length_scale(value, 1) for value in values]
+      if any(scale.ndim for scale in scales):
+        raise ValueError("the grid's length_scale values must be numbers (one per grid point); "
+                         "search per-feature length scales with GridSearchCV(QS3ORAO(), ...).")
+      length_scales = {float(0.5 / scale**2): float(scale) for scale in scales}
+      out["sigma"] = list(length_scales)
+    else:
+      out[PAPERS.get(name, name)] = values
+  try:
+    folds.check_grid(out)
+  except ValueError as e:   # the values' errors, in the grid's names
+    message = str(e)
+    for old, new in _params.RENAMED.items():
+      if old not in grid:
+        message = message.replace(f"grid[{old!r}]", f"grid[{new!r}]")
+    raise ValueError(message) from None
+  return out, length_scales
+
+
+def estimator_params(point: dict, length_scales: dict) -> dict:
+  """A grid point of ``cross_validate`` (papers' names) in the estimators' names."""
+  out = {}
+  for name, value in point.items():
+    if name == "sigma":
+      value = length_scales.get(float(value), _params.length_scale_of(value))
+    elif isinstance(value, np.ndarray):   # per-split gamma
+      value = value.tolist()
+    out[_params.RENAMED.get(name, name)] = value
+  return out
+
+
+def _cv_doc(binary: bool) -> str:
+  """The class docstring of QS3ORAOCV (binary False) or QSGS2AUCCV."""
+  name, model = ("QSGS2AUCCV", "QSGS2AUC") if binary else ("QS3ORAOCV", "QS3ORAO")
+  title = ("QSG-S2AUC (two classes)" if binary else "QS3ORAO (k ordered classes)")
+  labels = ("(x.sum(axis=1) > 1).astype(int)                # classes 0, 1" if binary else
+            "np.digitize(x.sum(axis=1), [0.7, 1.3])          # 3 ordered classes")
+  marker = "" if binary else ", unlabeled_label=-1"
+  return f"""{title} with lam, length_scale, labeled_weight and the learning
+  rate chosen by stratified k-fold CV, then refitted on all the data.
+
+  Parameters
+  ----------
+  grid : dict or None, default=None
+      Lists of values to search, keyed lam, length_scale, labeled_weight and optionally
+      learning_rate (default ["auto"]) and split_lam; every combination is one grid point.
+      None: the grid of ``protocol``. The papers' keys sigma, gamma, step_size still work
+      (deprecated).
+  protocol : {{"paper", "quick"}}, default="paper"
+      The grid when ``grid`` is None: "paper" is the papers' (lam and sigma = 1 / (2
+      length_scale^2) in 2^-3..2^3, labeled_weight 0..1 in steps of 0.1: 539 points,
+      ``model_selection.paper_grid()``), "quick" 12 points.
+  cv : int, default=5
+      Number of folds of the labeled rows; every fold trains on the unlabeled rows.
+  cv_unlabeled : int or None, default=2000
+      The CV trains on a uniform subsample of this many unlabeled rows (``folds.subsample``;
+      None: all); the refit uses every unlabeled row.
+  per_split_labeled_weight : bool, default=False
+      Choose labeled_weight per ordinal split (a coordinate-wise pass after the grid,
+      ``cross_validate(per_split_gamma=True)``); ``best_params_["labeled_weight"]`` is then a
+      list of k-1 values.
+  {_params.doc("num_steps", "num_frequencies", "unlabeled_batch_size", "labeled_batch_size",
+               "loss", "scale_inputs")}
+  random_state : int, RandomState instance or None, default=0
+      Seed of the folds, the CV's subsample and the refit (None: a fresh one, in ``seed_``).
+  {_params.doc("unlabeled_label")}
+  per_split_gamma : deprecated
+      The former name of per_split_labeled_weight (FutureWarning in ``fit``).
+
+  Attributes
+  ----------
+  best_params_ : dict
+      lam, length_scale, labeled_weight, learning_rate (and split_lam when searched) of the
+      chosen grid point, the refit's parameters.
+  best_score_ : float
+      Its mean validation AUC (mean over folds and ordinal splits).
+  cv_results_ : dict of ndarray
+      As scikit-learn's searches, one entry per grid point: "params", "param_<name>",
+      "mean_test_score", "split<f>_test_score".
+  best_estimator_ : {model}
+      The refitted estimator; ``predict``, ``decision_function`` and ``score`` are its own.
+  classes_ : ndarray of shape (k,)
+      The labeled classes in sorted (ordinal) order.
+  seed_ : int
+      The seed used (from ``random_state``).
+  n_features_in_ : int
+      Number of features seen in ``fit``.
+  feature_names_in_ : ndarray of shape (n_features_in_,)
+      Column names of X, set only when X is a DataFrame with string column names.
+
+  Notes
+  -----
+  The CV sees the inputs scaled exactly as the refit does (min-max over all rows when
+  ``scale_inputs``); fully labeled y is cross-validated supervised (labeled_weight 1), as
+  ``{model}`` trains it. Tasks sharing a length scale and a fold share their random features
+  (``model_selection.cross_validate``).
+
+  Examples
+  --------
+  >>> import numpy as np
+  >>> from qsg_jax import {name}
+  >>> rng = np.random.default_rng(0)
+  >>> x = rng.uniform(size=(300, 2)).astype(np.float32)
+  >>> y = {labels}
+  >>> y[60:] = -1                                          # -1 = unlabeled
+  >>> grid = {{"lam": [1e-3], "length_scale": [0.7], "labeled_weight": [0.5, 1.0]}}
+  >>> model = {name}(grid=grid, cv=3, num_steps=64{marker}).fit(x, y)
+  >>> sorted(model.best_params_), model.cv_results_["mean_test_score"].shape
+  (['labeled_weight', 'lam', 'learning_rate', 'length_scale'], (2,))
+  >>> bool(np.mean(model.predict(x[:60]) == y[:60]) > 0.8)
+  True
+  """
 
 
 class QS3ORAOCV(ClassifierMixin, BaseEstimator):
-  """QS3ORAO with lam, sigma, gamma and the step chosen by stratified k-fold CV; k = 2: QSG-S2AUC.
+  __doc__ = _cv_doc(binary=False)
+  _estimator = _ranker.QS3ORAO
 
-  Args:
-    grid: dict of value lists with the keys lam, sigma, gamma and optionally step_size (default
-      ["auto"]), or None for the grid of ``protocol``.
-    protocol: "paper" (``model_selection.paper_grid()``, 539 points) or "quick" (12 points);
-      used when ``grid`` is None.
-    cv: number of folds F.
-    cv_unlabeled: the CV trains on a uniform subsample of this many unlabeled points
-      (``folds.subsample``; None: all); the refit uses every unlabeled point.
-    per_split_gamma: choose gamma per ordinal split (``cross_validate(per_split_gamma=True)``).
-    num_steps, num_frequencies, unlabeled_batch_size, labeled_batch_size, loss, scale_inputs,
-      random_state, unlabeled_label: as ``qsg_jax.estimators.QS3ORAO``. The CV sees the inputs
-      scaled exactly as the refit does (min-max over all rows when ``scale_inputs``); fully
-      labeled ``y`` is cross-validated supervised (gamma 1), as ``QS3ORAO`` trains it.
-
-  Attributes (after ``fit``):
-    best_params_: dict lam, sigma, gamma, step_size of the chosen setting.
-    best_score_: its mean validation AUC (mean over folds and splits).
-    cv_results_: dict of arrays over grid points, as scikit-learn's searches: "params",
-      "param_<name>", "mean_test_score", "split<f>_test_score".
-    best_estimator_: the refitted ``QS3ORAO``.
-    classes_, seed_, n_features_in_ (and feature_names_in_ for DataFrame input).
-  """
-
-  def __init__(self, grid=None, protocol="paper", cv=5, cv_unlabeled=2000, per_split_gamma=False,
-               num_steps=FitConfig.num_steps, num_frequencies=FitConfig.num_frequencies,
+  def __init__(self, grid=None, protocol="paper", cv=5, cv_unlabeled=2000,
+               per_split_labeled_weight=False, num_steps=FitConfig.num_steps,
+               num_frequencies=FitConfig.num_frequencies,
                unlabeled_batch_size=FitConfig.unlabeled_batch_size,
                labeled_batch_size=FitConfig.labeled_batch_size, loss=FitConfig.loss,
-               scale_inputs=True, random_state=0, unlabeled_label="auto"):
+               scale_inputs=True, random_state=0, unlabeled_label="auto",
+               per_split_gamma=DEPRECATED):
     self.grid = grid
     self.protocol = protocol
     self.cv = cv
     self.cv_unlabeled = cv_unlabeled
-    self.per_split_gamma = per_split_gamma
+    self.per_split_labeled_weight = per_split_labeled_weight
     self.num_steps = num_steps
     self.num_frequencies = num_frequencies
     self.unlabeled_batch_size = unlabeled_batch_size
@@ -81,55 +191,77 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     self.scale_inputs = scale_inputs
     self.random_state = random_state
     self.unlabeled_label = unlabeled_label
+    self.per_split_gamma = per_split_gamma
 
   def fit(self, x, y):
-    """Cross-validates on the labeled rows, then refits on all rows (a failed fit leaves the
-    fitted state as it was)."""
+    """Cross-validates on the labeled rows, then refits on all rows.
+
+    Parameters
+    ----------
+    x : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Class labels, ``unlabeled_label`` on unlabeled rows.
+
+    Returns
+    -------
+    self
+        A failed fit leaves the fitted state as it was.
+    """
     with _ranker.fitted_state_kept_on_error(self):
       validation.check_count("cv_unlabeled", self.cv_unlabeled, allow_none=True,
                              fix="None uses every unlabeled point.")
+      per_split = self.per_split_labeled_weight
+      if not (isinstance(self.per_split_gamma, str) and self.per_split_gamma == DEPRECATED):
+        warnings.warn("per_split_gamma is deprecated; pass per_split_labeled_weight (it will be "
+                      "removed in the next release).", FutureWarning, stacklevel=2)
+        per_split = self.per_split_gamma
       raw_x, seed = x, _ranker.seed_of(self.random_state)
       # The refit's own checks and scaling, so that the CV sees the points the refit trains on.
       x, unlabeled, classes, codes, (low, scale) = _ranker.prepare_training_data(self, x, y)
       self._check_classes(classes)
       x = ((x - low) / scale).astype(np.float32)
-      grid = dict(model_selection.protocol_grid(self.protocol) if self.grid is None else self.grid)
+      if self.grid is None:   # the papers' grids, in their names
+        grid, length_scales = dict(model_selection.protocol_grid(self.protocol)), {}
+      else:
+        grid, length_scales = papers_grid(self.grid)
       if unlabeled.any():
         x_u = folds.subsample(x[unlabeled], self.cv_unlabeled, seed)
-      else:   # fully labeled: supervised, as QS3ORAO trains it (gamma is irrelevant)
+      else:   # fully labeled: supervised, as QS3ORAO trains it (labeled_weight is irrelevant)
         x_u, grid["gamma"] = None, [1.0]
       result = model_selection.cross_validate(
           x[~unlabeled], codes, x_u, grid=grid, num_folds=self.cv, key=seed,
-          num_classes=classes.size, per_split_gamma=self.per_split_gamma,
+          num_classes=classes.size, per_split_gamma=per_split,
           config=FitConfig(**{name: getattr(self, name) for name in FIXED}))
-      best = _ranker.QS3ORAO(**result.best, **{name: getattr(self, name) for name in FIXED + (
+      self.best_params_ = estimator_params(result.best, length_scales)
+      best = self._estimator(**self.best_params_, **{name: getattr(self, name) for name in FIXED + (
           "scale_inputs", "unlabeled_label")}, random_state=seed).fit(raw_x, y)
-      self.best_params_, self.best_score_ = dict(result.best), result.best_score
-      self.cv_results_, self.best_estimator_ = _cv_results(result), best
-      self.classes_, self.seed_ = best.classes_, seed
+      self.best_score_, self.cv_results_ = result.best_score, _cv_results(result, length_scales)
+      self.best_estimator_, self.classes_, self.seed_ = best, best.classes_, seed
     return self
 
   def _check_classes(self, classes):
     """Hook for subclasses restricting the number of classes."""
 
   def decision_function(self, x):
-    """Ranking scores f(x) of the refitted model: [n]."""
+    """Ranking scores of the refitted model, shape (n_samples,) (``QS3ORAO.decision_function``)."""
     check_is_fitted(self)
     return self.best_estimator_.decision_function(x)
 
   def predict(self, x):
-    """Predicted classes of the refitted model."""
+    """Predicted classes of the refitted model, shape (n_samples,)."""
     check_is_fitted(self)
     return self.best_estimator_.predict(x)
 
   def score(self, x, y, sample_weight=None):
-    """Mean AUC over the k-1 ordinal splits (``QS3ORAO.score``)."""
+    """Mean AUC over the k-1 ordinal splits on the labeled rows (``QS3ORAO.score``)."""
     check_is_fitted(self)
     return self.best_estimator_.score(x, y, sample_weight)
 
 
 class QSGS2AUCCV(QS3ORAOCV):
-  """QSG-S2AUC (binary semi-supervised AUC) with hyper-parameters chosen by k-fold CV."""
+  __doc__ = _cv_doc(binary=True)
+  _estimator = _ranker.QSGS2AUC
+  _binary_only = True   # "auto" unlabeled_label: -1 beside two classes is the marker
 
   def _check_classes(self, classes):
     if classes.size != 2:
@@ -137,16 +269,18 @@ class QSGS2AUCCV(QS3ORAOCV):
                        f"{classes.tolist()[:10]}. Use QS3ORAOCV for k ordered classes.")
 
 
-def _cv_results(result):
-  """scikit-learn style ``cv_results_`` of a ``CVResult`` (grid points in C order)."""
+def _cv_results(result, length_scales):
+  """scikit-learn style ``cv_results_`` of a ``CVResult`` (grid points in C order), in the
+  estimators' names."""
   names = list(result.grid)
   points = list(itertools.product(*(result.grid[name] for name in names)))
   num_folds = result.fold_scores.shape[-2]
   fold = result.fold_scores.reshape(len(points), num_folds, -1)          # [P, F, k-1]
-  out = {"params": [dict(zip(names, p)) for p in points],
+  params = [estimator_params(dict(zip(names, p)), length_scales) for p in points]
+  out = {"params": params,
          "mean_test_score": folds.nanmean(result.scores.reshape(len(points), -1))}
-  for i, name in enumerate(names):
-    out[f"param_{name}"] = np.array([p[i] for p in points], dtype=object)
+  for name in params[0]:
+    out[f"param_{name}"] = np.array([p[name] for p in params], dtype=object)
   for f in range(num_folds):
     out[f"split{f}_test_score"] = folds.nanmean(fold[:, f])
   return out

@@ -1,0 +1,205 @@
+"""The estimators' parameter names, their ``FitConfig`` fields, and the shared parameter docs.
+
+The functional API (``qsg_jax.fit``, ``FitConfig``) keeps the papers' names; the estimators use
+names a scikit-learn user cannot mistake (in ``sklearn.svm.SVC`` ``gamma`` is the kernel width):
+
+  estimator        FitConfig    meaning
+  length_scale     sigma        k(x, x') = exp(-||x - x'||^2 / (2 length_scale^2)), sigma =
+                                1 / (2 length_scale^2) (SVC's gamma); one per feature: anisotropic
+  labeled_weight   gamma        weight of the labeled pairs; the unlabeled risks get 1 - it
+  learning_rate    step_size    "auto", eta0 of eta0 / (1 + eta0 lam t), or a schedule
+
+The papers' names still work for one release with a FutureWarning (scikit-learn's deprecation
+pattern: the default "deprecated", the warning in ``fit``).
+"""
+
+import contextlib
+import textwrap
+import warnings
+
+import numpy as np
+
+from qsg_jax import _validation as validation
+from qsg_jax.config import FitConfig
+
+DEPRECATED = "deprecated"
+RENAMED = {"sigma": "length_scale", "gamma": "labeled_weight", "step_size": "learning_rate"}
+DEFAULT_LENGTH_SCALE = float(np.sqrt(0.5 / FitConfig.sigma))   # sigma = 0.1
+DEFAULTS = {"length_scale": DEFAULT_LENGTH_SCALE, "labeled_weight": FitConfig.gamma,
+            "learning_rate": FitConfig.step_size}
+_SVC = "(scikit-learn's SVC gamma is the kernel width, here 1 / (2 length_scale^2))"
+_HOW = {"sigma": "length_scale = 1 / sqrt(2 sigma) (a number, or one per feature) " + _SVC,
+        "gamma": "labeled_weight, the same value: the labeled pairs' weight, the unlabeled risks "
+                 "get 1 - labeled_weight " + _SVC,
+        "step_size": "learning_rate, the same value ('auto', eta0 or a schedule)"}
+
+
+def length_scale_of(sigma: float) -> float:
+  """The length scale of the Gaussian kernel exp(-sigma ||x - x'||^2): 1 / sqrt(2 sigma)."""
+  return float(np.sqrt(0.5 / sigma))
+
+
+def deprecation_message(old: str) -> str:
+  return (f"{old} is deprecated and will be removed in the next release; pass {_HOW[old]}.")
+
+
+def _is_default(value, default) -> bool:
+  return (not callable(value) and np.ndim(value) == 0 and not isinstance(value, bool)
+          and bool(value == default))
+
+
+def papers_values(estimator) -> dict:
+  """{sigma, gamma, step_size} given under their deprecated names (FutureWarning each), the
+  others None; both names of one parameter set is an error."""
+  values = {}
+  for old, new in RENAMED.items():
+    value = getattr(estimator, old)
+    if isinstance(value, str) and value == DEPRECATED:
+      values[old] = None
+      continue
+    if not _is_default(getattr(estimator, new), DEFAULTS[new]):
+      raise ValueError(f"{old}={value!r:.40} and {new}={getattr(estimator, new)!r:.40} are both "
+                       f"set, but {old} is the deprecated name of {new}: set {new} only.")
+    warnings.warn(deprecation_message(old), FutureWarning, stacklevel=3)
+    values[old] = value
+  return values
+
+
+def check_length_scale(length_scale, num_features: int) -> np.ndarray:
+  """float64 length_scale: a scalar, or [d] (one per feature) after checking d and the values."""
+  try:
+    arr = np.asarray(length_scale, np.float64)
+  except (TypeError, ValueError):   # ragged lists, objects
+    arr = None
+  if arr is None or isinstance(length_scale, (str, bool, np.bool_)) or arr.ndim > 1:
+    raise TypeError(f"length_scale must be a number > 0 or a list of one per feature; received "
+                    f"{type(length_scale).__name__} {length_scale!r:.60}.")
+  if arr.ndim == 1 and arr.shape != (num_features,):
+    raise ValueError(f"length_scale has {arr.size} values but X has {num_features} features; "
+                     "pass one per feature (an anisotropic kernel) or one number.")
+  if not np.all(np.isfinite(arr) & (arr > 0)):
+    raise ValueError(f"length_scale must be > 0 and finite; received "
+                     f"{np.ravel(arr).tolist()[:6]}.")
+  return arr
+
+
+def kernel_of(estimator, sigma, num_features: int):
+  """(sigma, column_scale [d]): the deprecated ``sigma`` as it is, a scalar length_scale as
+  sigma = 1 / (2 length_scale^2), one per feature as sigma = 1/2 with each scaled column divided
+  by its length scale (folded into the stored input scaling)."""
+  if sigma is not None:
+    return validation.check_positive("sigma", sigma), np.ones(num_features)
+  length_scale = check_length_scale(estimator.length_scale, num_features)
+  if length_scale.ndim == 0:
+    return float(0.5 / length_scale**2), np.ones(num_features)
+  return 0.5, length_scale
+
+
+@contextlib.contextmanager
+def estimator_names(papers):
+  """Errors from ``FitConfig``'s checks name the estimator's parameter (labeled_weight for
+  gamma, ...) unless the user passed the papers' name (``papers``: its given values)."""
+  try:
+    yield
+  except (TypeError, ValueError) as e:
+    message = str(e)
+    for old, new in RENAMED.items():
+      if papers.get(old) is None and message.startswith(old + " "):
+        raise type(e)(new + message[len(old):]) from None
+    raise
+
+
+def doc(*names: str) -> str:
+  """The numpydoc entries of ``names`` (``PARAMETERS``), indented for a class docstring."""
+  return textwrap.indent("\n".join(PARAMETERS[name] for name in names), "  ").lstrip()
+
+
+# numpydoc entries shared by QS3ORAO, QSGS2AUC and their CV versions.
+PARAMETERS = {
+    "length_scale": f"""\
+length_scale : float or array-like of shape (n_features,), default={DEFAULT_LENGTH_SCALE:.4f}
+    Length scale l of the Gaussian kernel k(x, x') = exp(-||x - x'||^2 / (2 l^2)) on the
+    scaled inputs, as scikit-learn's ``gaussian_process.kernels.RBF``. The papers' sigma
+    (``FitConfig.sigma``, scikit-learn SVC's ``gamma``) is 1 / (2 l^2); the default is
+    sigma = {FitConfig.sigma}. An array (one per feature) gives an anisotropic kernel: each
+    scaled column is divided by its length scale (stored in ``input_scale_``).""",
+    "lam": f"""\
+lam : float, default={FitConfig.lam}
+    Regularization lambda >= 0 (the weight of ||f||^2 / 2 in the objective).""",
+    "labeled_weight": f"""\
+labeled_weight : float or list of k-1 floats in [0, 1], default={FitConfig.gamma}
+    Weight of the labeled (positive, negative) pairs in the risk; the unlabeled risks (PU and
+    NU pairs) get 1 - labeled_weight (the papers' gamma). 1 = supervised, 0 = unlabeled
+    risks only. A list gives each of the k-1 ordinal splits its own weight. Ignored (taken
+    as 1) when y has no unlabeled row.""",
+    "learning_rate": f"""\
+learning_rate : "auto", float or callable, default="{FitConfig.step_size}"
+    Step size eta_t = eta0 / (1 + eta0 lam t) of iteration t. "auto": eta0 = min(3, 1 /
+    (lambda_max(K H) + lam)), half the stability limit of the squared-loss scores (K the
+    kernel on the training points, H the risk's Hessian in the scores); the chosen eta0 is
+    ``training_metrics_["eta"][0]``. A float is eta0; a callable t -> eta (an optax
+    schedule) replaces the whole schedule.""",
+    "num_steps": f"""\
+num_steps : int, default={FitConfig.num_steps}
+    Iterations T. Each draws a new block of num_frequencies random frequencies, so the
+    model has 2 x num_frequencies x num_steps random features (cos and sin of each).""",
+    "num_frequencies": f"""\
+num_frequencies : int, default={FitConfig.num_frequencies}
+    Frequencies m per iteration's feature block (2m random features per block).""",
+    "unlabeled_batch_size": f"""\
+unlabeled_batch_size : int, default={FitConfig.unlabeled_batch_size}
+    Unlabeled points sampled per iteration.""",
+    "labeled_batch_size": f"""\
+labeled_batch_size : int or None, default={FitConfig.labeled_batch_size}
+    Labeled points sampled per class and iteration; None uses every labeled point in
+    every iteration (the cost then grows with the number of labels).""",
+    "loss": f"""\
+loss : {{"squared", "hinge", "logistic"}}, default="{FitConfig.loss}"
+    Pairwise surrogate of the 0-1 ranking loss; "squared" is the papers' (and the only
+    one "auto" learning_rate is derived for).""",
+    "scale_inputs": """\
+scale_inputs : bool, default=True
+    Min-max scale each feature to [0, 1] on the training rows (labeled and unlabeled), the
+    range the default length_scale assumes; the same map is applied when predicting. Set
+    False only for data already in [0, 1].""",
+    "random_state": """\
+random_state : int, RandomState instance or None, default=None
+    Seed of the random features and the sampling; None draws a fresh seed per fit (kept in
+    ``seed_``).""",
+    "unlabeled_label": """\
+unlabeled_label : "auto", int, str or None, default="auto"
+    The value of y marking unlabeled rows. "auto": -1 (scikit-learn's semi-supervised
+    convention, as ``SelfTrainingClassifier``) where -1 cannot be a class: beside classes 1,
+    2, ...; for the binary estimators beside any two classes, e.g. {0, 1}, since a third value
+    cannot be a class of a binary problem. -1 beside classes 0, 1, 2, ... of an ordinal model
+    is ambiguous (it may be a class below 0, as in sentiment -1 / 0 / +1) and refused: pass
+    unlabeled_label=-1 or None. None: every row is labeled.""",
+}
+PARAMETERS["deprecated"] = """\
+sigma, gamma, step_size : deprecated
+    The papers' names (``FitConfig``) of length_scale (sigma = 1 / (2 length_scale^2)),
+    labeled_weight (gamma) and learning_rate (step_size); they still work until the next
+    release, with a FutureWarning in ``fit``."""
+
+
+def unlabeled_marker(estimator, y, classes=None):
+  """The marker ``estimator.unlabeled_label`` stands for in ``y``: "auto" is -1 for a binary-only
+  estimator (``_binary_only``) whose y holds two classes beside -1 (``classes``: the fitted ones,
+  -1 not among them), where -1 cannot be a third class, and an error beside one class (-1 may
+  be the second); else ``unlabeled_label`` as it is (``_validation.unlabeled_mask`` decides
+  "auto", refusing an ambiguous -1)."""
+  marker = getattr(estimator, "unlabeled_label", -1)
+  if not (isinstance(marker, str) and marker == "auto" and getattr(estimator, "_binary_only",
+                                                                   False)):
+    return marker
+  y = np.asarray(y)
+  if y.dtype.kind not in "biuf" or not np.any(y == -1):
+    return marker
+  others = np.unique(y[y != -1]) if classes is None else np.asarray(classes)
+  if others.size == 1:
+    raise ValueError(f"y has {int(np.sum(y == -1))} rows -1 beside one class {others.tolist()}: "
+                     "if -1 marks unlabeled rows, a binary ranking needs labeled rows of both "
+                     "classes; if -1 is the second class, pass unlabeled_label=None.")
+  if others.size == 2 and not np.any(others == -1):
+    return -1
+  return marker
