@@ -10,7 +10,7 @@ ARGS ?=
 .PHONY: install run run-sgemm run-sgemm-cv test test-slow test-multidevice bench bench-all \
 	bench-roc-svm bench-online-pairwise bench-cv bench-multiprocess select-step convergence \
 	reproduce-timing reproduce-auc reproduce-roc-svm reproduce-online-pairwise reproduce \
-	reproduce-unlabeled
+	reproduce-unlabeled docs
 
 install:
 	$(PYTHON) -m pip install -e ".[test]"
@@ -26,6 +26,12 @@ run-sgemm-cv:
 
 test:
 	$(PYTHON) -m pytest -q
+
+# HTML API reference generated from the docstrings (pdoc, the `docs` extra) into build/docs
+# (ignored); open build/docs/index.html. Modules setting __docformat__ = "numpy" (the estimators)
+# are read as numpydoc, the others as Google style.
+docs:
+	$(PYTHON) -m pdoc --docformat google --output-directory build/docs qsg_jax
 
 test-slow:
 	$(PYTHON) -m pytest -q -m slow

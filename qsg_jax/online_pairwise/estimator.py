@@ -14,12 +14,6 @@ input_scale_, by ``qsg_jax.data.minmax_fit`` on the training rows (``fit``: all 
 ``partial_fit``: the first chunk, kept for the rest of the stream), and the same map is applied
 when scoring. Unscaled features slow Eq. (1) down by their condition number (AUC 0.64 against
 0.97 on features in the thousands).
-
-Example:
-  ranker = OnlinePairwiseRanker()
-  for x, y in chunks:
-    ranker.partial_fit(x, y)
-  ranker.decision_function(x_test), ranker.score(x_test, y_test)
 """
 
 import jax
@@ -34,6 +28,8 @@ from qsg_jax.data.dataset import as_numeric
 from qsg_jax.online_pairwise import streaming
 from qsg_jax.online_pairwise import updates
 
+
+__docformat__ = "numpy"
 
 _TARGET_FIX = "every row needs a target: drop or impute those rows"
 _BLOCK_ELEMENTS = 2**22   # pairs per block of the O(n^2) counts (about 70 MB of temporaries)
@@ -132,25 +128,59 @@ def pairwise_ranking_accuracy(scores, targets) -> float:
 class OnlinePairwiseRanker(BaseEstimator):
   """Online pairwise least squares (Boissier, Lyu, Ying, Zhou) as a scikit-learn estimator.
 
-  Args:
-    theta: exponent of the step size gamma_t = t^-theta / mu (Theorem 1: 1/2 < theta < 1).
-    mu: scale of the step size; None estimates it on the first chunk (``estimate_mu``).
-    chunk_size: examples per jitted scan; chunks of other lengths are split or padded, so
-      ``partial_fit`` compiles once whatever the chunk lengths.
-    scale_inputs: min-max scale each feature (module docstring; default True); set False only
-      for features already in [0, 1].
+  A linear ranking score f(x) = w . x' on the scaled inputs x', trained by one pass of Eq. (1)
+  over a stream of (x, y) with real targets y: ``partial_fit`` continues the stream chunk by
+  chunk, ``fit`` starts over.
 
+  Parameters
+  ----------
+  theta : float, default=0.75
+      Exponent of the step size gamma_t = t^-theta / mu (Theorem 1: 1/2 < theta < 1).
+  mu : float or None, default=None
+      Scale of the step size; None estimates it on the first chunk (``estimate_mu``).
+  chunk_size : int, default=256
+      Examples per jitted scan; chunks of other lengths are split or padded, so ``partial_fit``
+      compiles once whatever the chunk lengths.
+  scale_inputs : bool, default=True
+      Min-max scale each feature (module docstring); set False only for features already in
+      [0, 1].
+
+  Attributes
+  ----------
+  coef_ : ndarray of shape (n_features,)
+      Weights w of f(x) = w . x' on the scaled inputs x'.
+  input_min_, input_scale_ : ndarray of shape (n_features,)
+      The min-max map x' = (x - input_min_) / input_scale_ (zeros and ones when
+      ``scale_inputs=False``), fitted on the first chunk of the stream.
+  state_ : IncrementalState
+      The iterate (NumPy arrays) the next ``partial_fit`` continues from.
+  step_size_ : PolynomialStepSize
+      The step size in use (holds the estimated mu).
+  n_features_in_ : int
+      Number of features seen in the first chunk.
+  feature_names_in_ : ndarray of shape (n_features_in_,)
+      Column names of X, set only when X is a DataFrame with string column names.
+
+  Notes
+  -----
   ``set_params(theta=..., mu=...)`` between ``partial_fit`` calls takes effect on the next chunk
   (the stream continues with the new schedule; mu=None keeps the mu in use); changing
-  ``scale_inputs`` mid-stream is refused (call ``fit`` to start over).
+  ``scale_inputs`` mid-stream is refused (call ``fit`` to start over). ``score`` is the AUC of
+  f on binary targets, in general ``pairwise_ranking_accuracy``.
 
-  Attributes (after fitting):
-    coef_: [d] weights w of f(x) = w . x' on the scaled inputs x'.
-    input_min_, input_scale_: [d] the min-max map x' = (x - input_min_) / input_scale_
-      (zeros and ones when ``scale_inputs=False``).
-    state_: ``IncrementalState`` (NumPy arrays) to continue from.
-    step_size_: the ``PolynomialStepSize`` in use (holds the estimated mu).
-    n_features_in_, feature_names_in_: as in scikit-learn.
+  Examples
+  --------
+  >>> import numpy as np
+  >>> from qsg_jax.online_pairwise import OnlinePairwiseRanker
+  >>> rng = np.random.default_rng(0)
+  >>> x = rng.normal(size=(512, 3)); y = x @ np.array([1.0, -2.0, 0.5])
+  >>> ranker = OnlinePairwiseRanker()
+  >>> for start in range(0, 512, 128):                   # a stream of 4 chunks
+  ...   ranker = ranker.partial_fit(x[start:start + 128], y[start:start + 128])
+  >>> ranker.coef_.shape
+  (3,)
+  >>> bool(ranker.score(x, y) > 0.9)                     # pairs ordered like the targets
+  True
   """
 
   def __init__(self, theta=0.75, mu=None, chunk_size=256, scale_inputs=True):

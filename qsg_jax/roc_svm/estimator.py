@@ -1,13 +1,5 @@
 """``ROCSVM``: the incomplete-U ROC-SVM as a scikit-learn classifier (linear or Nystrom kernel).
 
-    >>> import numpy as np
-    >>> from qsg_jax.roc_svm.estimator import ROCSVM
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.normal(size=(200, 2)); y = np.where(x[:, 0] + x[:, 1] > 0, "yes", "no")
-    >>> clf = ROCSVM(random_state=0).fit(x, y)
-    >>> bool(clf.score(x, y) > 0.95)   # score is the AUC of decision_function
-    True
-
 It wraps ``qsg_jax.roc_svm.fit``: the pairwise hinge risk over B = n random (positive, negative)
 pairs (Bae and Shin, Eq. 7; Eq. 12 on Nystrom features), solved by L-BFGS by default.
 
@@ -45,6 +37,8 @@ from qsg_jax.roc_svm import train as train_lib
 
 ESTIMATOR_KERNELS = ("linear", "nystrom")
 THRESHOLDS = ("accuracy", "sensitivity", "specificity")
+
+__docformat__ = "numpy"
 
 
 def median_heuristic_sigma(rng, x, num=2000):
@@ -84,31 +78,88 @@ def accuracy_threshold(scores, positive):
 class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
   """Incomplete-U ROC-SVM (AUC-maximizing SVM) for two classes, linear or Nystrom-kernel.
 
-  Args:
-    kernel: "linear" or "nystrom" (Gaussian kernel through ``num_landmarks`` landmarks).
-    lam: ridge lambda > 0 (Eq. 7).
-    sigma: Gaussian kernel parameter (k(x, z) = exp(-sigma ||x - z||^2)) or "median": 1 /
-      median squared distance of the training points.
-    num_landmarks: d >= 1 for "nystrom" (paper: 300); capped at the number of training points.
-    landmarks: "kmeans" (paper's real data), "stratified" or "uniform".
-    loss: "hinge" (paper), "squared_hinge" or "logistic".
-    num_pairs: B >= 1; None: B = n.
-    optimizer: "lbfgs" (default), "adamax" (paper) or an ``optax.GradientTransformation``.
-    learning_rate: Adamax rate (optimizer="adamax" only).
-    max_steps, tol: stopping rule of ``qsg_jax.roc_svm.fit`` (a whole number >= 1; a finite
-      number >= 0).
-    threshold: how ``predict``'s threshold is fitted: "accuracy", "sensitivity" or
-      "specificity" (the last two meet ``target_rate`` on the training points).
-    target_rate: the target sensitivity or specificity, in (0, 1]; checked whatever the
-      threshold.
-    scale_inputs: min-max scale each feature (module docstring; default True); set False
-      only for features already in [0, 1].
-    random_state: None, int or ``np.random.RandomState``: pairs, landmarks, sigma's sample.
+  Minimizes the pairwise hinge risk over B random (positive, negative) pairs plus lam/2 ||w||^2
+  (Bae and Shin, Eq. 7; Eq. 12 on Nystrom features), by L-BFGS by default
+  (``qsg_jax.roc_svm.fit``), then fits a threshold for ``predict``.
 
-  Attributes (after ``fit``): ``classes_`` [2], ``n_features_in_``, ``input_min_`` and
-  ``input_scale_`` [p] (the min-max map; zeros and ones when ``scale_inputs=False``),
-  ``model_`` (``RocSvmModel``), ``coef_`` [p] (linear only, on the scaled inputs),
-  ``threshold_``, ``sigma_``, ``n_iter_``, ``converged_``, ``objective_``.
+  Parameters
+  ----------
+  kernel : {"linear", "nystrom"}, default="linear"
+      "nystrom": the Gaussian kernel through ``num_landmarks`` landmarks.
+  lam : float, default=1e-3
+      Ridge lambda >= 0 (Eq. 7).
+  sigma : float or "median", default="median"
+      Gaussian kernel parameter of k(x, z) = exp(-sigma ||x - z||^2) on the scaled inputs: what
+      scikit-learn's SVC calls ``gamma`` (``QS3ORAO``'s length_scale l is sigma = 1 / (2 l^2)).
+      "median": 1 / the median squared distance between training points. Nystrom only.
+  num_landmarks : int, default=300
+      Landmarks d >= 1 of the Nystrom features (the paper's 300); at most the number of
+      training points (fewer: a warning, all points).
+  landmarks : {"kmeans", "stratified", "uniform"}, default="kmeans"
+      How the landmarks are chosen ("kmeans": the paper's, on real data).
+  loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
+      Pairwise loss ("hinge" is the paper's).
+  num_pairs : int or None, default=None
+      B >= 1 random pairs; None: B = n, the number of training points.
+  optimizer : "lbfgs", "adamax" or optax.GradientTransformation, default="lbfgs"
+      "adamax" is the paper's; any optax transformation works.
+  learning_rate : float or None, default=None
+      Adamax's rate (optimizer="adamax" only; None: its default).
+  max_steps : int, default=2000
+      Most optimizer steps (a whole number >= 1).
+  tol : float, default=1e-6
+      Stopping tolerance of ``qsg_jax.roc_svm.fit`` (a finite number >= 0).
+  threshold : {"accuracy", "sensitivity", "specificity"}, default="accuracy"
+      How ``predict``'s threshold is fitted on the training scores: the highest training
+      accuracy, or the one meeting ``target_rate`` (paper Sec. 2.2).
+  target_rate : float, default=0.9
+      The target sensitivity or specificity, in (0, 1]; checked whatever the threshold.
+  scale_inputs : bool, default=True
+      Min-max scale each feature on the training rows (module docstring); set False only for
+      features already in [0, 1].
+  random_state : int, RandomState instance or None, default=None
+      Seed of the pairs, the landmarks and the median's sample.
+
+  Attributes
+  ----------
+  classes_ : ndarray of shape (2,)
+      The two classes; ``classes_[1]`` is the positive one.
+  model_ : qsg_jax.roc_svm.RocSvmModel
+      The fitted model on the scaled inputs.
+  coef_ : ndarray of shape (n_features,)
+      Weights w of f(x') = w . x' on the scaled inputs (kernel="linear" only).
+  threshold_ : float
+      The threshold t of ``predict`` on f.
+  sigma_ : float
+      The kernel parameter used ("median" resolved).
+  input_min_, input_scale_ : ndarray of shape (n_features,)
+      The min-max map x' = (x - input_min_) / input_scale_ (zeros and ones when
+      ``scale_inputs=False``).
+  n_iter_ : int
+      Optimizer steps taken.
+  converged_ : bool
+      Whether the stopping rule was met before ``max_steps``.
+  objective_ : float
+      The final value of the objective.
+  n_features_in_ : int
+      Number of features seen in ``fit``.
+  feature_names_in_ : ndarray of shape (n_features_in_,)
+      Column names of X, set only when X is a DataFrame with string column names.
+
+  Notes
+  -----
+  ``decision_function`` is f(x) - t, higher for ``classes_[1]``; ``score`` is its AUC (the
+  quantity the ROC-SVM maximizes), not the accuracy of ``predict``.
+
+  Examples
+  --------
+  >>> import numpy as np
+  >>> from qsg_jax.roc_svm import ROCSVM
+  >>> rng = np.random.default_rng(0)
+  >>> x = rng.normal(size=(200, 2)); y = np.where(x[:, 0] + x[:, 1] > 0, "yes", "no")
+  >>> clf = ROCSVM(random_state=0).fit(x, y)
+  >>> bool(clf.score(x, y) > 0.95)   # score is the AUC of decision_function
+  True
   """
 
   def __init__(self, kernel="linear", *, lam=1e-3, sigma="median", num_landmarks=300,
