@@ -14,8 +14,9 @@ from qsg_jax.online_pairwise import OnlinePairwiseRanker
 _SMALL = dict(num_steps=32, num_frequencies=8, unlabeled_batch_size=16, random_state=0)
 
 # -1 is scikit-learn's semi-supervised marker of unlabeled rows, which this check uses as a class.
-_MINUS_ONE = ("labels {-1, 1}: -1 marks unlabeled rows (scikit-learn's semi-supervised "
-              "convention), so only one class is labeled")
+_MINUS_ONE = ("labels {-1, 1}: -1 is scikit-learn's semi-supervised marker of unlabeled rows, "
+              "which would leave one class; refused as ambiguous (unlabeled_label=None makes -1 "
+              "a class)")
 # QS3ORAO is ordinal: one score f(x) ordered like classes_, not one column per class.
 _ORDINAL = ("ordinal model: decision_function is one score [n] ordered like classes_, not "
             "[n, k]; nominal blob classes are not ordered")

@@ -54,10 +54,10 @@ Compilation and JAX's persistent cache
 --------------------------------------
 A fit compiles its training program for the shapes of its data: the first fit on a new number
 of rows takes seconds, a warm fit often a fraction of one, so a 5-fold ``cross_val_score``
-spends most of its time compiling once per fold size. Measured on a loaded 2-core machine,
-``cross_val_score(QSGS2AUC(num_steps=256), X, y, cv=5)`` on 2,003 rows: 29 s in a fresh
-process, 0.2 s for the five fits warm. JAX's persistent compilation cache keeps compiled
-programs on disk for the next process (4.6 s there). Turn it on before the first fit::
+spends most of its time compiling once per fold size (e.g. 29 s against 0.2 s for the five fits
+warm, ``QSGS2AUC(num_steps=256)`` on 2,003 rows, 2 CPU cores). JAX's persistent compilation
+cache keeps compiled programs on disk for the next process (there: 29 s down to 4.6 s).
+Turn it on before the first fit::
 
     import jax
     jax.config.update("jax_compilation_cache_dir", "/path/to/jax_cache")
