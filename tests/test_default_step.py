@@ -80,6 +80,37 @@ def test_cv_auto_step_equals_fit_with_the_auto_step_on_each_fold():
                                baselines.split_aucs(scores, y_l[valid[f]], 3), atol=1e-5)
 
 
+def test_curvature_subsamples_the_labeled_points_past_the_kernel_budget(monkeypatch):
+  """The dense kernel is capped (MAX_KERNEL_POINTS): past it the curvature is that of a
+  class-stratified subsample, chosen per point (order-free), and the CV still equals fit."""
+  x_l, y_l, x_u = _ordinal()
+  keep = auto_step.curvature_points(x_l, y_l, 3, 20)
+  assert keep.sum() <= 22 and set(np.unique(y_l[keep])) == {0, 1, 2}
+  for c in range(3):      # each class keeps its share
+    assert abs(keep[y_l == c].sum() - 20 * np.mean(y_l == c)) <= 1
+  order = np.random.default_rng(0).permutation(y_l.size)
+  np.testing.assert_array_equal(auto_step.curvature_points(x_l[order], y_l[order], 3, 20),
+                                keep[order])
+  assert auto_step.curvature_points(x_l, y_l, 3, 50).all()
+  key = jax.random.key(3)
+  full = auto_step.auto_step_size(x_l, y_l, x_u, 3, 8.0, 0.01, 0.5, key, 16)
+  monkeypatch.setattr(auto_step, "MAX_KERNEL_POINTS", 36)           # 20 labeled + 16 unlabeled
+  capped = auto_step.auto_step_size(x_l, y_l, x_u, 3, 8.0, 0.01, 0.5, key, 16)
+  subset = auto_step.auto_step_size(x_l[keep], y_l[keep], x_u, 3, 8.0, 0.01, 0.5, key, 16)
+  assert capped == subset and capped != full
+  grid = {"lam": [1e-3], "sigma": [8.0], "gamma": [0.5], "step_size": ["auto"]}
+  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=3, seed=1, key=7,
+                                          **_SMALL)
+  folds = qsg_jax.folds.stratified_folds(y_l, 3, seed=1)
+  train, valid = qsg_jax.folds.fold_training_sets(folds, y_l)
+  for f in range(3):
+    fitted = qsg_jax.fit(x_l[train[f]], y_l[train[f]], x_u, key=7, num_classes=3, lam=1e-3,
+                         sigma=8.0, gamma=0.5, **_SMALL)
+    scores = qsg_jax.decision_function(fitted, x_l)[valid[f]]
+    np.testing.assert_allclose(result.fold_scores[0, 0, 0, 0, f],
+                               baselines.split_aucs(scores, y_l[valid[f]], 3), atol=1e-5)
+
+
 def test_docstring_examples_run():
   for module in (auto_step, risk):
     finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()

@@ -20,6 +20,7 @@ from qsg_jax import baselines
 from qsg_jax import direct
 from qsg_jax import distributed
 from qsg_jax import engine
+from qsg_jax import errors
 from qsg_jax import folds as folds_lib
 from qsg_jax.engine import risk
 
@@ -282,7 +283,8 @@ def test_ill_posed_and_bad_inputs_raise():
     direct.cross_validate(x_l, y, x_u, grid={"lam": [1.0]})
   with pytest.raises(ValueError, match=r"grid\['sigma'\] must be a non-empty"):
     direct.cross_validate(x_l, y, x_u, grid={"lam": [1.0], "sigma": [0.0], "gamma": [0.5]})
-  with pytest.raises(ValueError, match="Rescale the features"):
+  with pytest.raises(ValueError, match="Rescale the features"), \
+      pytest.warns(errors.UnscaledFeaturesWarning, match="x_labeled has values up to"):
     direct.fit(x_l * 1e6, y, x_u * 1e6, feature_map="rff", num_features=64, sigma=10.0)
 
 

@@ -123,11 +123,11 @@ class DsgUpdateVariantsTest(chex.TestCase):
     fn = self.variant(update.dsg_update)
     coef = jnp.zeros((3, 2, 1)).at[0, :, 0].set(jnp.array([1.0, 2.0]))
     grad = jnp.array([[1.0, -1.0]])
-    out = fn(coef, jnp.array([0.5]), jnp.array([[4.0]]), 1, grad, 0.5, 0.2)
+    out = fn(coef, jnp.array([0.5]), jnp.array([[4.0]]), 1, grad, 0.5, 0.9)
     np.testing.assert_allclose(out.scale[0] * out.coef[:2, :, 0], [[0.45, 0.9], [-0.5, 0.5]],
                                rtol=1e-6)
     np.testing.assert_allclose(out.partial, [[4.0]])
-    tiny = fn(coef, jnp.array([1e-20]), jnp.array([[4.0]]), 1, grad, 0.5, 0.2)
+    tiny = fn(coef, jnp.array([1e-20]), jnp.array([[4.0]]), 1, grad, 0.5, 0.9)
     assert float(tiny.scale[0]) == 1.0    # folded: alpha_0 = 1e-20 * 0.9 * coef_0, stored as is
     np.testing.assert_allclose(tiny.coef[0, :, 0], [0.9e-20, 1.8e-20], rtol=1e-5)
     np.testing.assert_allclose(tiny.partial, [[3.6e-20]], rtol=1e-5)
@@ -141,14 +141,14 @@ class DsgUpdateVariantsTest(chex.TestCase):
     fn = self.variant(update.dsg_update)
     coef = jnp.ones((2, 2, 3))
     grad = jnp.array([[1.0, -1.0], [2.0, 0.0], [0.0, 4.0]])
-    out = fn(coef, jnp.array([1.0, 1e-20, 1.0]), jnp.ones((3, 1)), 1, grad, 0.5, 0.2, 3.0)
+    out = fn(coef, jnp.array([1.0, 1e-20, 1.0]), jnp.ones((3, 1)), 1, grad, 0.5, 0.9, 3.0)
     np.testing.assert_allclose(out.decay, [0.9, 0.4, 0.4], rtol=1e-6)
     np.testing.assert_allclose(out.alpha, [[-0.5, 0.5], [-0.4, 0.0], [0.0, -0.8]], rtol=1e-6)
     np.testing.assert_allclose(out.scale, [0.9, 1.0, 0.4], rtol=1e-6)
     np.testing.assert_allclose(out.coef[0], [[1.0, 4e-21, 1.0]] * 2, rtol=1e-5)
     np.testing.assert_allclose(out.partial[:, 0], [1.0, 4e-21, 1.0], rtol=1e-5)
     np.testing.assert_allclose(out.scale[:, None] * out.block, out.alpha, rtol=1e-6)
-    frozen = fn(coef, jnp.ones(3), jnp.ones((3, 1)), 1, grad, 0.5, 0.2, jnp.inf)
+    frozen = fn(coef, jnp.ones(3), jnp.ones((3, 1)), 1, grad, 0.5, 0.9, jnp.inf)
     np.testing.assert_array_equal(frozen.alpha[1:], 0.0)
 
 
@@ -315,9 +315,9 @@ def test_every_matrix_product_of_the_method_runs_at_the_precision_rule(key):
                                                   num_labeled=12), data.x_labeled),
   }
   mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("data",))
-  paths["sharded"] = (functools.partial(sharding._train_sharded_jit,  # pylint: disable=protected-access
-                                        data=data, hyper=hyper, num_steps=8, mesh=mesh,
-                                        config=config.replace(axis_name="data")), state)
+  sharded_jit = sharding._train_sharded_jit  # pylint: disable=protected-access
+  paths["sharded"] = (functools.partial(sharded_jit, data=data, hyper=hyper, num_steps=8,
+                                        mesh=mesh, config=config.replace(axis_name="data")), state)
   tasks = grouped.Tasks(jnp.full(2, 0.01), jnp.full((2, 2), 0.5), jnp.ones(2),
                         jnp.stack([state.pos_w] * 2), jnp.stack([state.neg_w] * 2),
                         jnp.ones((2, 12), bool))
@@ -328,3 +328,108 @@ def test_every_matrix_product_of_the_method_runs_at_the_precision_rule(key):
   for name, (fn, arg) in paths.items():
     below, total = _products_below_the_rule(fn, arg)
     assert total >= 3 and not below, (name, total, below)
+
+
+def _binary_auc(scores, y):
+  pos, neg = scores[y == 1], scores[y == 0]
+  return float(np.mean(pos[:, None] > neg[None, :]) + 0.5 * np.mean(pos[:, None] == neg[None, :]))
+
+
+_SMALL_CONFIG = dict(num_steps=16, num_frequencies=4, unlabeled_batch_size=8, chunk_size=8,
+                     block_group=4)
+
+
+@pytest.mark.parametrize("corrections", [False, True])
+def test_engine_trains_under_x64_as_in_float32(corrections, key):
+  """jax_enable_x64 on: the engine still computes in float32 (numerics.as_float32), so init,
+  train, model_scores and split_scores give the float32 run's numbers from float64 inputs."""
+  config = engine.EngineConfig(num_classes=3, split_corrections=corrections, **_SMALL_CONFIG)
+  hyper = _hyper(3)._replace(split_lam=jnp.float32(0.3) if corrections else None)
+  score = engine.split_scores if corrections else engine.model_scores
+
+  def run(data, hyper):
+    state, metrics = _run(key, data, hyper, config)
+    return state, metrics, score(engine.model_of(state), data.x_labeled, 4, 8)
+
+  state32, metrics32, scores32 = run(_data(3), hyper)
+  with jax.enable_x64(True):
+    data64 = jax.tree.map(lambda a: jnp.asarray(np.asarray(a, np.float64))
+                          if a.dtype == np.float32 else a, _data(3))
+    hyper64 = jax.tree.map(lambda a: jnp.asarray(a, jnp.float64), hyper)
+    state64, metrics64, scores64 = run(data64, hyper64)
+    assert data64.x_labeled.dtype == jnp.float64 and state64.head_coef.dtype == jnp.float32
+  for a, b in ((state32.head_coef, state64.head_coef), (metrics32["eta"], metrics64["eta"]),
+               (scores32, scores64)):
+    np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name, value", [("lam", -1.0), ("eta0", 0.0), ("eta0", np.inf),
+                                         ("sigma", 0.0), ("gamma", 1.5), ("split_lam", 0.0),
+                                         ("split_lam", np.nan)])
+def test_invalid_traced_hyperparameters_give_nan_and_concrete_ones_raise(name, value, key):
+  config = engine.EngineConfig(num_classes=3, split_corrections=True, **_SMALL_CONFIG)
+  data = _data(3)
+  good = _hyper(3)._replace(split_lam=jnp.float32(0.3))
+  bad = good._replace(**{name: jnp.full(jnp.shape(getattr(good, name)), value, jnp.float32)})
+  with pytest.raises(ValueError, match=f"hyper.{name} must be"):
+    engine.train(engine.init(key, data, config), data, bad, config, 16)
+  grid = jax.tree.map(lambda a, b: jnp.stack([a, b]), good, bad)
+  states, _ = jax.vmap(lambda h: _run(key, data, h, config))(grid)
+  assert np.all(np.isfinite(states.head_coef[0])) and np.all(np.isnan(states.head_coef[1]))
+  assert np.all(np.isnan(states.f_labeled[1]))
+
+
+def test_huge_lam_keeps_the_ranking_and_a_fixed_step_past_one_is_refused(key):
+  """lam = 1e10: the exact decay after step 0 is 1e-10 > 0; 1 - fl(eta_1) lam rounds to +-1e-7
+  and once flipped f (AUC 0.21). A schedule with eta lam >= 1 after step 0 is refused."""
+  data = _data(2)
+  config = engine.EngineConfig(num_classes=2, **_SMALL_CONFIG)
+  y = np.asarray(data.y_labeled)
+  normal, _ = _run(key, data, _hyper(2, lam=0.01), config)
+  huge, _ = _run(key, data, _hyper(2, lam=1e10), config)
+  assert _binary_auc(np.asarray(huge.f_labeled), y) > 0.75
+  assert _binary_auc(np.asarray(normal.f_labeled), y) > 0.75
+  fixed = config.replace(schedule=lambda t: 0.5)
+  state = engine.init(key, data, fixed)
+  with pytest.raises(ValueError, match=r"eta lam = 1 >= 1 makes Eq. \(14\)'s decay"):
+    engine.train(state, data, _hyper(2, lam=2.0, eta0=None), fixed, 16)
+  lams = jnp.array([1.0, 2.0], jnp.float32)   # traced: eta lam = 0.5 runs, 1 gives NaN
+  states, _ = jax.vmap(lambda lam: engine.train(state, data, _hyper(2, eta0=None)._replace(
+      lam=lam), fixed, 16))(lams)
+  alphas = states.scale[:, None, None] * states.coef
+  assert np.all(np.isfinite(alphas[0])) and np.all(np.isnan(alphas[1]))
+
+
+def test_train_chunk_init_and_model_of_check_their_inputs(key):
+  data = _data(3)
+  config = engine.EngineConfig(num_classes=3, **_SMALL_CONFIG)
+  state = engine.init(key, data, config)
+  with pytest.raises(ValueError, match=r"hyper.lam must be finite and >= 0; received -1.0"):
+    engine.train_chunk(state, data, _hyper(3, lam=-1.0), config)
+  done, _ = engine.train(state, data, _hyper(3), config, 16)
+  with pytest.raises(ValueError, match="has done 16 of config.num_steps=16 steps"):
+    engine.train_chunk(done, data, _hyper(3), config)
+  chunk, metrics = engine.train_chunk(state, data, _hyper(3), config)
+  assert int(chunk.step) == 8 and metrics["eta"].shape == (8,)
+  with pytest.raises(ValueError, match=r"num_unlabeled=301 does not fit data.x_unlabeled's 300 "
+                     "rows"):
+    engine.init(key, data, config, num_unlabeled=301)
+  with pytest.raises(TypeError, match="num_unlabeled must be an int"):
+    engine.init(key, data, config, num_unlabeled=3.5)
+  sharded = config.replace(num_shards=4)
+  layout = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled[:297], 4))  # 300
+  one_device = engine.init(key, layout, sharded, num_unlabeled=297)
+  with pytest.raises(ValueError, match="one-device train with num_shards=4 and n_u=297 expects "
+                     "297: pass the unlabeled points themselves"):
+    engine.train(one_device, layout, _hyper(3), sharded, 16)
+  far = data._replace(x_unlabeled=data.x_unlabeled.at[3, 0].set(1e30))
+  with pytest.raises(ValueError, match="data.x_unlabeled has a point of norm 1e.30"):
+    engine.train(engine.init(key, far, config), far, _hyper(3), config, 16)
+  # model_of takes sigma from the state; another sigma is refused, or poisoned when traced.
+  assert float(engine.model_of(done).sigma) == 0.5
+  with pytest.raises(ValueError, match=r"trained with sigma=0.5; received hyper.sigma=0.9"):
+    engine.model_of(done, _hyper(3, sigma=0.9))
+  with pytest.raises(ValueError, match=r"trained with sigma=0.5; received hyper.sigma=0.9"):
+    engine.train(chunk, data, _hyper(3, sigma=0.9), config, 8)
+  traced = jax.jit(lambda s, h: engine.model_of(s, h).sigma)(done, _hyper(3, sigma=0.9))
+  assert np.isnan(traced)

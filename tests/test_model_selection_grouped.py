@@ -99,3 +99,18 @@ def test_bench_cv_smoke():
                                skip_full=True)
   assert row["old_points"] == 1 and row["old_full_est_s"] > row["old_s"] > 0
   assert row["max_score_diff"] < 1e-5
+
+
+def test_grouped_cv_and_fit_under_x64_equal_the_float32_run():
+  """jax_enable_x64 on, float64 inputs: the engine computes in float32 as without x64."""
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3, 1e-2], "sigma": [1.0], "gamma": [0.5]}
+  narrow = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="grouped", **_CV)
+  fitted = qsg_jax.fit(x_l, y_l, x_u, key=7, **_SMALL)
+  with jax.enable_x64(True):
+    x_l64, x_u64 = x_l.astype(np.float64), x_u.astype(np.float64)
+    wide = model_selection.cross_validate(x_l64, y_l, x_u64, grid=grid, method="grouped", **_CV)
+    scores = qsg_jax.decision_function(qsg_jax.fit(x_l64, y_l, x_u64, key=7, **_SMALL), x_u64)
+  np.testing.assert_allclose(wide.fold_scores, narrow.fold_scores, atol=1e-6)
+  np.testing.assert_allclose(scores, qsg_jax.decision_function(fitted, x_u), rtol=1e-5,
+                             atol=1e-6)

@@ -328,9 +328,9 @@ def test_engine_approaches_the_closed_form():
     (0.0, ValueError, "split_lam must be > 0"),
     (-1.0, ValueError, "split_lam must be > 0"),
     (float("nan"), ValueError, "split_lam must be > 0"),
-    ("big", TypeError, "split_lam must be a number; received 'big'"),
-    ([1.0, 2.0], TypeError, r"split_lam must be a number; received \[1.0, 2.0\]"),
-    (True, TypeError, "split_lam must be a number; received True"),
+    ("big", TypeError, "split_lam must be .*; received 'big'"),
+    ([1.0, 2.0], TypeError, r"split_lam must be .*; received \[1.0, 2.0\]"),
+    (True, TypeError, "split_lam must be .*; received True"),
 ])
 def test_fit_refuses_bad_split_lam(value, error, match):
   x_l, y, x_u = _data()

@@ -275,6 +275,7 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
   if isinstance(x_unlabeled, distributed.ShardedUnlabeled) and mesh is None:
     raise ValueError("x_unlabeled is a distributed.ShardedUnlabeled: pass the mesh it lives on "
                      "(mesh=...).")
+  validation.warn_if_unscaled("x_labeled", x_l, stacklevel=4)
   if feature_map == "rff":
     validation.check_phase_range("x_labeled", x_l, sigma)
   feature_key, _ = jax.random.split(key)
@@ -327,7 +328,7 @@ def _fourier_scores(model, x, split):
 
 def _nystrom_scores(model, x, coef, chunk_rows=moments_lib.CHUNK_ROWS):
   rows = moments_lib.bucket_rows(x.shape[0], chunk_rows)
-  out = []
+  out = [np.zeros((0,) + coef.shape[1:], np.float32)]
   for lo in range(0, x.shape[0], rows):
     part = np.zeros((rows, x.shape[1]), np.float32)
     part[:min(rows, x.shape[0] - lo)] = x[lo:lo + rows]

@@ -2,7 +2,7 @@
 
 Every (lam, sigma, gamma, fold) task of ``qsg_jax.model_selection`` minimizes the same objective
 on the fold's training labels; for the squared loss its solution depends on the data only
-through group moments (``solve.py``), so the grid shares nearly all the work:
+through group moments (``system.py``), so the grid shares nearly all the work:
 
 * per sigma: the feature map, one pass over the unlabeled points (``moments.group_moments``),
   and the features of every labeled point;
@@ -34,9 +34,10 @@ from qsg_jax.direct import system as solve_lib
 
 GRID_KEYS = ("lam", "sigma", "gamma")
 # p of the cross-validation's models: 2695 tasks of one Cholesky each cost 8x less at p = 256
-# than at the fit's 512, and on the measured datasets the AUC of a p = 256 Nystrom model is
-# within 0.002 of p = 512's at the defaults (module docstring of ``qsg_jax.direct``), which is
-# what ranking the grid needs. Pass num_features=512 to cross-validate the fit's own models.
+# than at the fit's 512, and at the defaults a p = 256 Nystrom model's AUC was within 0.0035 of
+# p = 512's on every measured dataset but bank_marketing (module docstring of
+# ``qsg_jax.direct``): enough to rank the grid. num_features=512 cross-validates the fit's own
+# models (about 5x slower).
 CV_NUM_FEATURES = 256
 # Above this many lam values one eigendecomposition per (fold, gamma) beats a Cholesky per lam.
 EIGH_MIN_LAMS = 12

@@ -3,15 +3,17 @@
     config = EngineConfig(num_classes=k, num_steps=T)            # static, checked when built
     state = init(key, data, config)                              # everything the update needs
     state, metrics = train(state, data, hyper, config, T)        # T DSG iterations (Eqs. 13-14)
-    scores = model_scores(model_of(state, hyper), x)             # f(x), Algorithm 2
+    scores = model_scores(model_of(state), x)                    # f(x), Algorithm 2
 
 Modules: ``types`` (the static config, hyper-parameters, state), ``step`` (one DSG iteration and
 its step size), ``loop`` (the training loop), ``scoring`` (prediction through every block),
 ``sharding`` (the multi-device layout), ``corrections`` (optional per-split corrections: split j
-ranks with f + g_j, ``split_lam``). Building blocks: ``features`` (random Fourier features),
-``sampling``, ``losses`` (l1'..l6'), ``risk`` (the mini-batch risk and its score gradients),
-``update`` (Eqs. 13-14), ``kernels`` (exact Gaussian kernels), ``reference`` (literal Algorithm 1),
-``auto_step`` (the default eta0), ``grouped`` (the grouped cross-validation runner).
+ranks with f + g_j, ``split_lam``), ``checks`` (concrete inputs raise, traced ones poison with
+NaN). The engine computes in float32 under ``jax_enable_x64`` too. Building blocks:
+``features`` (random Fourier features), ``sampling``, ``losses`` (l1'..l6'), ``risk`` (the
+mini-batch risk and its score gradients), ``update`` (Eqs. 13-14), ``kernels`` (exact Gaussian
+kernels), ``reference`` (literal Algorithm 1), ``auto_step`` (the default eta0), ``grouped``
+(the grouped cross-validation runner).
 """
 
 from qsg_jax.engine import auto_step
@@ -30,7 +32,6 @@ from qsg_jax.engine.loop import train_chunk
 from qsg_jax.engine.loop import use_unlabeled_cache
 from qsg_jax.engine.scoring import model_of
 from qsg_jax.engine.scoring import model_scores
-from qsg_jax.engine.scoring import scores_through_blocks
 from qsg_jax.engine.sharding import model_scores_sharded
 from qsg_jax.engine.sharding import place_train_data
 from qsg_jax.engine.sharding import shard_unlabeled
@@ -60,7 +61,6 @@ __all__ = (
     "model_scores",
     "model_scores_sharded",
     "place_train_data",
-    "scores_through_blocks",
     "shard_unlabeled",
     "split_scores",
     "step_size",

@@ -16,8 +16,10 @@ and eta_t = eta0 / (1 + eta0 lam t) as for an explicit number. H is the Hessian 
 the training labeled points and one unlabeled mini-batch drawn from the run's key, K the exact
 kernel on them; lambda_max(K H) (real and >= 0: K H is similar to K^(1/2) H K^(1/2)) is found by
 ``POWER_ITERATIONS`` steps of power iteration from ``start_vector``, applying H in closed form
-(``risk.score_grads`` of the squared loss is affine in the scores). Deterministic given the data,
-the hyper-parameters and the key. Tests compare it with a dense eigen-decomposition.
+(``risk.score_grads`` of the squared loss is affine in the scores). Past ``MAX_KERNEL_POINTS``
+points the labeled ones are a class-stratified subsample (``curvature_points``), so the dense
+kernel never exceeds 64 MB. Deterministic given the data, the hyper-parameters and the key.
+Tests compare it with a dense eigen-decomposition.
 """
 
 import functools
@@ -37,6 +39,13 @@ POWER_ITERATIONS = 200
 # The unlabeled mini-batch of the curvature is drawn from fold_in(key, _BATCH_SALT).
 _BATCH_SALT = 0x5EED
 _dot = functools.partial(jnp.matmul, precision=HIGHEST)
+# Points of the curvature's dense kernel, [n, n] float32: 64 MB at 4096 (at 50,000 labels the
+# whole labeled set would take 10 GB). Past it the labeled points are subsampled, class by class
+# (``curvature_points``). No safety factor: lambda_max of a subsample is not a lower bound of the
+# full set's (sample eigenvalues are biased up); on sgemm, cod-rna and ijcnn1 (3000 labels, 1000
+# kept, sigma 0.1-8, gamma 0.1-0.9, 5 subsamples each) it was 0.97-3.6 times the full value,
+# and the rule's factor 2 below the stability limit covers a 3 % underestimate.
+MAX_KERNEL_POINTS = 4096
 
 
 def unlabeled_rows(key, num_unlabeled, batch_size):
@@ -52,13 +61,48 @@ def _hessian_times(v, pos_w, neg_w, gamma, num_labeled):
   return grads(v) - grads(jnp.zeros_like(v))
 
 
-def start_vector(points):
+def start_vector(points, a=12.9898, b=78.233):
   """[n] pseudo-random start of the power iteration, a function of each point alone.
 
   (So dropping zero-weight points, as a CV fold's held-out ones, changes nothing.)
   """
   d = points.shape[1]
-  return jnp.sin(12.9898 * _dot(points, jnp.arange(1.0, d + 1.0, dtype=points.dtype)) + 78.233)
+  return jnp.sin(a * _dot(points, jnp.arange(1.0, d + 1.0, dtype=points.dtype)) + b)
+
+
+def curvature_points(x_labeled, classes, num_classes, budget) -> np.ndarray:
+  """[n_l] bool: the labeled points the curvature uses, at most ``budget`` of them.
+
+  Every point when they fit; else, per class c, the round(n_c budget / n_l) (at least 1) points
+  with the smallest pseudo-random priority, a function of each point alone (``start_vector``
+  with other constants): deterministic, independent of the points' order and of the other
+  classes' points, so a CV fold selects what ``fit`` on that fold selects.
+  """
+  classes = np.asarray(classes)
+  if classes.shape[0] <= budget:
+    return np.ones(classes.shape[0], bool)
+  priority = np.asarray(start_vector(jnp.asarray(x_labeled, jnp.float32), 4.1414, 1.7321))
+  keep = np.zeros(classes.shape[0], bool)
+  for c in range(num_classes):
+    members = np.nonzero(classes == c)[0]
+    quota = max(1, round(members.size * budget / classes.shape[0]))
+    keep[members[np.argsort(priority[members], kind="stable")[:quota]]] = True
+  return keep
+
+
+def curvatures(x_labeled, classes, x_unlabeled_batch, num_classes, sigma, gammas):
+  """[c] ``curvature`` of the squared-loss risk of the labeled points (labels ``classes``, a
+  subsample past ``MAX_KERNEL_POINTS``: ``curvature_points``) and an unlabeled batch, for c
+  rows of gamma [c, k-1]."""
+  batch = np.asarray(x_unlabeled_batch, np.float32)[:MAX_KERNEL_POINTS // 2]
+  keep = curvature_points(x_labeled, classes, num_classes, MAX_KERNEL_POINTS - batch.shape[0])
+  y = jnp.asarray(np.asarray(classes)[keep], jnp.int32)
+  pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=num_classes))
+  points = jnp.concatenate([jnp.asarray(np.asarray(x_labeled, np.float32)[keep]), batch])
+  power = jax.vmap(functools.partial(curvature, num_labeled=y.shape[0]),
+                   in_axes=(None, None, None, None, 0))
+  return np.asarray(power(points, jnp.float32(sigma), pos_w, neg_w,
+                          jnp.asarray(gammas, jnp.float32)))
 
 
 @functools.partial(jax.jit, static_argnames=("num_labeled",))
@@ -121,22 +165,20 @@ def auto_step_size(x_labeled, y_labeled, x_unlabeled, num_classes, sigma, lam, g
     >>> bool(0 < eta0 <= STEP_SIZE_MAX)
     True
   """
-  y = jnp.asarray(y_labeled, jnp.int32)
-  pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=num_classes))
   rows = unlabeled_rows(key, np.shape(x_unlabeled)[0], unlabeled_batch_size)
-  points = jnp.concatenate([jnp.asarray(x_labeled, jnp.float32),
-                            jnp.asarray(x_unlabeled, jnp.float32)[rows]])
-  gamma = jnp.broadcast_to(jnp.asarray(gamma, jnp.float32), (num_classes - 1,))
-  curv = curvature(points, jnp.float32(sigma), pos_w, neg_w, gamma, num_labeled=y.shape[0])
-  return float(step_from_curvature(float(curv), lam))
+  gamma = np.broadcast_to(np.asarray(gamma, np.float32), (1, num_classes - 1))
+  curv = curvatures(x_labeled, y_labeled, np.asarray(x_unlabeled)[np.asarray(rows)], num_classes,
+                    sigma, gamma)
+  return float(step_from_curvature(float(curv[0]), lam))
 
 
 def task_step_sizes(key, x_labeled, x_unlabeled, pos_w, neg_w, sigma, lam, gamma, fold,
                     unlabeled_batch_size):
   """``auto_step_size`` of every CV task, equal to ``fit(step_size="auto")`` on its fold.
 
-  Held-out points have zero weight, so their rows of H vanish and lambda_max(K H) is that of
-  the fold's training points alone. One power iteration per distinct (sigma, fold, gamma).
+  A task's curvature is ``auto_step_size``'s on its fold's training points (a point's class is
+  the number of splits in which it is positive). One power iteration per distinct
+  (sigma, fold, gamma).
 
   Args:
     key: PRNG key shared by the tasks.
@@ -148,18 +190,18 @@ def task_step_sizes(key, x_labeled, x_unlabeled, pos_w, neg_w, sigma, lam, gamma
   Returns:
     [t] float32 eta0.
   """
-  rows = unlabeled_rows(key, x_unlabeled.shape[0], unlabeled_batch_size)
-  points = jnp.concatenate([jnp.asarray(x_labeled, jnp.float32),
-                            jnp.asarray(x_unlabeled, jnp.float32)[rows]])
-  power = functools.partial(curvature, num_labeled=x_labeled.shape[0])
+  rows = np.asarray(unlabeled_rows(key, x_unlabeled.shape[0], unlabeled_batch_size))
+  batch = np.asarray(x_unlabeled)[rows]
+  k = gamma.shape[1] + 1
   eta0 = np.empty(sigma.shape[0], np.float32)
   for s in np.unique(sigma):
-    members = np.nonzero(sigma == s)[0]
-    combos, inverse = np.unique(np.concatenate([fold[members, None], gamma[members]], axis=1),
-                                axis=0, return_inverse=True)
-    f = combos[:, 0].astype(int)
-    curv = jax.vmap(power, in_axes=(None, None, 0, 0, 0))(     # one kernel for the combos
-        points, jnp.float32(s), jnp.asarray(pos_w[f]), jnp.asarray(neg_w[f]),
-        jnp.asarray(combos[:, 1:], jnp.float32))
-    eta0[members] = step_from_curvature(np.asarray(curv)[inverse.reshape(-1)], lam[members])
+    for f in np.unique(fold):
+      members = np.nonzero((sigma == s) & (fold == f))[0]
+      if not members.size:
+        continue
+      combos, inverse = np.unique(gamma[members], axis=0, return_inverse=True)
+      train = np.any((pos_w[f] > 0) | (neg_w[f] > 0), axis=0)
+      classes = np.sum(pos_w[f][:, train] > 0, axis=0)
+      curv = curvatures(np.asarray(x_labeled)[train], classes, batch, k, s, combos)
+      eta0[members] = step_from_curvature(curv[inverse.reshape(-1)], lam[members])
   return eta0

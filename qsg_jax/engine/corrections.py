@@ -52,22 +52,11 @@ import jax.numpy as jnp
 
 from qsg_jax.config import BLOCK_GROUP
 from qsg_jax.config import PREDICT_CHUNK
+from qsg_jax import numerics
 from qsg_jax.engine import features
+from qsg_jax.engine.scoring import check_scoring
 from qsg_jax.engine.scoring import chunked_block_sums
-from qsg_jax.engine.types import EngineConfig
-from qsg_jax.engine.types import Hyperparams
 from qsg_jax.engine.types import Model
-
-
-def check_split_lam(config: EngineConfig, hyper: Hyperparams) -> None:
-  """Raises (at trace time) when ``hyper.split_lam`` and ``config.split_corrections`` disagree."""
-  if config.split_corrections and hyper.split_lam is None:
-    raise ValueError("EngineConfig.split_corrections=True needs Hyperparams.split_lam (lam_g > 0, "
-                     "or inf to freeze the corrections at 0); received split_lam=None.")
-  if not config.split_corrections and hyper.split_lam is not None:
-    raise ValueError("Hyperparams.split_lam is set but EngineConfig.split_corrections=False, so it "
-                     "would be ignored: build the config with split_corrections=True, or pass "
-                     "split_lam=None.")
 
 
 def stacked_coef(coef: jax.Array, split_coef: jax.Array) -> jax.Array:
@@ -94,11 +83,8 @@ def split_scores(model: Model, x: jax.Array, block_group: int = BLOCK_GROUP,
   if model.split_coef is None:
     raise ValueError("the model has no per-split corrections (trained with split_lam=None); its "
                      "per-split scores are f itself: use engine.model_scores.")
-  if x.ndim != 2:
-    raise ValueError(f"x must have shape [n, d]; received {x.shape}.")
-  if model.coef.shape[0] % block_group:
-    raise ValueError(f"block_group={block_group} must divide the model's {model.coef.shape[0]} "
-                     "blocks; pass config.block_group of the run that trained it.")
+  check_scoring(model, x, block_group)
+  model, x = numerics.as_float32((model, x))
   m = model.coef.shape[1] // 2
   both = chunked_block_sums(
       lambda blocks: features.sample_frequency_blocks(model.feature_key, blocks, m, x.shape[1],

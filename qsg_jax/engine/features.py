@@ -49,7 +49,8 @@ def sample_frequencies(key: jax.Array, block: int | jax.Array, num_frequencies: 
   Returns:
     [m, d] float32 frequencies.
   """
-  normal = jax.random.normal(jax.random.fold_in(key, block), (num_frequencies, dim))
+  normal = jax.random.normal(jax.random.fold_in(key, block), (num_frequencies, dim),
+                             jnp.float32)
   return jnp.sqrt(2.0 * sigma) * normal
 
 

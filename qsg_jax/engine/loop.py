@@ -1,4 +1,4 @@
-"""The training loop: ``init`` builds the state, ``train_chunk`` runs C iterations, ``train`` T.
+"""The training loop: ``init`` builds the state, ``run_chunk`` runs C iterations, ``train`` T.
 
 Iteration i (0-based) of the papers' Algorithm 1 draws per-class labeled mini-batches and an
 unlabeled mini-batch, regenerates feature block i from (feature_key, i), scores the sampled
@@ -21,10 +21,10 @@ from typing import Optional, Tuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from qsg_jax import _validation as validation
-from qsg_jax.engine import corrections
+from qsg_jax import numerics
+from qsg_jax.engine import checks
 from qsg_jax.engine import risk
 from qsg_jax.engine import sampling
 from qsg_jax.engine.scoring import scores_through_blocks
@@ -44,8 +44,8 @@ def init(key: jax.Array, data: TrainData, config: EngineConfig,
     key: PRNG key of the run (split into feature and sample keys).
     data: ``TrainData``.
     config: ``EngineConfig``.
-    num_unlabeled: n_u when ``data.x_unlabeled`` is the padded layout of ``shard_unlabeled``;
-      default ``len(data.x_unlabeled)``.
+    num_unlabeled: n_u when ``data.x_unlabeled`` is the padded layout of ``shard_unlabeled``
+      (checked against its rows); default ``len(data.x_unlabeled)``.
 
   Returns:
     ``State`` at step 0: the class index of the labeled points, the subproblem weights of the
@@ -54,13 +54,10 @@ def init(key: jax.Array, data: TrainData, config: EngineConfig,
   """
   k = config.num_classes
   x_l, y_l, x_u = data
-  if x_l.ndim != 2 or x_u.ndim != 2 or x_l.shape[1] != x_u.shape[1] or y_l.shape != x_l.shape[:1]:
-    raise ValueError(f"TrainData needs x_labeled [n_l, d], y_labeled [n_l], x_unlabeled [n_u, d]; "
-                     f"received {x_l.shape}, {y_l.shape}, {x_u.shape}.")
-  _check_concrete_data(data, k)
-  if _readable(key):
+  checks.check_data(data, k)
+  if checks.readable(key):
     key = validation.check_key(key)
-  n_u = x_u.shape[0] if num_unlabeled is None else int(num_unlabeled)
+  n_u = checks.check_num_unlabeled(num_unlabeled, x_u.shape[0])
   sampling.strata(n_u, config.num_shards)      # refuses fewer points than strata
   feature_key, sample_key = jax.random.split(key)
   index = sampling.class_index(y_l, k)
@@ -97,6 +94,16 @@ def _chunk_samples(state: State, config: EngineConfig, shard) -> sampling.StepSa
 
 def train_chunk(state: State, data: TrainData, hyper: Hyperparams,
                 config: EngineConfig) -> Tuple[State, Metrics]:
+  """``train`` of ``config.chunk_size`` iterations with ``train``'s checks, not jitted (jit or
+  scan it yourself; with ``config.axis_name`` inside ``shard_map``); ``train`` and
+  ``train_sharded`` scan ``run_chunk``."""
+  num_steps = checks.check_training(state, data, hyper, config, config.chunk_size,
+                                     sharded=config.axis_name is not None)
+  return train_steps(state, data, hyper, config, num_steps)
+
+
+def run_chunk(state: State, data: TrainData, hyper: Hyperparams,
+              config: EngineConfig) -> Tuple[State, Metrics]:
   """Runs ``config.chunk_size`` iterations from ``state``: one ``lax.scan`` of ``step.dsg_step``.
 
   The unlabeled points whose features each step computes (the "pool") are the chunk's sampled
@@ -114,7 +121,7 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams,
   Returns:
     (new state, per-iteration metrics dict of [C] arrays: "eta", "max_abs_score").
   """
-  corrections.check_split_lam(config, hyper)
+  checks.check_split_lam(config, hyper)
   shard = None if config.axis_name is None else jax.lax.axis_index(config.axis_name)
   samples = _chunk_samples(state, config, shard)                     # [C, S], [C, B']
   if config.cache_unlabeled:
@@ -135,76 +142,20 @@ def train_chunk(state: State, data: TrainData, hyper: Hyperparams,
 
 def train_steps(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
                 num_steps: int) -> Tuple[State, Metrics]:
-  """``num_steps`` iterations as a ``lax.scan`` of ``train_chunk`` (no checks, no jit)."""
-  state, metrics = jax.lax.scan(lambda s, _: train_chunk(s, data, hyper, config), state, None,
+  """``num_steps`` iterations as a ``lax.scan`` of ``run_chunk`` (no checks, no jit), in float32
+  whatever ``jax_enable_x64`` says; invalid traced values give NaN (``checks.valid``)."""
+  data, hyper = numerics.as_float32(data), numerics.as_float32(hyper)
+  ok = checks.valid(state, hyper, config, num_steps)
+  state = state._replace(sigma=hyper.sigma)
+  state, metrics = jax.lax.scan(lambda s, _: run_chunk(s, data, hyper, config), state, None,
                                 length=num_steps // config.chunk_size)
-  return state, jax.tree.map(lambda a: a.reshape(-1), metrics)
+  return checks.poisoned(state, ok), jax.tree.map(lambda a: a.reshape(-1), metrics)
 
 
-def _readable(x) -> bool:
-  """Whether this process can read ``x``'s values: not traced, and not a global array spanning
-  other processes' devices (multi-process runs check their own shards before placing them)."""
-  return not validation.is_traced(x) and getattr(x, "is_fully_addressable", True)
-
-
-def _check_concrete_data(data: TrainData, k: int):
-  """The checks ``qsg_jax.fit`` makes, on a concrete ``TrainData`` (no-ops under jit / vmap):
-  finite points, labels 0..k-1 with every class present."""
-  x_l, y_l, x_u = data
-  for name, x in (("data.x_labeled", x_l), ("data.x_unlabeled", x_u)):
-    if _readable(x):
-      validation.check_points(name, x)
-  if not _readable(y_l):
-    return
-  validation.check_class_labels(y_l, k, name="data.y_labeled")
-  missing = sorted(set(range(k)) - set(np.unique(np.asarray(y_l)).tolist()))
-  if missing:
-    raise ValueError(f"data.y_labeled has no point of class(es) {missing[:10]} of k = {k} "
-                     "(config.num_classes); every class 0..k-1 needs a labeled point.")
-
-
-def check_hyper(hyper: Hyperparams, config: EngineConfig):
-  """Shapes always, values when concrete: sigma > 0, lam >= 0, gamma [k-1] in [0, 1], eta0 > 0
-  (the checks ``qsg_jax.fit`` makes on its arguments)."""
-  k1 = config.num_classes - 1
-  if jnp.shape(hyper.gamma) != (k1,):
-    raise ValueError(f"hyper.gamma must have shape [k-1] = [{k1}]; received "
-                     f"{jnp.shape(hyper.gamma)} (broadcast a scalar: jnp.full({k1}, gamma)).")
-  checks = (("sigma", hyper.sigma, lambda v: v > 0, "finite and > 0"),
-            ("lam", hyper.lam, lambda v: v >= 0, "finite and >= 0"),
-            ("gamma", hyper.gamma, lambda v: (v >= 0) & (v <= 1), "in [0, 1]"),
-            ("eta0", hyper.eta0, lambda v: v > 0, "finite and > 0"))
-  for name, value, ok, want in checks:
-    if value is None or not _readable(value):
-      continue
-    v = np.asarray(value, np.float64)
-    if not np.all(np.isfinite(v) & ok(v)):
-      raise ValueError(f"hyper.{name} must be {want}; received {v.tolist()}.")
-
-
-def check_steps(state: State, config: EngineConfig, num_steps) -> int:
-  """``num_steps`` as an int after checking it fits the config (and the state, when concrete).
-
-  Raises:
-    ValueError: not a positive multiple of ``config.chunk_size``, more than ``config.num_steps``,
-      or (for a concrete state) more than the blocks left after ``state.step``.
-  """
-  try:
-    num_steps = int(num_steps)
-  except TypeError:
-    raise TypeError(f"num_steps must be a Python int (static); received {num_steps!r}.") from None
-  if num_steps < 1 or num_steps % config.chunk_size or num_steps > config.num_steps:
-    raise ValueError(
-        f"num_steps={num_steps} must be a positive multiple of config.chunk_size="
-        f"{config.chunk_size} and at most config.num_steps={config.num_steps} (one feature block "
-        "per step); pass config.num_steps to train a whole run.")
-  if not isinstance(state.step, jax.core.Tracer):
-    done = int(state.step)
-    if done + num_steps > config.num_steps:
-      raise ValueError(f"the state has done {done} of config.num_steps={config.num_steps} steps; "
-                       f"{num_steps} more would run past the last feature block. Train at most "
-                       f"{config.num_steps - done} more steps, or build a config with more steps.")
-  return num_steps
+def _check_one_device(config: EngineConfig):
+  if config.axis_name is not None:
+    raise ValueError(f"config.axis_name={config.axis_name!r} is for sharded training: use "
+                     "qsg_jax.engine.train_sharded, or a config with axis_name=None.")
 
 
 def train(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
@@ -213,7 +164,10 @@ def train(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfi
   static).
 
   ``qsg_jax.fit`` adds input checks, progress reports and divergence detection. Vmap it over
-  keys (independent trials) or over ``Hyperparams`` (a grid) as needed.
+  keys (independent trials) or over ``Hyperparams`` (a grid) as needed. Concrete inputs are
+  checked (``checks.check_training``); under jit / vmap, invalid values (a hyper-parameter out
+  of range, a sigma other than the state's, steps past the last block) give NaN coefficients
+  rather than a silently wrong model.
 
   Args:
     state: ``State`` from ``init`` (or an earlier ``train``).
@@ -221,8 +175,7 @@ def train(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfi
     hyper: ``Hyperparams`` (sigma, lam, gamma [k-1], eta0 or None).
     config: ``EngineConfig``, the one ``init`` got.
     num_steps: iterations to run: a multiple of ``config.chunk_size``; with the steps already
-      done, at most ``config.num_steps``. A traced (vmapped) state running past the last block
-      gets NaN coefficients rather than a silently wrong model.
+      done, at most ``config.num_steps``.
 
   Returns:
     (new state, metrics dict of [num_steps] arrays: "eta", "max_abs_score").
@@ -235,19 +188,12 @@ def train(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfi
     >>> int(state.step), metrics["eta"].shape, bool(state.f_labeled[1] > state.f_labeled[0])
     (4, (4,), True)
   """
-  if config.axis_name is not None:
-    raise ValueError(f"config.axis_name={config.axis_name!r} is for sharded training: use "
-                     "qsg_jax.engine.train_sharded, or a config with axis_name=None.")
-  check_hyper(hyper, config)
-  return _train_jit(state, data, hyper, config, check_steps(state, config, num_steps))
+  _check_one_device(config)
+  num_steps = checks.check_training(state, data, hyper, config, num_steps)
+  return _train_jit(state, data, hyper, config, num_steps)
 
 
-@functools.partial(jax.jit, static_argnames=("config", "num_steps"))
-def _train_jit(state, data, hyper, config, num_steps):
-  end = state.step + num_steps
-  state, metrics = train_steps(state, data, hyper, config, num_steps)
-  # Past the last block the coefficient rows would be clipped silently: poison instead.
-  return state._replace(head_coef=jnp.where(end > config.num_steps, jnp.nan, state.head_coef)), metrics
+_train_jit = jax.jit(train_steps, static_argnames=("config", "num_steps"))
 
 
 def use_unlabeled_cache(num_unlabeled: int, config: EngineConfig) -> bool:

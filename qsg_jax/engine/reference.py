@@ -22,6 +22,7 @@ from qsg_jax.engine.step import step_size
 from qsg_jax.engine.types import EngineConfig
 from qsg_jax.engine.types import Hyperparams
 from qsg_jax.engine.types import TrainData
+from qsg_jax import numerics
 from qsg_jax.numerics import HIGHEST
 
 
@@ -78,6 +79,7 @@ def reference_fit(key: jax.Array, data: TrainData, hyper: Hyperparams,
     [T, 2m] actual coefficients alpha_j after T iterations (compare with
     ``state.scale * state.coef`` of the engine).
   """
+  data, hyper = numerics.as_float32((data, hyper))
   feature_key, sample_key = jax.random.split(key)
   k, m = config.num_classes, config.num_frequencies
   index = sampling.class_index(data.y_labeled, k)

@@ -231,17 +231,7 @@ def squared_subproblem_score_grads(f_l: ArrayLike, f_u: ArrayLike, pos_w: ArrayL
   collapses to means: sum_b N(b) l1(f_a, f_b) = -2 (|N| (1 - f_a) + N . f), and likewise for the
   others. Equal to the pairwise form up to rounding (tests compare them) without its [S, S] and
   [S, B] derivative matrices: a step costs O(S + B) per subproblem instead of O(S (S + B)).
-
-  Args:
-    f_l: [S] labeled slot scores.
-    f_u: [B] unlabeled scores (this device's share when ``axis_name`` is set).
-    pos_w: [S] weights P_j.
-    neg_w: [S] weights N_j.
-    gamma: scalar gamma_j.
-    axis_name: mesh axis the unlabeled mini-batch is split over, or None.
-
-  Returns:
-    (g_l [S], g_u [B]).
+  Arguments and result are those of ``subproblem_score_grads`` (no ``loss``).
   """
   num_u = _unlabeled_total(f_u.shape[0], axis_name)
   mean_u = _unlabeled_total(jnp.sum(f_u), axis_name) / num_u

@@ -103,8 +103,9 @@ def sample_unlabeled(key: jax.Array, batch_size: int, num_unlabeled: int | jax.A
   per_shard = batch_size // num_shards
   sizes, offsets = strata_sizes(num_unlabeled, num_shards)
   if shard is not None:
-    return jax.random.randint(jax.random.fold_in(key, shard), (per_shard,), 0, sizes[shard])
-  draws = [jax.random.randint(jax.random.fold_in(key, s), (per_shard,), 0, sizes[s])
+    return jax.random.randint(jax.random.fold_in(key, shard), (per_shard,), 0, sizes[shard],
+                              jnp.int32)
+  draws = [jax.random.randint(jax.random.fold_in(key, s), (per_shard,), 0, sizes[s], jnp.int32)
            + offsets[s] for s in range(num_shards)]
   return jnp.concatenate(draws)
 
@@ -136,7 +137,8 @@ def sample_step(key: jax.Array, step: int | jax.Array, index: ClassIndex,
     labeled = jnp.arange(index.order.shape[0], dtype=jnp.int32)
   else:
     k = index.counts.shape[0]
-    within = jax.random.randint(key_l, (k, labeled_batch_size), 0, index.counts[:, None])
+    within = jax.random.randint(key_l, (k, labeled_batch_size), 0, index.counts[:, None],
+                                jnp.int32)
     labeled = index.order[(index.offsets[:, None] + within).reshape(-1)]
   unlabeled = sample_unlabeled(key_u, unlabeled_batch_size, num_unlabeled, num_shards, shard)
   return StepSample(labeled.astype(jnp.int32), unlabeled.astype(jnp.int32))

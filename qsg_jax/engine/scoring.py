@@ -1,23 +1,34 @@
 """Scores f(x) of a trained model through every feature block (Algorithm 2), chunked and grouped."""
 
 import functools
-from typing import Callable
+from typing import Callable, Optional
 
 import jax
 import jax.numpy as jnp
 
 from qsg_jax.config import BLOCK_GROUP
 from qsg_jax.config import PREDICT_CHUNK
+from qsg_jax import numerics
+from qsg_jax.engine import checks
 from qsg_jax.engine import features
 from qsg_jax.engine.types import Hyperparams
 from qsg_jax.engine.types import Model
 from qsg_jax.engine.types import State
 
 
-def model_of(state: State, hyper: Hyperparams) -> Model:
-  """The ``Model`` (what scoring needs) of a training state, corrections g_j included if any."""
-  return Model(state.feature_key, state.coef, state.scale, jnp.asarray(hyper.sigma, jnp.float32),
-               state.split_coef, state.split_scale)
+def model_of(state: State, hyper: Optional[Hyperparams] = None) -> Model:
+  """The ``Model`` (what scoring needs) of a training state, corrections g_j included if any.
+
+  Its sigma is the one the state's blocks were trained with; ``hyper`` is only checked against
+  it (concrete: ``ValueError``; traced: NaN scores), and gives sigma before any training.
+  """
+  sigma = state.sigma
+  if hyper is not None:
+    checks.check_sigma(state, hyper)
+    given = jnp.asarray(hyper.sigma, jnp.float32)
+    sigma = jnp.where(sigma == 0, given, jnp.where(sigma == given, sigma, jnp.nan))
+  return Model(state.feature_key, state.coef, state.scale, sigma, state.split_coef,
+               state.split_scale)
 
 
 # Rows are padded to a multiple of this before scoring: XLA's CPU matrix-vector kernels round the
@@ -100,9 +111,15 @@ def model_scores(model: Model, x: jax.Array, block_group: int = BLOCK_GROUP,
   Returns:
     [n] float32 scores.
   """
+  check_scoring(model, x, block_group)
+  model, x = numerics.as_float32((model, x))
+  return model.scale * unscaled_scores(model, x, block_group, predict_chunk)
+
+
+def check_scoring(model: Model, x: jax.Array, block_group: int):
+  """Raises (at trace time) for points that are not [n, d] or a group that does not divide T."""
   if x.ndim != 2:
     raise ValueError(f"x must have shape [n, d]; received {x.shape}.")
   if model.coef.shape[0] % block_group:
     raise ValueError(f"block_group={block_group} must divide the model's {model.coef.shape[0]} "
                      "blocks; pass config.block_group of the run that trained it.")
-  return model.scale * unscaled_scores(model, x, block_group, predict_chunk)

@@ -21,8 +21,7 @@ from qsg_jax.engine.types import Model
 from qsg_jax.engine.types import State
 from qsg_jax.engine.types import TrainData
 from qsg_jax.engine.step import Metrics
-from qsg_jax.engine.loop import check_hyper
-from qsg_jax.engine.loop import check_steps
+from qsg_jax.engine import checks
 from qsg_jax.engine.loop import train_steps
 from qsg_jax.engine.scoring import unscaled_scores
 
@@ -117,8 +116,7 @@ def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: Eng
                      "(config.split_corrections=True): train them on one device with "
                      "engine.train (qsg_jax.fit without a mesh), or use split_lam=None.")
   _check_mesh(mesh, axis_name, config)
-  check_hyper(hyper, config)
-  num_steps = check_steps(state, config, num_steps)
+  num_steps = checks.check_training(state, data, hyper, config, num_steps, sharded=True)
   config = config.replace(axis_name=axis_name)
   replicated = jax.sharding.NamedSharding(mesh, _P())
   split = jax.sharding.NamedSharding(mesh, _P(None, axis_name))

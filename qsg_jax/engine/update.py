@@ -61,13 +61,14 @@ class Update(NamedTuple):
 
 
 def dsg_update(coef: jax.Array, scale: jax.Array, partial: jax.Array, step: jax.Array,
-               gradient: jax.Array, eta: jax.Array, lam: jax.Array,
+               gradient: jax.Array, eta: jax.Array, decay: jax.Array,
                split_lam: Optional[jax.Array] = None) -> Update:
   """Eqs. (13)-(14) for h heads stored as alpha_j = scale * coef_j.
 
-  Head 0 is f: its new block is -eta times its gradient (Eq. 13) and its old blocks decay by
-  1 - eta lam (Eq. 14). Heads 1..h-1 are the per-split corrections g_j: the proximal step of
-  lam_g/2 ||g||^2, g <- (g - eta grad) / (1 + eta lam_g), so their new blocks are
+  Head 0 is f: its new block is -eta times its gradient (Eq. 13) and its old blocks are
+  multiplied by ``decay`` = 1 - eta lam (Eq. 14, ``step.decay``). Heads 1..h-1 are the
+  per-split corrections g_j: the proximal step of lam_g/2 ||g||^2,
+  g <- (g - eta grad) / (1 + eta lam_g), so their new blocks are
   -eta grad / (1 + eta lam_g) and their old blocks shrink by 1 / (1 + eta lam_g): equal to
   Eq. (14) to first order, the same fixed point (lam_g g = -grad), and stable for every lam_g,
   where 1 - eta lam_g < -1 would diverge. ``split_lam = inf`` gives zero blocks: g stays 0.
@@ -81,7 +82,7 @@ def dsg_update(coef: jax.Array, scale: jax.Array, partial: jax.Array, step: jax.
     gradient: [h, 2m] ``functional_gradient`` of every head (the corrections' preconditioned:
       not divided by k-1, ``engine.corrections``).
     eta: step size eta_i.
-    lam: regularization lambda of f.
+    decay: f's factor 1 - eta lam of Eq. (14).
     split_lam: lam_g > 0 or inf of the corrections; used only when h > 1.
 
   Returns:
@@ -90,7 +91,7 @@ def dsg_update(coef: jax.Array, scale: jax.Array, partial: jax.Array, step: jax.
 
   Example:
     >>> out = dsg_update(jnp.zeros((2, 2, 1)), jnp.ones(1), jnp.zeros((1, 0)), 0,
-    ...                  jnp.array([[1.0, -1.0]]), 0.5, 0.2)
+    ...                  jnp.array([[1.0, -1.0]]), 0.5, 1.0 - 0.5 * 0.2)
     >>> out.alpha.tolist(), out.decay.tolist(), out.coef[0, :, 0].tolist()
     ([[-0.5, 0.5]], [0.8999999761581421], [-0.5555555820465088, 0.5555555820465088])
   """
@@ -98,7 +99,7 @@ def dsg_update(coef: jax.Array, scale: jax.Array, partial: jax.Array, step: jax.
   chex.assert_axis_dimension(coef, 1, gradient.shape[1])
   chex.assert_equal_shape_prefix([gradient, scale, partial], 1)
   dtype = gradient.dtype
-  decay = jnp.reshape(1.0 - eta * lam, (1,)).astype(dtype)            # Eq. (14), f
+  decay = jnp.reshape(decay, (1,)).astype(dtype)                      # Eq. (14), f
   gain = jnp.ones(1, dtype)
   if gradient.shape[0] > 1:                                            # proximal, the g_j
     shrink = jnp.full(gradient.shape[0] - 1, 1.0 / (1.0 + eta * split_lam), dtype)
