@@ -93,14 +93,20 @@ class Method:
   score: str = ""                 # which output ranks
   uses_unlabeled: bool = False
   tuning: str = "common CV"       # or "defaults", "own CV (same folds)"
+  baseline: str = ""              # key of the method this one is paired with in the report
   requires: tuple = ()            # modules that must import
   install: str = "pip install 'qsg_jax[peers]'"
   unavailable: Callable = lambda: None   # -> reason it cannot run here, or None
 
   def fingerprint(self):
-    """8 hex digits of what fixes the method's numbers (label, grid, fixed settings): a cell
-    stored under another fingerprint is never reused."""
-    text = json.dumps([self.label, self.grid, self.fixed], sort_keys=True)
+    """8 hex digits of what fixes the method's numbers (label, grid, fixed settings, and for our
+    methods the library's source, ``library_digest``): a cell stored under another fingerprint
+    is never reused, so a resumed run recomputes our cells after any change to qsg_jax and
+    keeps the peers' cells."""
+    parts = [self.label, self.grid, self.fixed]
+    if self.family == "ours":
+      parts.append(library_digest())
+    text = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
   def name(self, task):
@@ -114,6 +120,16 @@ class Method:
       except ImportError as e:
         return f"{module} not importable ({e}); {self.install}"
     return self.unavailable()
+
+
+def library_digest():
+  """SHA-256 of every source file of the qsg_jax package (path and bytes, sorted by path):
+  what our methods' numbers depend on besides their options."""
+  root = pathlib.Path(qsg_jax.__file__).parent
+  digest = hashlib.sha256()
+  for path in sorted(root.rglob("*.py")):
+    digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+  return digest.hexdigest()
 
 
 def _proba_score(model, x, k):
@@ -161,12 +177,18 @@ def _fit_lgbm_regressor(p, d, seed):
 
 def _fit_self_training(p, d, seed):
   """SelfTrainingClassifier(SVC) with sigmoid-calibrated probabilities (scikit-learn 1.9's
-  replacement of the deprecated SVC(probability=True))."""
+  replacement of the deprecated SVC(probability=True)), on at most ``max_unlabeled`` unlabeled
+  points (a uniform subset): self-training refits an SVC on every point it labels, and with all
+  20,000 one refit took 1,105 s on bank_marketing."""
   from sklearn.calibration import CalibratedClassifierCV  # pylint: disable=g-import-not-at-top
   from sklearn.semi_supervised import SelfTrainingClassifier  # pylint: disable=g-import-not-at-top
   from sklearn.svm import SVC  # pylint: disable=g-import-not-at-top
   p = dict(p)
   self_training = {name: p.pop(name) for name in ("threshold", "max_iter")}
+  cap = p.pop("max_unlabeled")
+  if d.x_unlabeled.shape[0] > cap:   # the cost bound: at most ``cap`` unlabeled points
+    pick = np.random.default_rng([seed, 2]).choice(d.x_unlabeled.shape[0], cap, replace=False)
+    d = d._replace(x_unlabeled=d.x_unlabeled[np.sort(pick)])
   calibration_folds = int(np.clip(np.bincount(d.y_labeled).min(), 2, 3))
   base = CalibratedClassifierCV(SVC(**p, random_state=seed), ensemble=False,
                                 cv=calibration_folds)
@@ -229,6 +251,22 @@ def _needs_param(name):
   return reason
 
 
+def _needs_value(name, value):
+  """Unavailable unless QSGS2AUC accepts ``name=value`` (checked on a tiny fit)."""
+  def reason():
+    absent = _needs_param(name)()
+    if absent:
+      return absent
+    x = np.linspace(0.0, 1.0, 24).reshape(12, 2)
+    y = np.array([0, 1] * 6)
+    try:
+      qsg_jax.QSGS2AUC(**{name: value}).fit(x, y)
+    except (ValueError, TypeError) as e:
+      return f"qsg_jax.QSGS2AUC({name}={value!r}) is not accepted in this version ({e})"
+    return None
+  return reason
+
+
 # Grids widened where a first full run's CV choices sat on an edge (never from test results):
 # SVC C = 100 and gamma = 10, LogisticRegression C = 1000, LibAUC lr = 1, SelfTraining gamma = 10,
 # mord alpha = 0.01, LightGBM 300 trees / 7 leaves.
@@ -253,7 +291,8 @@ METHODS = (
            requires=("lightgbm",)),
     Method("self_training_svc", "SelfTraining(SVC)", "peer", ("binary", "ordinal"),
            _fit_self_training, {"C": [1.0, 10.0, 100.0], "gamma": [1.0, 10.0, 100.0]},
-           {"threshold": 0.75, "max_iter": 10}, CLASS_SCORE, uses_unlabeled=True),
+           {"threshold": 0.75, "max_iter": 10, "max_unlabeled": 2000}, CLASS_SCORE,
+           uses_unlabeled=True),
     Method("mord_at", "mord LogisticAT", "peer", ("ordinal",), _fit_mord("LogisticAT"),
            MORD_GRID, score="expected class", requires=("mord",)),
     Method("mord_it", "mord LogisticIT", "peer", ("ordinal",), _fit_mord("LogisticIT"),
@@ -267,11 +306,16 @@ METHODS = (
            score="decision_function", uses_unlabeled=True, tuning="defaults"),
     Method("qsg_cv", "QSGS2AUCCV / QS3ORAOCV", "ours", ("binary", "ordinal"), _qsg(cv=True),
            score="decision_function", uses_unlabeled=True, tuning="own CV (same folds)"),
-    # New variants: one entry each (their options in `fixed`; `unavailable` until they exist).
-    Method("qsg_direct", 'QSGS2AUC(solver="direct") / QS3ORAO(solver="direct")', "ours",
-           ("binary", "ordinal"), _qsg(), fixed={"solver": "direct"},
+    # Variants: one entry each, their options in `fixed`, `baseline` the entry they are paired
+    # with in the report ("unavailable" where this version of the library lacks the option).
+    Method("qsg_ard", 'QSGS2AUC(length_scale="ard") / QS3ORAO(length_scale="ard")', "ours",
+           ("binary", "ordinal"), _qsg(), fixed={"length_scale": "ard"},
            score="decision_function", uses_unlabeled=True, tuning="defaults",
-           unavailable=_needs_param("solver")),
+           baseline="qsg_defaults", unavailable=_needs_value("length_scale", "ard")),
+    Method("qsg_dsg", 'QSGS2AUC(solver="dsg") / QS3ORAO(solver="dsg")', "ours",
+           ("binary", "ordinal"), _qsg(), fixed={"solver": "dsg"},
+           score="decision_function", uses_unlabeled=True, tuning="defaults",
+           baseline="qsg_defaults", unavailable=_needs_param("solver")),
 )
 METHOD_KEYS = tuple(m.key for m in METHODS)
 
@@ -587,6 +631,12 @@ def summarize(dataset, task, rows_by_method):
       d_mean, d_se = _mean_se(diff)
       row.update({"vs best peer": f"{d_mean:+.4f} +- {d_se:.4f}", "diff_mean": d_mean,
                   "diff_se": d_se, "wins": f"{int(np.sum(diff > 0))}/{diff.size}"})
+    if method.baseline in aucs:
+      diff = a - aucs[method.baseline]
+      d_mean, d_se = _mean_se(diff)
+      row.update({"baseline": method.baseline, "vs baseline": f"{d_mean:+.4f} +- {d_se:.4f}",
+                  "baseline_diff_mean": d_mean, "baseline_diff_se": d_se,
+                  "baseline wins": f"{int(np.sum(diff > 0))}/{diff.size}"})
     cv = [r["cv_auc"] for r in rows if r["cv_auc"] is not None]
     row.update({"chosen": _fmt_params([r["params"] for r in rows]),
                 "CV AUC": f"{np.mean(cv):.4f}" if cv else "-",
@@ -667,6 +717,14 @@ def render(settings, report):
       "## Datasets", "", reporting.markdown_table(report["datasets"])]
   for name, table in report["tables"].items():
     lines += [f"## {name}", "", reporting.markdown_table(table, TABLE_COLUMNS)]
+  paired = [{"dataset": name, "variant": r["method"],
+             "baseline": next(b["method"] for b in table if b["key"] == r["baseline"]),
+             "paired difference": r["vs baseline"], "wins": r["baseline wins"]}
+            for name, table in report["tables"].items() for r in table if "baseline" in r]
+  if paired:
+    lines += ["## Variants against their baseline", "",
+              "Paired difference of test AUC (variant minus baseline, same trials) +- SE; "
+              "wins: trials where the variant is ahead.", "", reporting.markdown_table(paired)]
   lines += ["## Methods and their grids", "",
             "Settings not listed: the library's defaults (LogisticRegression: L2, lbfgs; "
             "SelfTraining(SVC): SVC calibrated by CalibratedClassifierCV(ensemble=False), "

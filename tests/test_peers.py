@@ -166,3 +166,50 @@ def test_method_table_keys_grids_and_availability():
   libauc = next(m for m in peers.METHODS if m.key == "libauc")
   reason = libauc.why_unavailable()
   assert reason is None or "not importable" in reason
+
+
+def test_our_cells_go_stale_with_the_library_source_and_the_peers_do_not(monkeypatch):
+  ours = next(m for m in peers.METHODS if m.key == "qsg_defaults")
+  svc = next(m for m in peers.METHODS if m.key == "svc")
+  before = ours.fingerprint(), svc.fingerprint()
+  monkeypatch.setattr(peers, "library_digest", lambda: "another source")
+  assert ours.fingerprint() != before[0] and svc.fingerprint() == before[1]
+  for m in peers.METHODS:   # every variant names a baseline that exists and is ours
+    if m.baseline:
+      assert next(b for b in peers.METHODS if b.key == m.baseline).family == "ours"
+
+
+def test_self_training_sees_at_most_its_cap_of_unlabeled_points(monkeypatch):
+  from sklearn import semi_supervised
+  seen = []
+
+  class Spy(semi_supervised.SelfTrainingClassifier):
+    def fit(self, x, y, **kwargs):
+      seen.append(int(np.sum(y == -1)))
+      return super().fit(x, y, **kwargs)
+
+  monkeypatch.setattr(semi_supervised, "SelfTrainingClassifier", Spy)
+  rng = np.random.default_rng(0)
+  x_l = rng.uniform(size=(30, 2))
+  data = peers.FitData(x_l, (x_l[:, 0] > 0.5).astype(int), rng.uniform(size=(50, 2)), 2)
+  method = next(m for m in peers.METHODS if m.key == "self_training_svc")
+  params = {**method.fixed, "C": 1.0, "gamma": 1.0}
+  for cap, expected in ((20, 20), (100, 50)):
+    score = method.fit(dict(params, max_unlabeled=cap), data, 0)
+    assert seen[-1] == expected and score(x_l).shape == (30,)
+  assert method.fixed["max_unlabeled"] == 2000
+
+
+def test_variants_are_paired_with_their_baseline_in_the_report(tmp_path, monkeypatch):
+  logreg = next(m for m in peers.METHODS if m.key == "logreg")
+  variant = dataclasses.replace(logreg, key="svc", label="LogisticRegression(C=100)",
+                                family="ours", grid={}, fixed={"C": 100.0, "max_iter": 5000},
+                                tuning="defaults", baseline="logreg")   # under a known key
+  monkeypatch.setattr(peers, "METHODS", (logreg, variant))
+  payload = peers.run(_settings(tmp_path, datasets=("breast_cancer",),
+                                methods=("logreg", "svc")), log=_quiet)
+  row = next(r for r in payload["tables"]["breast_cancer"] if r["key"] == "svc")
+  base = next(r for r in payload["tables"]["breast_cancer"] if r["key"] == "logreg")
+  assert row["baseline_diff_mean"] == pytest.approx(row["auc_mean"] - base["auc_mean"])
+  text = (tmp_path / "run" / "results.md").read_text()
+  assert "## Variants against their baseline" in text and row["vs baseline"] in text
