@@ -1,19 +1,26 @@
 """``fit``: the checked entry point of QS3ORAO / QSG-S2AUC (re-exported as ``qsg_jax.fit``).
 
-``fit`` reads as its steps: checked inputs -> step size -> engine config -> engine segments (with
-progress) -> divergence -> thresholds. ``qsg_jax.engine`` is the pure jittable core; the
-hyper-parameters arrive as one ``FitConfig`` (or as its field names, as keyword arguments).
+One switch, ``FitConfig.solver``, picks how the objective is minimized (``config.choose_solver``):
+"dsg" is the papers' Algorithm 1, unchanged: checked inputs -> step size -> engine config ->
+engine segments (with progress) -> divergence -> thresholds, over ``qsg_jax.engine``, the pure
+jittable core; "direct" solves the squared-loss objective exactly over Nystrom features
+(``qsg_jax.direct``) and fits the same thresholds; "auto" picks direct for the squared loss.
+Both give a ``FitResult`` that ``decision_function``, ``predict``, ``split_scores`` and
+``qsg_jax.io`` take; ``FitResult.solver`` says which ran. The hyper-parameters arrive as one
+``FitConfig`` (or as its field names, as keyword arguments).
 """
 
 import math
 import warnings
-from typing import Callable, NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional, Union
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import _validation as validation
+from qsg_jax import config as config_lib
+from qsg_jax import direct
 from qsg_jax import engine
 from qsg_jax import memory
 from qsg_jax import thresholds as thresholds_lib
@@ -21,18 +28,22 @@ from qsg_jax.config import BLOCK_GROUP
 from qsg_jax.config import CHUNK_SIZE
 from qsg_jax.config import DIVERGENCE_THRESHOLD
 from qsg_jax.config import FitConfig
-from qsg_jax.config import SOLVER_FITS
+from qsg_jax.config import NUM_SEGMENTS
 from qsg_jax.engine import auto_step
 from qsg_jax.errors import DivergenceError
 
 
 class FitResult(NamedTuple):
-  model: engine.Model        # predict with qsg_jax.decision_function(result, x).
+  """A fitted model: score it with ``decision_function``, ``predict``, ``split_scores``."""
+  model: Union[engine.Model, direct.NystromModel]  # DSG: engine.Model; direct: NystromModel.
   thresholds: jax.Array      # [k-1] ordered thresholds on f (ordinal prediction).
-  state: engine.State        # final training state (f on the labeled points included).
-  metrics: dict              # per-iteration NumPy arrays: "eta", "max_abs_score".
-  config: engine.EngineConfig
+  state: Optional[engine.State]  # DSG's final training state (f on the labeled points
+                                 # included); None for the direct solver.
+  metrics: dict              # DSG: per-iteration NumPy arrays "eta", "max_abs_score"; direct:
+                             # "solver", "num_features" (p), "kernel_residual".
+  config: engine.EngineConfig  # num_classes, and how DSG models are scored.
   num_features: int          # d, checked at prediction time.
+  solver: str = "dsg"        # the solver that ran: "dsg" or "direct".
 
 
 class Inputs(NamedTuple):
@@ -48,10 +59,20 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] =
         num_classes: Optional[int] = None, progress: Optional[Callable[[dict], None]] = None,
         mesh: Optional[jax.sharding.Mesh] = None, axis_name: str = "data",
         num_shards: Optional[int] = None, cache_unlabeled: Optional[bool] = None,
-        chunk_size: int = CHUNK_SIZE, block_group: int = BLOCK_GROUP, num_segments: int = 8,
+        chunk_size: int = CHUNK_SIZE, block_group: int = BLOCK_GROUP,
+        num_segments: int = NUM_SEGMENTS,
         threshold_surrogate: str = "hinge",
         divergence_threshold: float = DIVERGENCE_THRESHOLD, **hyperparams) -> FitResult:
   """Trains QS3ORAO (k ordered classes) or QSG-S2AUC (k = 2) and fits the thresholds.
+
+  ``config.solver`` picks the solver (``qsg_jax.config.choose_solver``): "dsg" (the default) is
+  exactly the papers' Algorithm 1; "direct" minimizes the squared-loss objective exactly over
+  Nystrom features (``qsg_jax.direct``); "auto" runs "direct" for the squared loss unless a
+  DSG-only setting is given. DSG-only: the fields ``config.DSG_FIELDS`` (step_size, num_steps,
+  num_frequencies, batch sizes) and the options num_shards, cache_unlabeled, chunk_size,
+  block_group, num_segments, divergence_threshold; direct-only: num_landmarks. Given to the
+  other solver (different from their defaults) they raise ``ValueError``; "auto" runs DSG when
+  one is given. ``result.solver`` says which ran.
 
   Args:
     x_labeled: [n_l, d] labeled points (preprocessed, e.g. min-max scaled).
@@ -61,9 +82,10 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] =
     key: PRNG key or int seed (0..2**63-1; distinct seeds give distinct streams).
     num_classes: k; default max(y_labeled) + 1.
     progress: optional callable(dict) called after each segment with "step", "num_steps",
-      "max_abs_score".
+      "max_abs_score" (direct: once, step 1 of 1).
     mesh: optional ``jax.sharding.Mesh``: split the unlabeled data over its ``axis_name`` axis
-      (one stratum per device, see ``engine.train_sharded``); None runs on one device.
+      (DSG: one stratum per device, see ``engine.train_sharded``; direct: the pass over the
+      unlabeled points, ``direct.moments``); None runs on one device.
     axis_name: mesh axis to use.
     num_shards: strata of the unlabeled sampling (default: the mesh axis size, or 1). A
       one-device run with num_shards=D draws the same samples as a run on a D-device mesh.
@@ -77,15 +99,16 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] =
     **hyperparams: ``FitConfig`` fields overriding ``config`` (e.g. ``num_steps=256``; help
       texts in ``dataclasses.fields(FitConfig)``). step_size "auto" is eta0 = min(3, 1 /
       (lambda_max(K H) + lam)), half the stability limit of the squared-loss scores (it is
-      ``result.metrics["eta"][0]``); split_lam (one device only) is scored by ``split_scores``;
-      solver "dsg" is exactly the papers' Algorithm 1.
+      ``result.metrics["eta"][0]``); split_lam (DSG: one device only) is scored by
+      ``split_scores``.
 
   Returns:
     ``FitResult``.
 
   Raises:
     ValueError, TypeError: bad inputs (the message says which and how to fix it).
-    DivergenceError: scores became non-finite or exploded.
+    DivergenceError: scores became non-finite or exploded (DSG).
+    qsg_jax.direct.IllPosedSystemError: a singular direct system (lam = 0).
     InsufficientMemoryError: the run would not fit in the device's free memory.
 
   Warns:
@@ -97,18 +120,36 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] =
                     f"{type(config).__name__}. Pass hyper-parameters as FitConfig(...) or as "
                     "keyword arguments.")
   config = (config or FitConfig()).replace(**hyperparams)
-  options = dict(num_classes=num_classes, progress=progress, mesh=mesh, axis_name=axis_name,
-                 num_shards=num_shards, cache_unlabeled=cache_unlabeled, chunk_size=chunk_size,
-                 block_group=block_group, num_segments=num_segments,
-                 threshold_surrogate=threshold_surrogate,
-                 divergence_threshold=divergence_threshold)
-  solver = SOLVER_FITS.get(config.solver)   # "auto" is "dsg" until qsg_jax.direct registers
-  if config.solver == "direct" and solver is None:
-    raise NotImplementedError("solver='direct' needs qsg_jax.direct, which this version does "
-                              "not provide yet; use solver='dsg' (the papers' Algorithm 1).")
-  if config.solver != "dsg" and solver is not None:
-    return solver(x_labeled, y_labeled, x_unlabeled, config=config, key=key, **options)
-  return _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, **options)
+  given = {"num_shards": num_shards is not None, "cache_unlabeled": cache_unlabeled is not None,
+           "chunk_size": chunk_size != CHUNK_SIZE, "block_group": block_group != BLOCK_GROUP,
+           "num_segments": num_segments != NUM_SEGMENTS,
+           "divergence_threshold": divergence_threshold != DIVERGENCE_THRESHOLD}
+  if config_lib.choose_solver(config, [name for name, g in given.items() if g]) == "direct":
+    return _fit_direct(x_labeled, y_labeled, x_unlabeled, config, key, num_classes=num_classes,
+                       progress=progress, mesh=mesh, axis_name=axis_name,
+                       threshold_surrogate=threshold_surrogate)
+  return _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, num_classes=num_classes,
+                  progress=progress, mesh=mesh, axis_name=axis_name, num_shards=num_shards,
+                  cache_unlabeled=cache_unlabeled, chunk_size=chunk_size,
+                  block_group=block_group, num_segments=num_segments,
+                  threshold_surrogate=threshold_surrogate,
+                  divergence_threshold=divergence_threshold)
+
+
+def _fit_direct(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, progress, mesh,
+                axis_name, threshold_surrogate):
+  """``fit`` by the direct solver (``qsg_jax.direct.solver``); its boundary checks first."""
+  validation.check_callable("progress", progress)
+  thresholds_lib.check_surrogate(threshold_surrogate)
+  num_classes = validation.check_count("num_classes", num_classes, minimum=2, allow_none=True)
+  key = validation.check_key(key)
+  if mesh is not None:
+    _check_mesh(mesh, axis_name)
+  out = direct.solver.fit_result(x_labeled, y_labeled, x_unlabeled, config=config, key=key,
+                                 num_classes=num_classes, progress=progress, mesh=mesh,
+                                 axis_name=axis_name, threshold_surrogate=threshold_surrogate)
+  return FitResult(out.model, out.thresholds, None, out.metrics, out.config, out.num_features,
+                   solver="direct")
 
 
 def _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, progress, mesh,
@@ -178,18 +219,22 @@ def hyperparams_of(inputs: Inputs, config: FitConfig, key) -> engine.Hyperparams
       split_lam=None if config.split_lam is None else jnp.float32(config.split_lam))
 
 
+def _check_mesh(mesh, axis_name):
+  if not isinstance(mesh, jax.sharding.Mesh):
+    raise TypeError(f"mesh must be a jax.sharding.Mesh or None; received {type(mesh).__name__}. "
+                    "Build one with jax.make_mesh((num_devices,), ('data',)).")
+  if axis_name not in mesh.shape:
+    raise ValueError(f"mesh has no axis {axis_name!r}; its axes are {tuple(mesh.shape)}.")
+
+
 def _num_shards(mesh, axis_name, num_shards, config):
   num_shards = validation.check_count("num_shards", num_shards, allow_none=True)
   if mesh is None:
     return 1 if num_shards is None else num_shards
-  if not isinstance(mesh, jax.sharding.Mesh):
-    raise TypeError(f"mesh must be a jax.sharding.Mesh or None; received {type(mesh).__name__}. "
-                    "Build one with jax.make_mesh((num_devices,), ('data',)).")
+  _check_mesh(mesh, axis_name)
   if config.split_lam is not None:
-    raise ValueError("split_lam (per-split corrections) runs on one device only: pass mesh=None, "
-                     "or split_lam=None for sharded training.")
-  if axis_name not in mesh.shape:
-    raise ValueError(f"mesh has no axis {axis_name!r}; its axes are {tuple(mesh.shape)}.")
+    raise ValueError("split_lam (per-split corrections) runs on one device only with DSG: pass "
+                     "mesh=None, split_lam=None for sharded training, or solver='direct'.")
   size = int(mesh.shape[axis_name])
   if num_shards not in (None, size):
     raise ValueError(f"num_shards={num_shards} differs from the size {size} of mesh axis "
@@ -284,6 +329,8 @@ def _checked_result(result, x, name="x"):
                     f"{type(result).__name__}. For a bare engine.Model use "
                     f"qsg_jax.engine.{name}(model, x).")
   x = validation.check_points("x", x, dim=result.num_features)
+  if isinstance(result.model, direct.NystromModel):   # no Fourier phases
+    return x
   validation.check_phase_range("x", x, float(result.model.sigma))
   return jnp.asarray(x)
 
@@ -303,6 +350,11 @@ def decision_function(result: FitResult, x, mesh: Optional[jax.sharding.Mesh] = 
   """
   x = _checked_result(result, x, "model_scores")
   cfg = result.config
+  if isinstance(result.model, direct.NystromModel):
+    if mesh is None:
+      return direct.solver.scores(result.model, x)
+    _check_mesh(mesh, axis_name)
+    return direct.solver.scores_sharded(result.model, x, mesh, axis_name)
   if mesh is None:
     return np.asarray(engine.model_scores(result.model, x, cfg.block_group, cfg.predict_chunk))
   return np.asarray(engine.model_scores_sharded(result.model, x, mesh, axis_name,
@@ -324,9 +376,13 @@ def split_scores(result: FitResult, x) -> np.ndarray:
   """
   x = _checked_result(result, x, "split_scores")
   cfg = result.config
+  nystrom = isinstance(result.model, direct.NystromModel)
   if result.model.split_coef is None:
-    scores = engine.model_scores(result.model, x, cfg.block_group, cfg.predict_chunk)
+    scores = (direct.solver.scores(result.model, x) if nystrom else
+              engine.model_scores(result.model, x, cfg.block_group, cfg.predict_chunk))
     return np.repeat(np.asarray(scores)[:, None], cfg.num_classes - 1, axis=1)
+  if nystrom:
+    return direct.solver.scores(result.model, x, split=True)
   return np.asarray(engine.split_scores(result.model, x, cfg.block_group, cfg.predict_chunk))
 
 

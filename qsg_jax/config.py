@@ -26,16 +26,19 @@ from qsg_jax import _validation as validation
 CHUNK_SIZE = 32             # steps whose samples are drawn up front.
 BLOCK_GROUP = 8             # feature blocks per matrix product when scoring.
 PREDICT_CHUNK = 4096        # points per matrix product when scoring.
+NUM_SEGMENTS = 8            # jitted calls a DSG fit is split into (progress reports).
 # Max |f| on the labeled points above which a run counts as diverged (converging runs of the
 # squared loss, target margin 1, stay of order 1).
 DIVERGENCE_THRESHOLD = 50.0
 STEP_SIZE_MAX = 3.0         # cap of the "auto" step (the former default eta0).
-# Solvers of ``qsg_jax.fit``: "dsg" is the papers' Algorithm 1 (doubly stochastic gradients over
-# random Fourier features); "direct" and "auto" are provided by ``qsg_jax.direct``.
+# Solvers of ``qsg_jax.fit`` and ``cross_validate`` (``choose_solver``): "dsg" is the papers'
+# Algorithm 1 (doubly stochastic gradients over random Fourier features); "direct" minimizes the
+# squared-loss objective exactly in a Nystrom feature space (``qsg_jax.direct``); "auto" picks.
 SOLVERS = ("dsg", "direct", "auto")
-# The fit functions of the solvers besides "dsg", registered by ``qsg_jax.direct``: name ->
-# callable(x_labeled, y_labeled, x_unlabeled, *, config, key, **fit's other options) -> FitResult.
-SOLVER_FITS = {}
+# The ``FitConfig`` fields only DSG reads, and those only the direct solver reads.
+DSG_FIELDS = ("step_size", "num_steps", "num_frequencies", "unlabeled_batch_size",
+              "labeled_batch_size")
+DIRECT_FIELDS = ("num_landmarks",)
 
 _NUMBER = (int, float, np.integer, np.floating)
 
@@ -64,8 +67,13 @@ class FitConfig:
   split_lam: Optional[float] = _field(
       None, "Penalty lam_g > 0 of per-split corrections g_j (split j ranks with f + g_j; inf "
       "freezes them at 0); None: plain QS3ORAO.")
-  solver: str = _field("dsg", "'dsg' (the papers' Algorithm 1), 'direct' or 'auto' "
-                       "(qsg_jax.direct).")
+  solver: str = _field(
+      "dsg", "'dsg' (the papers' Algorithm 1, the default: exactly the published method), "
+      "'direct' (the squared loss minimized exactly over Nystrom features, qsg_jax.direct) or "
+      "'auto' (direct for the squared loss unless a DSG-only setting is given, else DSG).")
+  num_landmarks: Optional[int] = _field(
+      None, "Nystrom landmarks p of the direct solver (None: 512, the measured choice of "
+      "qsg_jax.direct; more where the kernel residual warns).")
 
   def __post_init__(self):
     set_ = lambda name, value: object.__setattr__(self, name, value)
@@ -85,6 +93,9 @@ class FitConfig:
       set_("split_lam", validation.check_positive(
           "split_lam", self.split_lam, allow_inf=True,
           fix="None turns the per-split corrections off."))
+    set_("num_landmarks", validation.check_count(
+        "num_landmarks", self.num_landmarks, allow_none=True,
+        fix="None uses the direct solver's measured default (512)."))
     if self.solver not in SOLVERS:
       raise ValueError(f"solver must be one of {SOLVERS}; received {self.solver!r:.60}. 'dsg' "
                        "runs the papers' Algorithm 1.")
@@ -96,6 +107,63 @@ class FitConfig:
       raise TypeError(f"unknown hyper-parameter(s) {unknown}; FitConfig has "
                       f"{[f.name for f in dataclasses.fields(self)]}.")
     return dataclasses.replace(self, **changes)
+
+
+def loss_name(config: FitConfig) -> str:
+  """The name of ``config.loss`` ("squared", "hinge", "logistic", or a custom loss's name)."""
+  return config.loss if isinstance(config.loss, str) else str(getattr(config.loss, "name", ""))
+
+
+def changed_fields(config: FitConfig, names) -> list:
+  """The fields among ``names`` whose value differs from their default (given by the user)."""
+  defaults = {f.name: f.default for f in dataclasses.fields(FitConfig)}
+  changed = []
+  for name in names:
+    value, default = getattr(config, name), defaults[name]
+    if value is default:
+      continue
+    if callable(value) or isinstance(value, str) != isinstance(default, str) or (
+        value is None) != (default is None) or value != default:
+      changed.append(name)
+  return changed
+
+
+def choose_solver(config: FitConfig, dsg_options=()) -> str:
+  """The solver that runs ``config``: "dsg" or "direct" (``FitConfig.solver``).
+
+  "auto" is "direct" for the squared loss, where the direct solution was at least as accurate
+  as DSG's and 20-300x faster on every benchmark dataset (``experiments/bench_direct.py``),
+  and "dsg" for the other losses (no closed form) or when a DSG-only setting is given: a field
+  of ``DSG_FIELDS`` different from its default, or a DSG-only option of ``qsg_jax.fit`` named in
+  ``dsg_options`` (e.g. "num_segments"), since it means something to DSG only.
+
+  Raises:
+    ValueError: "direct" with another loss or with DSG-only settings, or "dsg" with
+      direct-only ones (``DIRECT_FIELDS``): they would have no effect.
+  """
+  dsg_given = changed_fields(config, DSG_FIELDS) + list(dsg_options)
+  direct_given = changed_fields(config, DIRECT_FIELDS)
+  squared = loss_name(config) == "squared"
+  if config.solver == "auto":
+    solver = "direct" if squared and not dsg_given else "dsg"
+  else:
+    solver = config.solver
+  if solver == "direct" and not squared:
+    raise ValueError(f"solver='direct' minimizes the squared pairwise loss in closed form; "
+                     f"received loss={config.loss!r:.40}. Use solver='dsg' (or 'auto', which "
+                     "picks DSG for other losses).")
+  if solver == "direct" and dsg_given:
+    raise ValueError(f"{dsg_given} only mean something to DSG (the papers' Algorithm 1), not to "
+                     "solver='direct': leave them at their defaults, or use solver='dsg' (or "
+                     "'auto', which then runs DSG).")
+  if solver == "dsg" and direct_given:
+    why = (f" ('auto' chose DSG: {'the ' + loss_name(config) + ' loss' if not squared else ''}"
+           f"{' and ' if not squared and dsg_given else ''}"
+           f"{'DSG-only settings ' + str(dsg_given) if dsg_given else ''})"
+           if config.solver == "auto" else "")
+    raise ValueError(f"{direct_given} only mean something to the direct solver, not to DSG{why}: "
+                     "leave them unset, or use solver='direct' with the squared loss.")
+  return solver
 
 
 def check_step_size(step_size):

@@ -9,20 +9,23 @@ integers, and buys predictions that no PRNG setting or JAX upgrade can change.
 
 ``freeze(result)`` is a ``FrozenModel`` (NumPy arrays only, so it pickles); ``frozen_scores``
 scores through the stored frequencies with the same blocked computation as
-``engine.model_scores``. The estimators predict through a ``FrozenModel`` too, so a fitted
+``engine.model_scores``. A direct fit (``qsg_jax.fit(..., solver="direct")``) is a kernel
+expansion over its Nystrom landmarks, which need no PRNG at all: it freezes to a
+``FrozenNystrom`` (landmarks, coefficients, sigma, thresholds), scored by the same function as
+``qsg_jax.decision_function``. The estimators predict through a frozen model too, so a fitted
 estimator, its pickle and its model file give bit-identical predictions.
 
 The file is a plain ``.npz`` (no pickle: loading never runs code) holding a flat pytree of
 arrays and one JSON metadata entry: the format name and version, the kind of object, what it
-needs besides arrays, the versions that wrote it, the sha256 of every array and of the metadata
-itself, so that a truncated, corrupted or edited file is refused rather than misread. ``io``
+needs besides arrays (``model_kind``: "fourier", or "nystrom"), the versions that wrote it, the
+sha256 of every array and of the metadata itself, so that a truncated, corrupted or edited file is refused rather than misread. ``io``
 knows arrays and metadata only: a class whose objects are saved (the estimators) registers
 itself with ``register`` and provides ``_to_arrays()`` -> (arrays, metadata) and the classmethod
 ``_from_arrays(model, arrays, metadata)``. A schedule callable is never stored: prediction does
 not need it.
 
-    qsg_jax.io.save(result, "model.npz")   # a FitResult, FrozenModel, QS3ORAO or QSGS2AUC
-    model = qsg_jax.io.load("model.npz")   # a FrozenModel, or the fitted estimator
+    qsg_jax.io.save(result, "model.npz")   # a FitResult, frozen model, QS3ORAO or QSGS2AUC
+    model = qsg_jax.io.load("model.npz")   # a FrozenModel / FrozenNystrom, or the estimator
 """
 
 import functools
@@ -31,7 +34,7 @@ import json
 import os
 import tempfile
 import zipfile
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Union
 
 import jax
 import jax.numpy as jnp
@@ -39,6 +42,7 @@ import numpy as np
 
 from qsg_jax import _fit
 from qsg_jax import _validation as validation
+from qsg_jax import direct
 from qsg_jax import numerics
 from qsg_jax import thresholds as thresholds_lib
 from qsg_jax._version import __version__
@@ -48,8 +52,11 @@ from qsg_jax.errors import ChecksumError
 
 FORMAT = "qsg_jax-model"
 # 2: the metadata is covered by a checksum too. Version 1 files (no metadata checksum) load with
-# their metadata checked for range instead.
-FORMAT_VERSION = 2
+# their metadata checked for range instead. 3: Nystrom models (metadata "model_kind"); Fourier
+# models are still written as version 2, which older readers load (a file without "model_kind"
+# holds a Fourier model).
+FORMAT_VERSION = 3
+FOURIER_FORMAT_VERSION = 2
 # Classes whose fitted objects ``save`` / ``load`` handle, by name (``register``).
 _CLASSES = {}
 
@@ -82,17 +89,46 @@ class FrozenModel(NamedTuple):
     return np.asarray(thresholds_lib.predict_classes(scores, jnp.asarray(self.thresholds)))
 
 
+class FrozenNystrom(NamedTuple):
+  """What a direct (Nystrom) model's prediction needs: f(x) = sum_b coef_b k(x, z_b)."""
+  landmarks: np.ndarray    # [p, d] float32 landmarks z_b.
+  coef: np.ndarray         # [p] float32 kernel-expansion coefficients.
+  sigma: np.ndarray        # float32 scalar, k(x, z) = exp(-sigma ||x - z||^2).
+  thresholds: np.ndarray   # [k-1] float32 ordered thresholds on f.
+
+  def decision_function(self, x) -> np.ndarray:
+    """Checked ranking scores f(x): [n] float32 for x [n, d]."""
+    x = validation.check_points("x", x, dim=self.landmarks.shape[1])
+    return frozen_scores(self, x)
+
+  def predict(self, x) -> np.ndarray:
+    """Ordinal classes 0..k-1 (number of thresholds below f(x)): [n] int32."""
+    scores = jnp.asarray(self.decision_function(x))
+    return np.asarray(thresholds_lib.predict_classes(scores, jnp.asarray(self.thresholds)))
+
+
+Frozen = Union[FrozenModel, FrozenNystrom]
+
+
+def input_dim(model: Frozen) -> int:
+  """d, the number of input features a frozen model takes."""
+  return int((model.landmarks if isinstance(model, FrozenNystrom) else model.frequencies)
+             .shape[-1])
+
+
 def check_phases(model: FrozenModel, x, name="x"):
   """Returns ``x`` after checking every phase omega . x stays within ``numerics.MAX_PHASE``.
 
   |omega . x| <= max ||omega|| max ||x|| (Cauchy-Schwarz) over the stored frequencies; past
   2^19 a float32 phase has lost its precision and the features would be NaN.
 
+  A ``FrozenNystrom`` has no phases: ``x`` is returned as it is.
+
   Raises:
     ValueError: points too large for the model's frequencies, with what to change.
   """
   arr = np.asarray(x)
-  if arr.size:
+  if arr.size and not isinstance(model, FrozenNystrom):
     norm = float(np.sqrt(np.max(np.sum(np.square(arr, dtype=np.float64), axis=1))))
     largest = float(np.sqrt(np.max(np.sum(np.square(model.frequencies, dtype=np.float64), -1))))
     if norm * largest > numerics.MAX_PHASE:
@@ -104,15 +140,16 @@ def check_phases(model: FrozenModel, x, name="x"):
   return arr
 
 
-def freeze(result: _fit.FitResult) -> FrozenModel:
-  """The ``FrozenModel`` of a ``FitResult``: its frequencies regenerated once, under the current
-  PRNG configuration (the one that trained it), and stored.
+def freeze(result: _fit.FitResult) -> Frozen:
+  """The frozen model of a ``FitResult``: DSG's frequencies regenerated once, under the current
+  PRNG configuration (the one that trained it), and stored; a direct fit's landmarks.
 
   Args:
-    result: ``FitResult`` from ``qsg_jax.fit``.
+    result: ``FitResult`` from ``qsg_jax.fit`` (either solver).
 
   Returns:
-    ``FrozenModel`` of NumPy arrays; ``frozen_scores`` equals ``qsg_jax.decision_function``.
+    ``FrozenModel`` (Fourier features) or ``FrozenNystrom`` (a direct fit) of NumPy arrays;
+    ``frozen_scores`` equals ``qsg_jax.decision_function``.
 
   Raises:
     ValueError: a fit with per-split corrections (``split_lam``): they are not stored.
@@ -125,6 +162,11 @@ def freeze(result: _fit.FitResult) -> FrozenModel:
     raise ValueError("model files store the shared ranking function f only, not the per-split "
                      "corrections g_j of a fit with split_lam: refit with split_lam=None to save "
                      "it, or keep the FitResult (qsg_jax.split_scores scores its splits).")
+  if isinstance(model, direct.NystromModel):
+    return FrozenNystrom(landmarks=np.asarray(model.landmarks, np.float32),
+                         coef=np.asarray(model.coef, np.float32),
+                         sigma=np.asarray(model.sigma, np.float32),
+                         thresholds=np.asarray(result.thresholds, np.float32))
   num_blocks, two_m = model.coef.shape
   # Jitted like the scoring that regenerates them: eager ops round sqrt(2 sigma) * normal
   # differently in the last bit, jitted ones give frequencies (and scores) bit-identical to
@@ -149,26 +191,33 @@ def _scores(frequencies, coef, scale, x, block_group, predict_chunk):
       lambda blocks: frequencies[blocks].reshape(-1, d), coef, x, block_group, predict_chunk)
 
 
-def frozen_scores(model: FrozenModel, x) -> np.ndarray:
-  """Scores f(x) of a ``FrozenModel`` (unchecked; see ``FrozenModel.decision_function``).
+def frozen_scores(model: Frozen, x) -> np.ndarray:
+  """Scores f(x) of a frozen model (unchecked; see ``FrozenModel.decision_function``).
 
   Args:
-    model: ``FrozenModel``.
+    model: ``FrozenModel`` or ``FrozenNystrom``.
     x: [n, d] float32 points.
 
   Returns:
     [n] float32 scores.
   """
+  if isinstance(model, FrozenNystrom):   # the scoring of qsg_jax.decision_function
+    return direct.solver.scores(direct.NystromModel(
+        jnp.asarray(model.landmarks), jnp.asarray(model.coef), jnp.asarray(model.sigma)), x)
   return np.asarray(_scores(jnp.asarray(model.frequencies), jnp.asarray(model.coef),
                             jnp.asarray(model.scale), jnp.asarray(x, jnp.float32),
                             model.block_group, model.predict_chunk))
 
 
-def frozen_arrays(model: FrozenModel):
-  """(arrays, metadata) of a ``FrozenModel``: what every model file holds."""
+def frozen_arrays(model: Frozen):
+  """(arrays, metadata) of a frozen model: what every model file holds."""
+  if isinstance(model, FrozenNystrom):
+    return ({name: np.asarray(value) for name, value in model._asdict().items()},
+            {"model_kind": "nystrom"})
   arrays = {name: np.asarray(getattr(model, name))
             for name in ("frequencies", "coef", "scale", "thresholds")}
-  return arrays, {"block_group": model.block_group, "predict_chunk": model.predict_chunk}
+  return arrays, {"model_kind": "fourier", "block_group": model.block_group,
+                  "predict_chunk": model.predict_chunk}
 
 
 def _digest(array: np.ndarray) -> str:
@@ -196,8 +245,8 @@ def save(model: Any, path) -> None:
   """Writes a model file (atomically: a temporary file renamed into place).
 
   Args:
-    model: a ``FitResult``, a ``FrozenModel``, or a fitted registered estimator (``QS3ORAO``,
-      ``QSGS2AUC``).
+    model: a ``FitResult`` (either solver), a ``FrozenModel`` / ``FrozenNystrom``, or a fitted
+      registered estimator (``QS3ORAO``, ``QSGS2AUC``).
     path: file name (written as given; ``.npz`` is a good suffix).
 
   Raises:
@@ -206,17 +255,18 @@ def save(model: Any, path) -> None:
   """
   kind = type(model).__name__
   if isinstance(model, _fit.FitResult):
-    arrays, meta = frozen_arrays(freeze(model))
-    kind = "FrozenModel"
-  elif isinstance(model, FrozenModel):
+    model = freeze(model)
+    kind = type(model).__name__
+  if isinstance(model, (FrozenModel, FrozenNystrom)):
     arrays, meta = frozen_arrays(model)
   elif _CLASSES.get(kind) is type(model):
     arrays, meta = model._to_arrays()   # pylint: disable=protected-access
   else:
-    raise TypeError(f"save takes a FitResult, a FrozenModel or a fitted "
+    raise TypeError(f"save takes a FitResult, a FrozenModel, a FrozenNystrom or a fitted "
                     f"{' / '.join(sorted(_CLASSES))}; received {kind}. Other objects: use "
                     "pickle.")
-  meta.update(format=FORMAT, format_version=FORMAT_VERSION, kind=kind,
+  version = FORMAT_VERSION if meta.get("model_kind") == "nystrom" else FOURIER_FORMAT_VERSION
+  meta.update(format=FORMAT, format_version=version, kind=kind,
               written_by={"qsg_jax": __version__, "jax": jax.__version__,
                           "numpy": np.__version__},
               sha256={name: _digest(array) for name, array in arrays.items()})
@@ -292,8 +342,9 @@ def load(path):
     path: file name.
 
   Returns:
-    A ``FrozenModel`` (for a saved ``FitResult`` or ``FrozenModel``), or the fitted estimator
-    (its class restores itself: ``register``).
+    A ``FrozenModel`` or ``FrozenNystrom`` (for a saved ``FitResult`` of DSG or of the direct
+    solver, or a frozen model), or the fitted estimator (its class restores itself:
+    ``register``).
 
   Raises:
     FileNotFoundError: no such file (IsADirectoryError: a directory).
@@ -302,6 +353,24 @@ def load(path):
   """
   path = os.fspath(path)
   arrays, meta = _read(path)
+  model_kind = meta.get("model_kind", "fourier")   # files before version 3 hold Fourier models
+  if model_kind == "nystrom":
+    frozen = _frozen_nystrom(path, arrays)
+  elif model_kind == "fourier":
+    frozen = _frozen_fourier(path, arrays, meta)
+  else:
+    raise ChecksumError(f"{path}: unknown model_kind {model_kind!r} (edited or corrupted "
+                        "metadata); this qsg_jax reads 'fourier' and 'nystrom' models.")
+  if meta["kind"] in ("FrozenModel", "FrozenNystrom"):
+    return frozen
+  if meta["kind"] not in _CLASSES:
+    raise ValueError(f"{path} holds a {meta['kind']!r}, which this qsg_jax cannot load (it loads "
+                     f"FrozenModel, {', '.join(sorted(_CLASSES))}).")
+  return _CLASSES[meta["kind"]]._from_arrays(frozen, arrays, meta)  # pylint: disable=W0212
+
+
+def _frozen_fourier(path, arrays, meta) -> FrozenModel:
+  """The ``FrozenModel`` of a file's arrays, its metadata checked."""
   block_group, predict_chunk = meta.get("block_group"), meta.get("predict_chunk")
   frozen = FrozenModel(
       frequencies=arrays["frequencies"], coef=arrays["coef"], scale=arrays["scale"],
@@ -313,9 +382,16 @@ def load(path):
   if frozen.coef.shape[0] % frozen.block_group:
     raise ChecksumError(f"{path}: block_group={frozen.block_group} does not divide the "
                         f"{frozen.coef.shape[0]} feature blocks (edited or corrupted metadata).")
-  if meta["kind"] == "FrozenModel":
-    return frozen
-  if meta["kind"] not in _CLASSES:
-    raise ValueError(f"{path} holds a {meta['kind']!r}, which this qsg_jax cannot load (it loads "
-                     f"FrozenModel, {', '.join(sorted(_CLASSES))}).")
-  return _CLASSES[meta["kind"]]._from_arrays(frozen, arrays, meta)  # pylint: disable=W0212
+  return frozen
+
+
+def _frozen_nystrom(path, arrays) -> FrozenNystrom:
+  """The ``FrozenNystrom`` of a file's arrays, their shapes checked."""
+  names = FrozenNystrom._fields
+  missing = [name for name in names if name not in arrays]
+  landmarks = arrays.get("landmarks")
+  if missing or landmarks.ndim != 2 or arrays["coef"].shape != landmarks.shape[:1] or (
+      arrays["sigma"].shape != () or arrays["thresholds"].ndim != 1):
+    raise ChecksumError(f"{path}: the arrays of its Nystrom model are missing ({missing}) or "
+                        "have inconsistent shapes (edited or corrupted file). Save it again.")
+  return FrozenNystrom(**{name: arrays[name] for name in names})

@@ -41,12 +41,7 @@ LAYERS = (
 # Upward imports whose fix belongs to a helper still at work: the layer test reports them as an
 # expected failure naming the edge, fails on any other upward import, and fails once an entry
 # is fixed (remove it then). Keep it empty.
-PENDING_UPWARD = {
-    ("qsg_jax.direct.solver", "qsg_jax._fit"):
-        "DIRECT: direct.solver builds _fit.FitResult and falls back to _fit.fit for 'auto' "
-        "(imports inside functions); let _fit build the FitResult from what the solver returns "
-        "and decide 'auto' itself",
-}
+PENDING_UPWARD = {}
 
 # Private modules that a test may import, each with its reason. Keep it short.
 PRIVATE_IMPORT_EXCEPTIONS = {

@@ -175,16 +175,82 @@ def test_fit_config_checks_every_field(changes, error, pattern):
     qsg_jax.FitConfig(**changes)
 
 
-def test_solvers_other_than_dsg_dispatch_or_say_they_are_missing(monkeypatch):
+def test_one_switch_picks_the_solver_and_says_which_ran():
   x, y = _ordinal()
-  monkeypatch.delitem(qsg_jax.config.SOLVER_FITS, "direct", raising=False)
-  with pytest.raises(NotImplementedError, match="solver='direct' needs qsg_jax.direct"):
-    qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct")
-  calls = []
-  monkeypatch.setitem(qsg_jax.config.SOLVER_FITS, "direct",
-                      lambda *args, **kwargs: calls.append(kwargs))
-  qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", num_steps=8)
-  assert calls[0]["config"].solver == "direct" and calls[0]["config"].num_steps == 8
+  args = dict(key=3, sigma=1.0, lam=1e-3, gamma=0.5)
+  by_fit = qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", **args)
+  own = qsg_jax.direct.fit(x[:60], y[:60], x[60:], **args)
+  assert by_fit.solver == "direct" and by_fit.metrics["solver"] == "direct"
+  assert by_fit.state is None and by_fit.metrics["num_features"] == own.model.coef.shape[0]
+  np.testing.assert_array_equal(qsg_jax.decision_function(by_fit, x),
+                                qsg_jax.direct.decision_function(own.model, x))
+  np.testing.assert_array_equal(by_fit.thresholds, thresholds.fit_thresholds(
+      jnp.asarray(own.f_labeled), jnp.asarray(y[:60]), 3, "hinge"))
+  assert qsg_jax.fit(x[:60], y[:60], x[60:], solver="auto", **args).solver == "direct"
+  assert qsg_jax.FitConfig().solver == "dsg"   # the papers' Algorithm 1 unless asked
+  # "auto" runs DSG for another loss, or when a DSG-only setting is given.
+  for changes in (dict(loss="hinge"), dict(num_steps=32), dict(chunk_size=16)):
+    dsg, _, _ = _small_fit(solver="auto", **changes)
+    assert dsg.solver == "dsg" and dsg.state is not None and "solver" not in dsg.metrics
+  plain, _, _ = _small_fit()
+  assert plain.solver == "dsg"
+  landmarks = qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", num_landmarks=40)
+  assert landmarks.model.coef.shape == (40,) and landmarks.metrics["num_features"] == 40
+
+
+@pytest.mark.parametrize("solver, changes, pattern", [
+    ("direct", dict(num_steps=64), r"\['num_steps'\] only mean something to DSG"),
+    ("direct", dict(step_size=1.0, labeled_batch_size=8),
+     r"\['step_size', 'labeled_batch_size'\] only mean something to DSG"),
+    ("direct", dict(num_segments=2), r"\['num_segments'\] only mean something to DSG"),
+    ("direct", dict(divergence_threshold=10.0), r"\['divergence_threshold'\] only mean"),
+    ("direct", dict(cache_unlabeled=True), r"\['cache_unlabeled'\] only mean something"),
+    ("direct", dict(loss="hinge"), "solver='direct' minimizes the squared pairwise loss"),
+    ("dsg", dict(num_landmarks=64), r"\['num_landmarks'\] only mean something to the direct"),
+    ("auto", dict(num_landmarks=64, num_steps=64), r"'auto' chose DSG: DSG-only settings"),
+    ("auto", dict(num_landmarks=64, loss="logistic"), "'auto' chose DSG: the logistic loss"),
+])
+def test_an_option_of_the_other_solver_is_refused(solver, changes, pattern):
+  x, y = _ordinal()
+  with pytest.raises(ValueError, match=pattern):
+    qsg_jax.fit(x[:60], y[:60], x[60:], solver=solver, **changes)
+
+
+@pytest.mark.parametrize("changes, error, pattern", [
+    (dict(progress=3), TypeError, "progress must be a callable or None"),
+    (dict(threshold_surrogate="squared"), ValueError, "surrogate"),
+    (dict(key=-1), ValueError, r"key=-1 is out of range"),
+    (dict(num_classes=1), ValueError, "num_classes"),
+    (dict(mesh="cpu"), TypeError, "mesh must be a jax.sharding.Mesh"),
+    (dict(num_landmarks=0), ValueError, "num_landmarks must be a whole number >= 1"),
+])
+def test_direct_fit_keeps_the_boundary_checks(changes, error, pattern):
+  x, y = _ordinal()
+  with pytest.raises(error, match=pattern):
+    qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", **changes)
+
+
+def test_a_direct_fit_scores_wherever_a_dsg_fit_does():
+  x, y = _ordinal()
+  reports = []
+  result = qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", sigma=1.0,
+                       progress=reports.append)
+  assert reports == [{"step": 1, "num_steps": 1, "max_abs_score": reports[0]["max_abs_score"]}]
+  scores = qsg_jax.decision_function(result, x[60:])
+  np.testing.assert_array_equal(qsg_jax.predict(result, x[60:]), (
+      scores[:, None] > np.asarray(result.thresholds)[None, :]).sum(1))
+  np.testing.assert_array_equal(qsg_jax.split_scores(result, x[60:]),
+                                np.repeat(scores[:, None], 2, axis=1))
+  assert min(skm.roc_auc_score(y[60:] > j, scores) for j in range(2)) > 0.8
+  mesh = jax.make_mesh((1,), ("data",))
+  np.testing.assert_allclose(qsg_jax.decision_function(result, x[60:], mesh=mesh), scores,
+                             rtol=1e-5, atol=1e-5)
+  with pytest.raises(ValueError, match="x has 2 features but the model expects 3"):
+    qsg_jax.decision_function(result, x[:, :2])
+  corrected = qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", sigma=1.0, split_lam=0.1)
+  own = qsg_jax.direct.fit(x[:60], y[:60], x[60:], sigma=1.0, split_lam=0.1)
+  np.testing.assert_array_equal(qsg_jax.split_scores(corrected, x[60:]),
+                                qsg_jax.direct.split_scores(own.model, x[60:]))
 
 
 def test_seeds_above_32_bits_give_their_own_streams():

@@ -1,5 +1,6 @@
 """Model files: bit-identical round trips, PRNG-configuration independence, clear refusals."""
 
+import hashlib
 import json
 import pickle
 
@@ -50,6 +51,54 @@ def test_fit_result_round_trip_is_bit_identical(result, tmp_path):
   expected = qsg_jax.decision_function(result, x)
   np.testing.assert_array_equal(loaded.decision_function(x), expected)
   np.testing.assert_array_equal(loaded.predict(x), qsg_jax.predict(result, x))
+
+
+def test_direct_fit_result_round_trip_gives_equal_scores(tmp_path):
+  x, y = _data()
+  result = qsg_jax.fit(x[:60], y[:60], x[60:], key=3, solver="direct", num_landmarks=50)
+  path = tmp_path / "direct.npz"
+  io.save(result, path)
+  loaded = io.load(path)
+  assert isinstance(loaded, io.FrozenNystrom) and io.input_dim(loaded) == 3
+  x_new, _ = _data(seed=1)
+  np.testing.assert_array_equal(loaded.decision_function(x_new),
+                                qsg_jax.decision_function(result, x_new))
+  np.testing.assert_array_equal(loaded.predict(x_new), qsg_jax.predict(result, x_new))
+  assert pickle.loads(pickle.dumps(loaded)).landmarks.shape == (50, 3)
+  with np.load(path) as contents:
+    meta = json.loads(str(contents["metadata"]))
+  assert meta["model_kind"] == "nystrom" and meta["format_version"] == io.FORMAT_VERSION == 3
+  _rewrite(path, lambda arrays, meta: meta.update(model_kind="fourier"))
+  with pytest.raises(ChecksumError, match="metadata"):
+    io.load(path)
+  corrected = qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", split_lam=1.0)
+  with pytest.raises(ValueError, match="per-split corrections g_j of a fit with split_lam"):
+    io.save(corrected, path)
+
+
+def test_files_written_before_the_direct_solver_keep_loading(result, tmp_path):
+  """Format 2 (and 1) files carry no model_kind: they hold Fourier models."""
+  x, _ = _data(seed=1)
+  path = tmp_path / "model.npz"
+  io.save(result, path)
+  with np.load(path) as contents:
+    meta = json.loads(str(contents["metadata"]))
+  assert meta["model_kind"] == "fourier" and meta["format_version"] == 2
+
+  def as_version(version):
+    def change(arrays, meta):
+      del meta["model_kind"], meta["metadata_sha256"]
+      meta["format_version"] = version
+      if version >= 2:
+        meta["metadata_sha256"] = hashlib.sha256(json.dumps(meta, sort_keys=True).encode()
+                                                 ).hexdigest()
+    return change
+
+  for version in (1, 2):
+    io.save(result, path)
+    _rewrite(path, as_version(version))
+    np.testing.assert_array_equal(io.load(path).decision_function(x),
+                                  qsg_jax.decision_function(result, x))
 
 
 def test_estimator_round_trip_pickle_and_file(estimator, tmp_path):
@@ -124,7 +173,7 @@ def test_truncated_corrupted_and_future_files_are_refused(result, tmp_path):
 
 
 def test_save_refuses_what_it_cannot_store(tmp_path):
-  with pytest.raises(TypeError, match="save takes a FitResult, a FrozenModel or a fitted"):
+  with pytest.raises(TypeError, match="save takes a FitResult, a FrozenModel, a FrozenNystrom or"):
     io.save({"coef": 1}, tmp_path / "x.npz")
   with pytest.raises(Exception, match="not fitted"):
     io.save(estimators.QS3ORAO(), tmp_path / "x.npz")

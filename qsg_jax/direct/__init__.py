@@ -12,12 +12,12 @@ So instead of DSG's T = 1024 stochastic steps over 32,768 random features:
 one pass over the unlabeled points (an array, a memory map, an iterator of chunks, or strata on
 a mesh of devices and processes: ``moments``) and one float64 Cholesky solve. The same result
 through the checked entry point: ``qsg_jax.fit(..., solver="direct")`` ("auto": direct for the
-squared loss, DSG otherwise; ``solver``).
+squared loss, DSG otherwise; ``qsg_jax.config.choose_solver``).
 
 Modules: ``feature_maps`` (Fourier blocks of the engine, Nystrom on landmarks), ``moments``
 (the one-pass statistics), ``system`` (the linear system, per-split corrections, the solve),
 ``fitting`` (``fit``, the models, scoring), ``selection`` (cross-validation from shared
-moments), ``solver`` (``qsg_jax.fit``'s "direct" and "auto").
+moments), ``solver`` (what ``qsg_jax.fit`` calls for "direct").
 
 The default map, measured (``experiments/bench_direct.py --parts=features``; 20,000 unlabeled
 points, sgemm 500 labels ordinal, the others 200 labels, AUC on test points (sgemm: the
@@ -66,8 +66,6 @@ from qsg_jax.direct.selection import cross_validate
 from qsg_jax.direct.selection import paper_grid
 from qsg_jax.direct.system import IllPosedSystemError
 from qsg_jax.direct.system import solve
-
-solver.register()
 
 __all__ = (
     "ApproximationWarning",
