@@ -647,6 +647,36 @@ def summarize(dataset, task, rows_by_method):
   return table, best
 
 
+GOAL_MARGIN = 0.005                        # issue 27: within 0.005 of the best peer
+MOONSHOT = {"sgemm": "LightGBM", "ijcnn1": "LightGBM"}   # ahead of LightGBM on these
+
+
+def goal_rows(tables):
+  """Issue 27's goals for each of our methods run without user tuning (tuning "defaults" or
+  "own CV"), per dataset: the gap to the best peer's mean test AUC, within ``GOAL_MARGIN`` of it,
+  ahead of every peer, and (``MOONSHOT`` datasets) ahead of every LightGBM variant."""
+  rows = []
+  for dataset, table in tables.items():
+    peer_rows = [r for r in table if r["family"] == "peer"]
+    if not peer_rows:
+      continue
+    best = max(r["auc_mean"] for r in peer_rows)
+    for r in (r for r in table if r["family"] == "ours"):
+      gap = r["auc_mean"] - best
+      row = {"dataset": dataset, "method": r["method"], "AUC": f"{r['auc_mean']:.4f}",
+             "best peer": f"{best:.4f}", "gap": f"{gap:+.4f}",
+             f"within {GOAL_MARGIN}": "met" if gap >= -GOAL_MARGIN else "not met",
+             "ahead of every peer": "yes" if gap > 0 else "no", "moonshot": "-"}
+      if dataset in MOONSHOT:
+        rivals = [p["auc_mean"] for p in peer_rows if p["method"].startswith(MOONSHOT[dataset])]
+        if rivals:
+          margin = r["auc_mean"] - max(rivals)
+          row["moonshot"] = (f"{'met' if margin > 0 else 'not met'} ({margin:+.4f} vs "
+                             f"{MOONSHOT[dataset]})")
+      rows.append(row)
+  return rows
+
+
 def headline(dataset, table, best):
   """One row of the summary: the best peer, and each of our methods against it."""
   row = {"dataset": dataset, "best peer": "-"}
@@ -715,6 +745,20 @@ def render(settings, report):
       "## Summary", "", reporting.markdown_table(report["summary"], list(dict.fromkeys(
           name for row in report["summary"] for name in row))),
       "## Datasets", "", reporting.markdown_table(report["datasets"])]
+  goals = goal_rows(report["tables"])
+  if goals:
+    counts = {}
+    for g in goals:
+      met = counts.setdefault(g["method"], [0, 0])
+      met[0] += g["ahead of every peer"] == "yes"
+      met[1] += 1
+    lines += ["## Goals of issue 27", "",
+              f"Each of our methods as a user calls it (no user tuning) against the best peer's "
+              f"mean test AUC: within {GOAL_MARGIN} of it, ahead of every peer (the goal: on at "
+              "least half of the datasets), and the moonshot, ahead of every LightGBM variant on "
+              + ", ".join(MOONSHOT) + ".", "", reporting.markdown_table(goals),
+              "Ahead of every peer: " + "; ".join(f"{name} on {a} of {n}"
+                                                  for name, (a, n) in counts.items()) + ".", ""]
   for name, table in report["tables"].items():
     lines += [f"## {name}", "", reporting.markdown_table(table, TABLE_COLUMNS)]
   paired = [{"dataset": name, "variant": r["method"],
@@ -809,6 +853,7 @@ def run(settings, log=cli.log_line):
     summary.append(headline(labeled.name, tables[labeled.name], best))
   progress.close()
   report = {"summary": summary, "datasets": datasets, "tables": tables, "cells": cells,
+            "goals": goal_rows(tables),
             "skipped": skipped, "command": command_line(settings), "computed": _computed(cells),
             "finished": {"time": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine()},
             "grids": {m.key: m.grid for m in METHODS}}

@@ -213,3 +213,19 @@ def test_variants_are_paired_with_their_baseline_in_the_report(tmp_path, monkeyp
   assert row["baseline_diff_mean"] == pytest.approx(row["auc_mean"] - base["auc_mean"])
   text = (tmp_path / "run" / "results.md").read_text()
   assert "## Variants against their baseline" in text and row["vs baseline"] in text
+
+
+def test_goals_per_dataset_against_the_best_peer_and_lightgbm():
+  row = lambda key, method, family, mean: {"key": key, "method": method, "family": family,
+                                           "auc_mean": mean}
+  tables = {"sgemm": [row("svr", "SVR (rbf)", "peer", 0.90),
+                      row("lgbm_regressor", "LightGBM regressor", "peer", 0.93),
+                      row("qsg_defaults", "QS3ORAO()", "ours", 0.926)],
+            "skin": [row("svc", "SVC (rbf)", "peer", 0.99),
+                     row("qsg_defaults", "QSGS2AUC()", "ours", 0.995)]}
+  sgemm, skin = peers.goal_rows(tables)
+  assert (sgemm["gap"], sgemm["within 0.005"], sgemm["ahead of every peer"]) == (
+      "-0.0040", "met", "no")
+  assert sgemm["moonshot"].startswith("not met (-0.0040")
+  assert (skin["within 0.005"], skin["ahead of every peer"], skin["moonshot"]) == (
+      "met", "yes", "-")
