@@ -49,12 +49,14 @@ of k(x, x) unexplained at p = 512, which ``fit`` reports (``ApproximationWarning
 0.67 on sgemm, Nystrom 0.62-0.65), a setting the CV does not choose there.
 """
 
+from qsg_jax.direct import bandwidths
 from qsg_jax.direct import feature_maps
 from qsg_jax.direct import fitting
 from qsg_jax.direct import moments
 from qsg_jax.direct import selection
 from qsg_jax.direct import solver
 from qsg_jax.direct import system
+from qsg_jax.direct.bandwidths import learn_length_scales
 from qsg_jax.direct.fitting import ApproximationWarning
 from qsg_jax.direct.fitting import DirectFit
 from qsg_jax.direct.fitting import NystromModel
@@ -73,11 +75,13 @@ __all__ = (
     "IllPosedSystemError",
     "Moments",
     "NystromModel",
+    "bandwidths",
     "cross_validate",
     "decision_function",
     "feature_maps",
     "fit",
     "fitting",
+    "learn_length_scales",
     "moments",
     "paper_grid",
     "selection",

@@ -1,0 +1,345 @@
+"""Per-feature length scales (ARD) learned through a differentiable direct solve.
+
+A Gaussian kernel with one length scale s_d per feature, exp(-sum_d (x_d - z_d)^2 / (2 s_d^2)),
+is the isotropic kernel of the estimators (sigma = 1/2) on x / s. ``learn_length_scales`` picks
+log s by gradient descent (``optax.adam``) on a cross-validated AUC surrogate:
+
+    L(log s) = mean_folds mean_splits  [ (1 - m_P + m_N)^2 + v_P + v_N ]      (held-out pairs)
+               + penalty * mean_d (log s_d - log s0_d)^2,
+
+where f_fold minimizes the squared-loss objective (ordinal paper Eqs. 7-9; ``direct.system``)
+on the other folds' labeled points and an unlabeled subsample, and m, v are the mean and
+variance of f on a validation fold's positives (P: classes > j) and negatives (N: <= j): the
+first term is exactly the mean over validation pairs of the squared pairwise loss
+(1 - f(x+) + f(x-))^2, the objective's own risk on held-out pairs. Every fold's f comes from one
+linear solve, written in JAX, so jax.grad differentiates through it:
+
+* features c(x) = k_s(x, Z) on p landmarks Z (a key-drawn uniform sample of the labeled points
+  and the unlabeled subsample; they move with s), f = c . beta, ||f||^2 = beta^T K_ZZ beta: the
+  Nystrom solution of ``direct.fit`` with those landmarks, written in the kernel-expansion
+  coefficients beta so that no eigendecomposition is differentiated;
+* the system (Q + lam/2 (K_ZZ + jitter I)) beta = r, Q and r from class-wise and unlabeled
+  feature moments exactly as ``system.mean_system`` forms them (``fold_system``), in float64
+  (``jax.enable_x64`` locally), Cholesky-solved.
+
+The iterate with the lowest objective is returned (the start, the isotropic s0, included), so
+the result never scores worse on the CV surrogate than the isotropic kernel; the penalty and
+bounds (s within [s0 / ``MAX_SHRINK``, s0 * ``MAX_GROWTH``]) keep a small labeled set from
+over-fitting d scales. Cost: one compilation per data shape, then about
+num_folds * (n_l + n_u) p^2 flops per step (a few seconds for 500 labels x 20 features).
+
+    scales = direct.learn_length_scales(x_l, y_l, x_u, key=0)          # [d]
+    fit = direct.fit(x_l / scales, y_l, x_u / scales, sigma=0.5)      # sigma = 1 / (2 * 1^2)
+
+The estimators take ``scales`` as their ``length_scale`` (scaled-input units: min-max scaled
+features).
+"""
+
+import functools
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from qsg_jax import _validation as validation
+from qsg_jax import folds as folds_lib
+from qsg_jax.config import FitConfig
+from qsg_jax.direct import system
+
+DEFAULT_LENGTH_SCALE = float(np.sqrt(0.5 / FitConfig.sigma))  # sigma = 0.1: the estimators' default
+NUM_FEATURES = 128       # landmarks p of the differentiable solve (256: ~10x the time per step).
+NUM_UNLABELED = 2000     # unlabeled points in the solves (a uniform subsample, drawn by key).
+NUM_FOLDS = 3            # stratified folds of the labeled points.
+NUM_STEPS = 60           # Adam steps on log s.
+LEARNING_RATE = 0.1      # Adam's step on log s.
+PENALTY = 1e-2           # weight of mean_d (log s_d - log s0_d)^2.
+JITTER = 1e-8            # added to K_ZZ's diagonal (its diagonal is 1).
+MAX_SHRINK = 20.0        # s_d >= s0_d / MAX_SHRINK.
+MAX_GROWTH = 1000.0      # s_d <= s0_d * MAX_GROWTH (a feature that far is switched off).
+
+
+class Problem(NamedTuple):
+  """The data of the CV surrogate (float64; F folds, G = k + 1 groups, s = k - 1 splits)."""
+  x_labeled: jax.Array     # [n_l, d] labeled points.
+  x_unlabeled: jax.Array   # [n_u, d] unlabeled subsample (n_u >= 1; its weight is 0 if gamma = 1).
+  landmarks: jax.Array     # [p, d] landmarks Z.
+  point_weight: jax.Array  # [F, n_l] a_{class} / n_{class} on fold f's training points, else 0.
+  unlabeled_weight: jax.Array  # [F] a_U, the weight of S_U in Q.
+  class_mean: jax.Array    # [F, k, n_l] 1 / n_c on fold f's training points of class c.
+  low: jax.Array           # [F, G, G] the rank-G form of Q in the group means.
+  target: jax.Array        # [F, G] r = target @ M (M: the group means [G, p]).
+  valid_pos: jax.Array     # [F, s, n_l] 1 / |P| on fold f's held-out points of classes > j.
+  valid_neg: jax.Array     # [F, s, n_l] 1 / |N| on its held-out points of classes <= j.
+
+
+class State(NamedTuple):
+  """The descent's state (float64 unless said)."""
+  step: jax.Array          # int32 scalar, steps taken.
+  log_scales: jax.Array    # [d] current log s.
+  opt_state: optax.OptState
+  best_log_scales: jax.Array  # [d] the iterate with the lowest objective so far.
+  best_loss: jax.Array     # scalar, its objective (inf before the first evaluation).
+
+
+def split_coefficients(counts: np.ndarray, gamma: np.ndarray):
+  """(diag [G], low [G, G], target [G]) of ``system.mean_system`` for class counts [k].
+
+  Q = sum_G diag_G S_G - M^T low M and r = target @ M for group moments S_G, means M ([G, p],
+  the k classes then the unlabeled set): the coefficients ``system.mean_system`` uses.
+  """
+  w = system.split_weights(counts)
+  gamma = np.asarray(gamma, np.float64)
+  s = gamma.shape[0]
+  pos, neg, unl = w.positive, w.negative, w.unlabeled
+  diag = (np.sum(pos + neg, axis=0) + 2.0 * np.sum(1.0 - gamma) * unl) / s
+  low = np.zeros((unl.size, unl.size))
+  for j in range(s):
+    low += gamma[j] * system._sym(pos[j], neg[j]) + (1.0 - gamma[j]) * (
+        system._sym(pos[j], unl) + system._sym(unl, neg[j]))
+  return diag, low / s, np.mean(pos - neg, axis=0)
+
+
+def kernel(x: jax.Array, z: jax.Array) -> jax.Array:
+  """[n, m] exp(-||x_i - z_j||^2 / 2) of already scaled points x [n, d], z [m, d]."""
+  sq = (jnp.sum(x * x, axis=1)[:, None] + jnp.sum(z * z, axis=1)[None, :]
+        - 2.0 * jnp.matmul(x, z.T, precision=jax.lax.Precision.HIGHEST))
+  return jnp.exp(-0.5 * jnp.maximum(sq, 0.0))
+
+
+def fold_system(c_labeled, mu_unlabeled, second_unlabeled, point_weight, unlabeled_weight,
+                class_mean, low, target):
+  """(Q [p, p], r [p]) of one fold from centered features (``split_coefficients``' form).
+
+  Args:
+    c_labeled: [n_l, p] features of the labeled points (minus a shift).
+    mu_unlabeled: [p] mean feature of the unlabeled points (same shift).
+    second_unlabeled: [p, p] their second moment.
+    point_weight: [n_l] diag_class / n_class on the fold's training points (0 elsewhere).
+    unlabeled_weight: scalar diag_U.
+    class_mean: [k, n_l] 1 / n_c on the fold's training points of class c.
+    low: [G, G]; target: [G].
+  """
+  hp = jax.lax.Precision.HIGHEST
+  means = jnp.concatenate([jnp.matmul(class_mean, c_labeled, precision=hp),
+                           mu_unlabeled[None, :]], axis=0)                       # [G, p]
+  q = (jnp.matmul(c_labeled.T, point_weight[:, None] * c_labeled, precision=hp)
+       + unlabeled_weight * second_unlabeled
+       - jnp.matmul(means.T, jnp.matmul(low, means, precision=hp), precision=hp))
+  return 0.5 * (q + q.T), jnp.matmul(target, means, precision=hp)
+
+
+def solve_fold(q, r, gram, lam, jitter=JITTER):
+  """beta [p] solving (Q + lam/2 (K_ZZ + jitter I)) beta = r by Cholesky."""
+  p = q.shape[0]
+  a = q + 0.5 * lam * (gram + jitter * jnp.eye(p, dtype=q.dtype))
+  return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(a, lower=True), r)
+
+
+def pair_loss(f, pos, neg):
+  """Mean over (a in P, b in N) of (1 - f_a + f_b)^2 = (1 - m_P + m_N)^2 + v_P + v_N.
+
+  Args:
+    f: [n] scores; pos, neg: [n] weights summing to 1 over each group (0 outside).
+  """
+  m_p, m_n = jnp.dot(pos, f), jnp.dot(neg, f)
+  v_p = jnp.dot(pos, (f - m_p) ** 2)
+  v_n = jnp.dot(neg, (f - m_n) ** 2)
+  return (1.0 - m_p + m_n) ** 2 + v_p + v_n
+
+
+def fold_scores(log_scales, problem: Problem, lam, jitter=JITTER):
+  """[F, n_l] f of every fold's solution on all labeled points (features shift-centered)."""
+  inv = jnp.exp(-log_scales)[None, :]
+  x_l, x_u, z = problem.x_labeled * inv, problem.x_unlabeled * inv, problem.landmarks * inv
+  c_l, c_u, gram = kernel(x_l, z), kernel(x_u, z), kernel(z, z)
+  shift = jnp.mean(c_l, axis=0)
+  c_l, c_u = c_l - shift[None, :], c_u - shift[None, :]
+  mu_u = jnp.mean(c_u, axis=0)
+  second_u = jnp.matmul(c_u.T, c_u, precision=jax.lax.Precision.HIGHEST) / c_u.shape[0]
+
+  def one_fold(point_weight, unlabeled_weight, class_mean, low, target):
+    q, r = fold_system(c_l, mu_u, second_u, point_weight, unlabeled_weight, class_mean, low,
+                       target)
+    beta = solve_fold(q, r, gram, lam, jitter)
+    return jnp.matmul(c_l, beta, precision=jax.lax.Precision.HIGHEST)
+
+  return jax.vmap(one_fold)(problem.point_weight, problem.unlabeled_weight, problem.class_mean,
+                            problem.low, problem.target)
+
+
+def cv_loss(log_scales, problem: Problem, lam, jitter=JITTER):
+  """The held-out squared pairwise loss, mean over folds and splits (module docstring)."""
+  f = fold_scores(log_scales, problem, lam, jitter)                             # [F, n_l]
+  per_split = jax.vmap(jax.vmap(pair_loss, in_axes=(None, 0, 0)))(f, problem.valid_pos,
+                                                                  problem.valid_neg)
+  return jnp.mean(per_split)
+
+
+def objective(log_scales, log_scales0, problem: Problem, lam, penalty, jitter=JITTER):
+  """``cv_loss`` plus penalty * mean_d (log s_d - log s0_d)^2."""
+  return cv_loss(log_scales, problem, lam, jitter) + penalty * jnp.mean(
+      (log_scales - log_scales0) ** 2)
+
+
+def init(log_scales0, optimizer: optax.GradientTransformation) -> State:
+  """The ``State`` at s0."""
+  return State(jnp.zeros((), jnp.int32), log_scales0, optimizer.init(log_scales0), log_scales0,
+               jnp.asarray(jnp.inf, log_scales0.dtype))
+
+
+def update(state: State, problem: Problem, log_scales0, lam, penalty,
+           optimizer: optax.GradientTransformation, jitter=JITTER):
+  """One Adam step on log s (bounded) -> (State, objective at the iterate it started from)."""
+  loss, grad = jax.value_and_grad(objective)(state.log_scales, log_scales0, problem, lam,
+                                             penalty, jitter)
+  better = loss < state.best_loss            # NaN never is
+  best = jnp.where(better, state.log_scales, state.best_log_scales)
+  best_loss = jnp.where(better, loss, state.best_loss)
+  grad = jnp.where(jnp.isfinite(grad), grad, 0.0)
+  updates, opt_state = optimizer.update(grad, state.opt_state, state.log_scales)
+  log_scales = jnp.clip(optax.apply_updates(state.log_scales, updates),
+                        log_scales0 - np.log(MAX_SHRINK), log_scales0 + np.log(MAX_GROWTH))
+  return State(state.step + 1, log_scales, opt_state, best, best_loss), loss
+
+
+@functools.partial(jax.jit, static_argnames=("num_steps", "learning_rate"))
+def descend(problem: Problem, log_scales0, lam, penalty, jitter, *, num_steps: int,
+            learning_rate: float):
+  """(final ``State``, [num_steps + 1] objective per iterate): the whole descent, one scan."""
+  optimizer = optax.adam(learning_rate)
+
+  def body(state, _):
+    return update(state, problem, log_scales0, lam, penalty, optimizer, jitter)
+
+  state, losses = jax.lax.scan(body, init(log_scales0, optimizer), None, length=num_steps)
+  last = objective(state.log_scales, log_scales0, problem, lam, penalty, jitter)
+  better = last < state.best_loss
+  state = state._replace(best_log_scales=jnp.where(better, state.log_scales,
+                                                   state.best_log_scales),
+                         best_loss=jnp.where(better, last, state.best_loss))
+  return state, jnp.concatenate([losses, last[None]])
+
+
+def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds):
+  """``Problem`` (NumPy float64) of checked inputs; draws are a pure function of ``key``."""
+  seeds = [np.asarray(jax.random.key_data(jax.random.fold_in(key, i))).tolist() for i in range(3)]
+  if x_u is None or x_u.shape[0] == 0:
+    x_u = x_l[:1]                     # a placeholder: gamma = 1 gives it weight 0
+  elif x_u.shape[0] > num_unlabeled:
+    x_u = x_u[np.sort(np.random.default_rng(seeds[0]).choice(x_u.shape[0], num_unlabeled,
+                                                              replace=False))]
+  pool = np.concatenate([x_l, x_u])
+  p = min(num_features, pool.shape[0])
+  landmarks = pool[np.sort(np.random.default_rng(seeds[1]).choice(pool.shape[0], p,
+                                                                  replace=False))]
+  fold_seed = int(np.random.default_rng(seeds[2]).integers(2**31))
+  fold_of = folds_lib.stratified_folds(y_l, num_folds, seed=fold_seed)
+  n, s = y_l.shape[0], k - 1
+  onehot = (y_l[None, :] == np.arange(k)[:, None]).astype(np.float64)        # [k, n]
+  arrays = {name: [] for name in Problem._fields[3:]}
+  for f in range(num_folds):
+    train, held = onehot * (fold_of != f)[None, :], onehot * (fold_of == f)[None, :]
+    diag, low, target = split_coefficients(train.sum(axis=1), gamma)
+    class_mean = train / train.sum(axis=1, keepdims=True)
+    arrays["point_weight"].append(diag[:k] @ class_mean)
+    arrays["unlabeled_weight"].append(diag[k])
+    arrays["class_mean"].append(class_mean)
+    arrays["low"].append(low)
+    arrays["target"].append(target)
+    above = np.cumsum(held[::-1], axis=0)[::-1][1:]                           # [s, n]: y > j
+    below = np.cumsum(held, axis=0)[:s]                                       # [s, n]: y <= j
+    arrays["valid_pos"].append(above / above.sum(axis=1, keepdims=True))
+    arrays["valid_neg"].append(below / below.sum(axis=1, keepdims=True))
+  return Problem(x_l.astype(np.float64), x_u.astype(np.float64), landmarks.astype(np.float64),
+                 **{name: np.asarray(value, np.float64) for name, value in arrays.items()})
+
+
+def check_length_scale(length_scale, dim: int) -> np.ndarray:
+  """[d] float64 initial length scales from a scalar or [d] positive finite values."""
+  arr = np.asarray(length_scale, np.float64) if not isinstance(
+      length_scale, (str, bool, np.bool_)) else None
+  if arr is None or arr.ndim > 1 or (arr.ndim == 1 and arr.shape != (dim,)):
+    raise ValueError(f"length_scale must be a number > 0 or one per feature ([{dim}]); received "
+                     f"{length_scale!r:.60}.")
+  if not np.all(np.isfinite(arr) & (arr > 0)):
+    raise ValueError(f"length_scale must be > 0 and finite; received "
+                     f"{np.ravel(arr).tolist()[:6]}.")
+  return np.broadcast_to(arr, (dim,)).copy()
+
+
+def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
+                        num_classes: Optional[int] = None, lam: float = FitConfig.lam,
+                        gamma=FitConfig.gamma, length_scale=DEFAULT_LENGTH_SCALE,
+                        num_features: int = NUM_FEATURES, num_unlabeled: int = NUM_UNLABELED,
+                        num_folds: int = NUM_FOLDS, num_steps: int = NUM_STEPS,
+                        learning_rate: float = LEARNING_RATE, penalty: float = PENALTY,
+                        key=0, return_losses: bool = False):
+  """Per-feature Gaussian length scales learned on a cross-validated AUC surrogate.
+
+  Args:
+    x_labeled: [n_l, d] labeled points, min-max scaled (the estimators' scaled units).
+    y_labeled: [n_l] int classes 0..k-1 (ordered for k > 2), every class with >= 2 points.
+    x_unlabeled: [n_u, d] unlabeled points or None (then every gamma must be 1); at most
+      ``num_unlabeled`` of them (drawn by ``key``) enter the solves.
+    num_classes: k; default max(y_labeled) + 1.
+    lam: lambda > 0 of the objective the length scales are learned for.
+    gamma: scalar or [k-1] trade-off in [0, 1] (1: labeled pairs only).
+    length_scale: the isotropic start s0 (a number, or [d]); the default is the estimators'
+      (sigma = 0.1, s0 = sqrt(5)). The descent also regularizes toward it (``penalty``).
+    num_features: landmarks p of the differentiable solve.
+    num_unlabeled: cap on the unlabeled points used.
+    num_folds: stratified folds (at most the smallest class size).
+    num_steps: Adam steps on log s (0 returns s0).
+    learning_rate: Adam's step on log s.
+    penalty: weight of mean_d (log s_d - log s0_d)^2 (>= 0).
+    key: int seed or PRNG key: the subsample, landmarks and folds (the result is a pure function
+      of the inputs and key).
+    return_losses: also return the [num_steps + 1] objective of every iterate.
+
+  Returns:
+    [d] float64 length scales s (the iterate with the lowest objective, s0 included): use as
+    the estimators' ``length_scale``, or ``direct.fit(x / s, ..., sigma=0.5)``. With
+    ``return_losses``: (s, losses).
+
+  Raises:
+    ValueError, TypeError: bad inputs (NaN, shapes, a class with fewer than 2 points, gamma < 1
+      without unlabeled points), naming what was received and the fix.
+  """
+  key = validation.check_key(key)
+  x_l = validation.check_points("x_labeled", x_labeled)
+  y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  gamma = np.asarray(validation.check_gamma(gamma, k), np.float64)
+  lam = validation.check_positive("lam", lam)
+  penalty = validation.check_positive("penalty", penalty, allow_zero=True)
+  learning_rate = validation.check_positive("learning_rate", learning_rate)
+  num_features = validation.check_count("num_features", num_features)
+  num_unlabeled = validation.check_count("num_unlabeled", num_unlabeled)
+  num_steps = validation.check_count("num_steps", num_steps, minimum=0)
+  num_folds = validation.check_count("num_folds", num_folds, minimum=2)
+  scales0 = check_length_scale(length_scale, x_l.shape[1])
+  x_u = None
+  if x_unlabeled is not None:
+    x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], allow_empty=True)
+  if (x_u is None or x_u.shape[0] == 0) and np.any(gamma < 1):
+    raise ValueError(f"no unlabeled data but gamma={gamma.tolist()} < 1 gives weight to the "
+                     "unlabeled risks: pass x_unlabeled, or set gamma=1.")
+  smallest = int(np.bincount(y_l, minlength=k).min())
+  if smallest < 2:
+    raise ValueError(f"every class needs >= 2 labeled points to hold some out (class counts "
+                     f"[{validation.summarize(np.bincount(y_l, minlength=k).tolist())}]); label "
+                     "more points or keep an isotropic length_scale.")
+  num_folds = min(num_folds, smallest)
+  if num_steps == 0:
+    return (scales0, np.zeros(1)) if return_losses else scales0
+  problem = make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds)
+  with jax.enable_x64(True):
+    state, losses = descend(jax.tree.map(jnp.asarray, problem), jnp.asarray(np.log(scales0)),
+                            jnp.float64(lam), jnp.float64(penalty), jnp.float64(JITTER),
+                            num_steps=num_steps, learning_rate=float(learning_rate))
+    scales = np.exp(np.asarray(state.best_log_scales, np.float64))
+    losses = np.asarray(losses, np.float64)
+  if not np.all(np.isfinite(scales)):
+    raise FloatingPointError("the length-scale descent produced non-finite scales; raise lam.")
+  return (scales, losses) if return_losses else scales
