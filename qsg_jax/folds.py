@@ -26,6 +26,8 @@ class CVResult(NamedTuple):
   fold_scores: np.ndarray  # [*grid shape, num_folds, k-1].
   grid: dict               # name -> 1-D array, in the axis order of ``scores`` (roc_svm: a
                            # tuple of fit-argument dicts, one axis).
+  solver: Optional[str] = None  # QSG: the solver whose fits were scored ("dsg" or "direct",
+                                # ``qsg_jax.config.choose_solver``); None for other methods.
 
 
 def nanmean(a: ArrayLike, axis: int = -1) -> np.ndarray:
@@ -194,12 +196,14 @@ _POSITIVE = Axis(0.0, np.inf, open_low=True)
 _OPTIONAL = object()   # a key that is no axis unless given
 # The keys of each method's grid in the axis order of ``CVResult.scores`` (the keyword names of
 # its fit function). QSG: lam may be 0; split_lam (per-split corrections) is optional, None
-# meaning plain QS3ORAO; the step is not searched unless given.
+# meaning plain QS3ORAO; the step is not searched unless given. "direct": the direct solver's
+# own CV (``qsg_jax.direct.cross_validate``), QSG's objective without the DSG step.
 GRID_AXES = {
     "qsg": {"lam": Axis(0.0, np.inf), "sigma": _POSITIVE, "gamma": Axis(0.0, 1.0),
             "step_size": Axis(0.0, np.inf, open_low=True, words=("auto",), default=["auto"]),
             "split_lam": Axis(0.0, np.inf, open_low=True, finite=False, words=(None,),
                               default=_OPTIONAL)},
+    "direct": {"lam": Axis(0.0, np.inf), "sigma": _POSITIVE, "gamma": Axis(0.0, 1.0)},
     "samult": {"lam": _POSITIVE, "sigma": _POSITIVE, "gamma": Axis(0.0, 1.0)},
     "pnu_auc": {"lam": _POSITIVE, "sigma": _POSITIVE, "gamma": Axis(-1.0, 1.0)},
     "svorex": {"c": _POSITIVE, "sigma": _POSITIVE},
@@ -233,14 +237,16 @@ def paper_grid(method: str = "qsg", step_size="auto") -> dict:
 
 
 def quick_grid(method: str = "qsg", step_size="auto") -> dict:
-  """A small grid for quick runs (2 x 2 x 3; SVOREX 2 x 2). QSG: lam in {1e-3, 2^-3}, sigma in
-  {2^-3, 1}, gamma in {0, 0.5, 1}, around the defaults that work on SGEMM."""
+  """A small grid for quick runs (2 x 2 x 3; SVOREX 2 x 2). QSG (and direct): lam in
+  {1e-3, 2^-3}, sigma in {2^-3, 1}, gamma in {0, 0.5, 1}, around the defaults that work on
+  SGEMM."""
   axes = _method_axes(method)
   if "c" in axes:
     return {"c": np.array([1.0, 8.0]), "sigma": np.array([0.5, 2.0])}
-  if method == "qsg":
-    return {"lam": np.array([1e-3, 0.125]), "sigma": np.array([0.125, 1.0]),
-            "gamma": np.array([0.0, 0.5, 1.0]), "step_size": _values(step_size)}
+  if method in ("qsg", "direct"):
+    grid = {"lam": np.array([1e-3, 0.125]), "sigma": np.array([0.125, 1.0]),
+            "gamma": np.array([0.0, 0.5, 1.0])}
+    return dict(grid, step_size=_values(step_size)) if method == "qsg" else grid
   gammas = [-0.5, 0.0, 0.5] if axes["gamma"].low < 0 else [0.0, 0.5, 1.0]
   return {"lam": np.array([0.125, 1.0]), "sigma": np.array([0.5, 2.0]), "gamma": np.array(gammas)}
 
@@ -268,9 +274,10 @@ def check_grid(grid: dict, method: str = "qsg") -> dict:
   required = [name for name, axis in axes.items() if axis.default is None]
   if not isinstance(grid, dict) or not set(required) <= set(grid) <= set(axes):
     got = sorted(grid) if isinstance(grid, dict) else type(grid).__name__
-    raise ValueError(f"grid for {method} must be a dict with the keys {required} (optional: "
-                     f"{sorted(set(axes) - set(required))}); received {got}. Start from "
-                     f"quick_grid({method!r}) or paper_grid({method!r}).")
+    optional = sorted(set(axes) - set(required))
+    raise ValueError(f"grid for {method} must be a dict with the keys {required}"
+                     f"{f' (optional: {optional})' if optional else ''}; received {got}. Start "
+                     f"from quick_grid({method!r}) or paper_grid({method!r}).")
   checked = {}
   for name, axis in axes.items():
     if name not in grid and axis.default is _OPTIONAL:

@@ -25,6 +25,11 @@ value shared by the k-1 subproblems unless ``per_split_gamma`` (the ordinal pape
 runs a coordinate-wise search per split after the grid. A task whose scores diverge (non-finite,
 or max |f| on the labeled points above ``divergence_threshold``, as ``fit`` checks) scores NaN
 and is never chosen (``folds.best_point``).
+
+The same switch as ``qsg_jax.fit`` (``FitConfig.solver``, ``config.choose_solver``) picks whose
+fits the tasks are: "dsg" (the default) runs the above; "direct" (or "auto" with the squared
+loss and no DSG-only setting) runs ``qsg_jax.direct.cross_validate``, every task from shared
+moments (the 539 x 5 paper grid in seconds), returned in the same ``CVResult`` layout.
 """
 import functools
 import itertools
@@ -36,6 +41,8 @@ import numpy as np
 
 from qsg_jax import _fit
 from qsg_jax import _validation as validation
+from qsg_jax import config as config_lib
+from qsg_jax import direct
 from qsg_jax import engine
 from qsg_jax import folds
 from qsg_jax import memory
@@ -256,13 +263,22 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     per_split_gamma: after the grid, choose gamma per split j (the ordinal paper's protocol) by
       one coordinate-wise pass over the gamma grid at the chosen point; ``best`` then holds a
       [k-1] gamma array. No effect when k = 2.
-    **hyperparams: ``FitConfig`` fields overriding ``config`` (not the grid's keys).
+    **hyperparams: ``FitConfig`` fields overriding ``config`` (not the grid's keys); solver
+      "direct" (or "auto", module docstring) scores the direct solver's fits
+      (``direct.cross_validate`` with p = ``config.num_landmarks`` or
+      ``direct.selection.CV_NUM_FEATURES`` landmarks). DSG-only: the config's
+      ``config.DSG_FIELDS``, a grid with step sizes other than "auto" or with split_lam,
+      method "grouped" / "per_task", per_split_gamma with k > 2, chunk_size, block_group,
+      cache_unlabeled, divergence_threshold, tasks_per_batch, split_lam (a ``ValueError`` with
+      solver "direct"; "auto" then runs DSG).
 
   Returns:
     ``CVResult``: ``best`` holds the grid's keys for ``qsg_jax.fit(x_l, y_l, x_u, **best,
-    ...)``; ``scores`` is [*grid shape, k-1] (fold means), ``fold_scores`` [..., F, k-1]; NaN
-    marks diverged tasks and held-out folds lacking one side of a split. The best point
-    maximizes the mean over splits of the fold-mean AUC among points that diverged on no fold.
+    solver=result.solver, ...)``; ``scores`` is [*grid shape, k-1] (fold means),
+    ``fold_scores`` [..., F, k-1]; NaN marks diverged (DSG) or ill-posed (direct) tasks and
+    held-out folds lacking one side of a split; ``solver`` is "dsg" or "direct". The best
+    point maximizes the mean over splits of the fold-mean AUC among points that failed on no
+    fold.
 
   Raises:
     ValueError, TypeError: bad inputs, or every grid point diverged.
@@ -274,6 +290,16 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     raise ValueError(f"{searched or 'a schedule step_size'} cannot be fixed in a search: the "
                      "grid's keys are searched (fix one with grid[name] = [value]), and step "
                      "sizes are numbers or 'auto'.")
+  dsg_options = _dsg_options(grid, method, per_split_gamma, num_classes, y_labeled,
+                             chunk_size=chunk_size != CHUNK_SIZE,
+                             block_group=block_group != BLOCK_GROUP,
+                             cache_unlabeled=cache_unlabeled is not None,
+                             divergence_threshold=divergence_threshold != DIVERGENCE_THRESHOLD,
+                             tasks_per_batch=tasks_per_batch is not None,
+                             split_lam=config.split_lam is not None)
+  if config_lib.choose_solver(config, dsg_options) == "direct":
+    return _direct_cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, key,
+                                  num_classes, config, progress)
   grid.setdefault("step_size", [config.step_size])          # the rest of config is fixed
   if config.split_lam is not None:
     grid.setdefault("split_lam", [config.split_lam])
@@ -314,7 +340,50 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     gamma, score = _coordinate_gamma(run, best, grid, k, num_folds)
     if score is not None and score > best_score:
       best["gamma"], best_score = gamma, score
-  return CVResult(best, best_score, scores, fold_scores, grid)
+  return CVResult(best, best_score, scores, fold_scores, grid, solver="dsg")
+
+
+def _dsg_options(grid, method, per_split_gamma, num_classes, y_labeled, **given):
+  """The DSG-only options of a ``cross_validate`` call that are set (``choose_solver``)."""
+  options = [name for name, is_given in given.items() if is_given]
+  steps = grid.get("step_size", ["auto"]) if isinstance(grid, dict) else ["auto"]
+  steps = [steps] if isinstance(steps, str) or np.ndim(steps) == 0 else list(steps)
+  if any(not (isinstance(v, str) and v == "auto") for v in steps):
+    options.append("grid['step_size']")
+  if isinstance(grid, dict) and "split_lam" in grid:
+    options.append("grid['split_lam']")
+  if method != "auto":
+    options.append("method")
+  if per_split_gamma:
+    k = num_classes
+    if k is None:
+      try:
+        k = int(np.max(np.asarray(y_labeled))) + 1
+      except (TypeError, ValueError):
+        k = 3   # bad labels: DSG's checks report them
+    if k > 2:
+      options.append("per_split_gamma")
+  return options
+
+
+def _direct_cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, key,
+                           num_classes, config, progress):
+  """``cross_validate`` by the direct solver's CV, in DSG's ``CVResult`` layout: the grid
+  checked as QSG's (step_size ["auto"], a size-1 axis of ``scores``), ``best`` with it."""
+  grid = folds.check_grid(dict(grid), "qsg")
+  num_folds, seed = folds.check_num_folds(num_folds), folds.check_seed(seed)
+  validation.check_callable("progress", progress)
+  result = direct.cross_validate(
+      x_labeled, y_labeled, x_unlabeled,
+      grid={name: grid[name] for name in direct.selection.GRID_KEYS},
+      num_folds=num_folds, seed=seed, key=key, num_classes=num_classes,
+      num_features=config.num_landmarks or direct.selection.CV_NUM_FEATURES)
+  scores = result.scores[..., None, :]             # [L, S, G, 1 (step_size), k-1]
+  fold_scores = result.fold_scores[..., None, :, :]
+  if progress is not None:
+    progress({"tasks_done": fold_scores[..., 0].size, "num_tasks": fold_scores[..., 0].size})
+  return CVResult(dict(result.best, step_size="auto"), result.best_score, scores, fold_scores,
+                  grid, solver="direct")
 
 
 PROTOCOLS = ("paper", "quick")

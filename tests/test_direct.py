@@ -279,7 +279,7 @@ def test_ill_posed_and_bad_inputs_raise():
     direct.fit(x_l, y, iter([x_u, bad]), num_features=8)
   with pytest.raises(ValueError, match="pass the mesh it lives on"):
     direct.fit(x_l, y, distributed.ShardedUnlabeled(jnp.asarray(x_u), 10), num_features=8)
-  with pytest.raises(ValueError, match="grid must be a dict with exactly the keys"):
+  with pytest.raises(ValueError, match="grid for direct must be a dict with the keys"):
     direct.cross_validate(x_l, y, x_u, grid={"lam": [1.0]})
   with pytest.raises(ValueError, match=r"grid\['sigma'\] must be a non-empty"):
     direct.cross_validate(x_l, y, x_u, grid={"lam": [1.0], "sigma": [0.0], "gamma": [0.5]})

@@ -185,3 +185,51 @@ def test_cross_validate_checks_arguments_first(changes, error, pattern):
   """Bad inputs (RELIABILITY.md): refused before any training."""
   with pytest.raises(error, match=pattern):
     model_selection.cross_validate(toy.X_L, toy.Y_L, toy.X_U, quick=True, **changes)
+
+
+def test_direct_solver_cv_is_the_direct_cv_in_the_same_layout():
+  """solver="direct" (and "auto" for the squared loss) runs direct.cross_validate."""
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3, 0.1], "sigma": [0.5, 2.0], "gamma": [0.0, 0.5, 1.0]}
+  reports = []
+  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=3, seed=1, key=7,
+                                          solver="direct", progress=reports.append)
+  own = qsg_jax.direct.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=3, seed=1, key=7)
+  assert result.solver == "direct" and list(result.grid) == ["lam", "sigma", "gamma",
+                                                             "step_size"]
+  np.testing.assert_array_equal(result.scores[..., 0, :], own.scores)
+  np.testing.assert_array_equal(result.fold_scores[..., 0, :, :], own.fold_scores)
+  assert result.best == dict(own.best, step_size="auto")
+  assert reports == [{"tasks_done": 36, "num_tasks": 36}]
+  auto = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=3, seed=1, key=7,
+                                        solver="auto")
+  np.testing.assert_array_equal(auto.scores, result.scores)
+  fitted = qsg_jax.fit(x_l, y_l, x_u, solver=result.solver, **result.best)
+  assert fitted.solver == "direct"
+  chosen = model_selection.select_hyperparams(x_l, y_l, x_u, protocol="quick", solver="direct",
+                                              num_folds=3)
+  assert set(chosen) == {"lam", "sigma", "gamma", "step_size", "cv_auc"}
+
+
+@pytest.mark.parametrize("changes, pattern", [
+    (dict(grid={"lam": [1e-3], "sigma": [1.0], "gamma": [0.5], "step_size": [1.0]}),
+     r"\[\"grid\['step_size'\]\"\] only mean something to DSG"),
+    (dict(grid={"lam": [1e-3], "sigma": [1.0], "gamma": [0.5], "split_lam": [None, 1.0]}),
+     r"\[\"grid\['split_lam'\]\"\] only mean something to DSG"),
+    (dict(quick=True, method="grouped"), r"\['method'\] only mean something to DSG"),
+    (dict(quick=True, per_split_gamma=True), r"\['per_split_gamma'\] only mean something"),
+    (dict(quick=True, num_steps=64), r"\['num_steps'\] only mean something to DSG"),
+    (dict(quick=True, tasks_per_batch=4), r"\['tasks_per_batch'\] only mean something"),
+    (dict(quick=True, loss="hinge"), "solver='direct' minimizes the squared pairwise loss"),
+])
+def test_direct_solver_cv_refuses_dsg_only_settings(changes, pattern):
+  x_l, y_l, x_u = _ordinal()
+  with pytest.raises(ValueError, match=pattern):
+    model_selection.cross_validate(x_l, y_l, x_u, solver="direct", **changes)
+
+
+def test_auto_cv_runs_dsg_when_a_dsg_setting_is_given():
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3], "sigma": [0.5], "gamma": [0.5]}
+  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, solver="auto", **_CV)
+  assert result.solver == "dsg" and result.best["step_size"] == "auto"

@@ -15,24 +15,27 @@ through group moments (``system.py``), so the grid shares nearly all the work:
 Fold f's solution equals ``direct.fit(x_l[train_f], y_l[train_f], x_u, ...)`` with the same
 feature map (for Nystrom pass the CV's ``landmarks``): tests compare them. An ill-posed task
 (lam = 0 with a singular Q) scores NaN and is never chosen; the best point has the highest mean
-over folds and splits (``folds.best_point``).
+over folds and splits (``folds.best_point``). Folds, grids and their checks, the AUC and the
+result type are the package's shared ones (``qsg_jax.folds``, ``metrics.exact_auc``);
+``qsg_jax.model_selection.cross_validate(..., solver="direct")`` runs this CV behind the same
+switch as ``qsg_jax.fit``.
 """
 
 from typing import Optional
 
 import jax
 import numpy as np
-import scipy.stats
 
 from qsg_jax import _validation as validation
 from qsg_jax import distributed
 from qsg_jax import folds as folds_lib
+from qsg_jax import metrics
 from qsg_jax.direct import feature_maps
 from qsg_jax.direct import fitting
 from qsg_jax.direct import moments as moments_lib
 from qsg_jax.direct import system as solve_lib
 
-GRID_KEYS = ("lam", "sigma", "gamma")
+GRID_KEYS = tuple(folds_lib.GRID_AXES["direct"])   # ("lam", "sigma", "gamma")
 # p of the cross-validation's models: 2695 tasks of one Cholesky each cost 8x less at p = 256
 # than at the fit's 512, and at the defaults a p = 256 Nystrom model's AUC was within 0.0035 of
 # p = 512's on every measured dataset but bank_marketing (module docstring of
@@ -44,45 +47,15 @@ EIGH_MIN_LAMS = 12
 
 
 def paper_grid() -> dict:
-  """lam and sigma in 2^-3..2^3, gamma in 0..1 step 0.1 (7 x 7 x 11 = 539 points)."""
-  return {"lam": folds_lib.PAPER_POWERS, "sigma": folds_lib.PAPER_POWERS,
-          "gamma": np.arange(11) / 10.0}
-
-
-def check_grid(grid: dict) -> dict:
-  """``grid`` as float64 arrays keyed by ``GRID_KEYS`` (lam >= 0, sigma > 0, gamma in [0, 1])."""
-  if not isinstance(grid, dict) or set(grid) != set(GRID_KEYS):
-    got = sorted(grid) if isinstance(grid, dict) else type(grid).__name__
-    raise ValueError(f"grid must be a dict with exactly the keys {list(GRID_KEYS)}; received "
-                     f"{got}. Start from qsg_jax.direct.paper_grid().")
-  checked = {}
-  for name, low, closed in (("lam", 0.0, True), ("sigma", 0.0, False), ("gamma", 0.0, True)):
-    values = np.atleast_1d(np.asarray(grid[name], np.float64))
-    high = 1.0 if name == "gamma" else np.inf
-    ok = np.isfinite(values) & ((values >= low) if closed else (values > low)) & (values <= high)
-    if values.ndim != 1 or values.size == 0 or not ok.all():
-      raise ValueError(f"grid[{name!r}] must be a non-empty 1-D list of finite numbers in "
-                       f"{'[' if closed else '('}{low:g}, {high:g}]; received {grid[name]!r:.80}.")
-    checked[name] = values
-  return checked
+  """lam and sigma in 2^-3..2^3, gamma in 0..1 step 0.1 (7 x 7 x 11 = 539 points):
+  ``folds.paper_grid("direct")``."""
+  return folds_lib.paper_grid("direct")
 
 
 def _aucs(scores, positive, negative):
   """[L, s] AUC (ties 1/2) of rows of scores [L, n] for s splits: masks [s, n] (NaN: empty)."""
-  out = np.full((scores.shape[0], positive.shape[0]), np.nan)
-  for j, (pos, neg) in enumerate(zip(positive, negative)):
-    n_p, n_n = pos.sum(), neg.sum()
-    if n_p and n_n:
-      both = pos | neg
-      r = _rankdata(scores[:, both])
-      u = r[:, pos[both]].sum(axis=1) - n_p * (n_p + 1) / 2.0
-      out[:, j] = u / (n_p * n_n)
-  return out
-
-
-def _rankdata(a):
-  """Average ranks (1-based, ties averaged) along the last axis of [L, n]."""
-  return scipy.stats.rankdata(a, axis=-1)
+  return np.array([[metrics.exact_auc(row, pos, neg) for pos, neg in zip(positive, negative)]
+                   for row in scores]).reshape(scores.shape[0], positive.shape[0])
 
 
 def _class_sums(phi, labels, k):
@@ -141,7 +114,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
       least ``num_folds`` points.
     x_unlabeled: as ``direct.fit`` (array, memory map, ``ShardedUnlabeled`` with ``mesh``; an
       iterator is read once per sigma, so pass a re-iterable), or None with every gamma = 1.
-    grid: dict of 1-D lists keyed by ``GRID_KEYS``; default ``paper_grid()`` (539 points).
+    grid: dict of 1-D lists keyed by ``GRID_KEYS`` (checked by ``folds.check_grid(grid,
+      "direct")``); default ``paper_grid()`` (539 points).
     num_folds: F; seed: int seed of the folds (``folds.stratified_folds``).
     key: PRNG key or int seed of the feature map (as ``direct.fit``).
     num_features: p of the tasks' models (default ``CV_NUM_FEATURES``, half the fit's).
@@ -168,7 +142,7 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, ke
                     feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh,
                     axis_name):
   """``cross_validate``'s body (its arguments in order)."""
-  grid = check_grid(paper_grid() if grid is None else grid)
+  grid = folds_lib.check_grid(paper_grid() if grid is None else grid, "direct")
   key = validation.check_key(key)
   x_l = validation.check_points("x_labeled", x_labeled)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
@@ -231,4 +205,4 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, ke
                                "or fewer folds.")
   best = {name: float(grid[name][i]) for name, i in zip(GRID_KEYS, index)}
   return folds_lib.CVResult(best, float(target[index]), scores, fold_scores,
-                            dict(grid, landmarks=landmarks))
+                            dict(grid, landmarks=landmarks), solver="direct")
