@@ -15,6 +15,14 @@ data. Shows a progress bar (ETA measured after compilation) and one line per tri
 wall and compile time, versions, command line, devices), run.md, run.csv and the plots of
 ``experiments.plot``. A finished run in --output_dir is never replaced without --overwrite.
 
+--solver picks how each trial trains (``qsg_jax.FitConfig.solver``): dsg (the default, since
+this job reproduces the papers) is their Algorithm 1; direct solves the squared-loss objective
+exactly over Nystrom features (``qsg_jax.direct``; the DSG-only flags --step_size, --num_steps,
+--num_frequencies, --unlabeled_batch_size, --labeled_batch_size must keep their defaults);
+auto is direct for the squared loss unless a DSG-only flag is set. The CV (--cv) uses the same
+solver. run.json records the flag (settings, hyperparams) and the solver that ran
+("solver_used", and per trial "solver").
+
 Trial t of a run seeded s uses the key ``protocols.trial_key(s, t)`` for its split, its
 evaluation subsample and its training, so a trial's numbers depend only on (s, t, settings): an
 interrupted run resumed from its trial files gives the uninterrupted run's numbers.
@@ -78,6 +86,13 @@ class Settings(cli.RunSettings):
   unlabeled_batch_size: int = cli.ENGINE_DEFAULTS["unlabeled_batch_size"]
   labeled_batch_size: Optional[int] = cli.ENGINE_DEFAULTS["labeled_batch_size"]
   loss: str = cli.ENGINE_DEFAULTS["loss"]
+  solver: str = cli.setting(
+      "dsg", "How each trial (and --cv) trains: dsg = the papers' Algorithm 1 (default: this job "
+      "reproduces the papers); direct = the squared-loss objective solved exactly over Nystrom "
+      "features (qsg_jax.direct; DSG-only flags --step_size, --num_steps, --num_frequencies, "
+      "--unlabeled_batch_size, --labeled_batch_size must keep their defaults); auto = direct for "
+      "the squared loss unless a DSG-only flag is set. Recorded in run.json (solver_used).",
+      choices=qsg_jax.config.SOLVERS)
   num_labeled: Optional[int] = cli.setting(
       None, "Labeled points (unset: 500 ordinal, 200 binary, at most half the data).", lower=2)
   num_classes: Optional[int] = cli.setting(None, "k for regression targets (unset: 5).", lower=2)
@@ -164,19 +179,28 @@ def run_trial(data, proto, key, settings, *, mesh=None, on_step=None, model_path
     model_path: where to save the trained model (``qsg_jax.io.save``), or None.
 
   Returns:
-    Dict with "auc", "auc_per_split" ([k-1]), "mae", "eta0" (the initial step used),
-    "train_time_s", "compile_time_s" (JAX compilation during the trial), "predict_time_s",
-    "max_abs_score" ([T] max |f| on the labeled points per iteration), "roc" ([k-1, 101] true
-    positive rates), sizes and description.
+    Dict with "auc", "auc_per_split" ([k-1]), "mae", "eta0" (the initial step used; None for
+    the direct solver), "train_time_s", "compile_time_s" (JAX compilation during the trial),
+    "predict_time_s", "max_abs_score" ([T] max |f| on the labeled points per iteration; direct:
+    one value, of the solution), "solver" ("dsg" or "direct"), "roc" ([k-1, 101] true positive
+    rates), sizes and description.
   """
   trial = protocols.make_trial(data, proto, key, settings.eval_size)
   compiled_before = _compile_seconds[0]
+  reports = []
+
+  def progress(report):
+    reports.append(report)
+    if on_step is not None:
+      on_step(report)
+
   start = time.perf_counter()
   result = qsg_jax.fit(trial.x_labeled, trial.y_labeled, trial.x_unlabeled,
                        key=protocols.stream_key(key, "training"), num_classes=proto.num_classes,
-                       progress=on_step, mesh=mesh, **cli.engine_params(settings))
+                       progress=progress, mesh=mesh, **cli.engine_params(settings))
   jax.block_until_ready(result.model.coef)
   train_time = time.perf_counter() - start
+  dsg = result.solver == "dsg"
   start = time.perf_counter()
   scores = np.asarray(qsg_jax.decision_function(result, trial.x_eval, mesh=mesh))
   predict_time = time.perf_counter() - start
@@ -191,10 +215,11 @@ def run_trial(data, proto, key, settings, *, mesh=None, on_step=None, model_path
   classes = qsg_jax.predict_classes(jnp.asarray(scores), result.thresholds)
   return {"auc": float(np.mean(per_split)), "auc_per_split": per_split.tolist(),
           "mae": float(qsg_jax.mean_absolute_error(classes, y_eval)),
-          "eta0": float(result.metrics["eta"][0]), "train_time_s": train_time,
+          "eta0": float(result.metrics["eta"][0]) if dsg else None, "train_time_s": train_time,
           "compile_time_s": _compile_seconds[0] - compiled_before,
-          "predict_time_s": predict_time,
-          "max_abs_score": np.asarray(result.metrics["max_abs_score"]).tolist(),
+          "predict_time_s": predict_time, "solver": result.solver,
+          "max_abs_score": (np.asarray(result.metrics["max_abs_score"]).tolist() if dsg else
+                            [reports[-1]["max_abs_score"]]),
           "roc": roc_curves(scores, trial.y_eval, proto.num_classes).tolist(),
           "num_labeled": int(trial.x_labeled.shape[0]),
           "num_unlabeled": int(trial.x_unlabeled.shape[0]),
@@ -226,6 +251,15 @@ def summary_lines(summary):
   return lines
 
 
+def solver_of(settings) -> str:
+  """The solver the trials run ("dsg" or "direct", ``qsg_jax.config.choose_solver``), else a
+  ``cli.UserError`` naming the flags that --solver cannot take."""
+  try:
+    return qsg_jax.config.choose_solver(qsg_jax.FitConfig(**cli.engine_params(settings)))
+  except ValueError as error:
+    raise cli.UserError(f"--solver={settings.solver}: {error}") from error
+
+
 def select_by_cv(data, proto, settings, params, log):
   """(params with the CV's choice applied, a report dict or None) for ``settings.cv``."""
   if settings.cv == "none":
@@ -237,7 +271,7 @@ def select_by_cv(data, proto, settings, params, log):
       split.x_labeled, split.y_labeled, split.x_unlabeled, protocol=settings.cv,
       num_unlabeled=settings.cv_unlabeled, num_classes=proto.num_classes, seed=settings.seed,
       **{name: params[name] for name in ("num_steps", "num_frequencies", "unlabeled_batch_size",
-                                         "labeled_batch_size", "loss")})
+                                         "labeled_batch_size", "loss", "solver")})
   cv_auc = chosen.pop("cv_auc")
   seconds = time.perf_counter() - start
   log(f"{settings.cv} CV on a separate split ({seconds:.0f} s) chose {chosen}, CV AUC "
@@ -274,8 +308,10 @@ def run_trials(data, proto, settings, store, metric, log, mesh=None, models=None
     if t in todo:
       first, row = False, rows[-1]
       bar.update(base + settings.num_steps)
+      step = (f"eta0 {row['eta0']:.3g}" if row["eta0"] is not None else
+              f"{row.get('solver', 'dsg')} solver")
       bar.write(f"trial {t + 1}/{settings.trials}: {metric} {row['auc']:.4f}, MAE "
-                f"{row['mae']:.3f}, eta0 {row['eta0']:.3g}; train {row['train_time_s']:.1f} s, "
+                f"{row['mae']:.3f}, {step}; train {row['train_time_s']:.1f} s, "
                 f"predict {row['predict_time_s']:.1f} s ({row['num_eval']} points), "
                 f"compiling {row['compile_time_s']:.1f} s of them")
   bar.close()
@@ -291,6 +327,7 @@ def run(settings: Settings, log=cli.log_line):
     qsg_jax.data.DataNotFoundError: the dataset's files are missing.
   """
   started, compiled = time.perf_counter(), _compile_seconds[0]
+  solver_used = solver_of(settings)
   initialize_distributed(coordinator_address=settings.coordinator_address,
                          num_processes=settings.num_processes, process_id=settings.process_id,
                          auto=settings.distributed)
@@ -320,7 +357,8 @@ def run(settings: Settings, log=cli.log_line):
   rows = run_trials(data, proto, settings, store, metric, log, mesh=mesh,
                     models=output_dir / "models" if settings.save_models and writer else None)
   auc, mae = (reporting.mean_std([r[name] for r in rows]) for name in ("auc", "mae"))
-  summary = {"dataset": data.name, "method": method, "metric": metric,
+  summary = {"dataset": data.name, "method": method, "metric": metric, "solver": settings.solver,
+             "solver_used": solver_used,
              "protocol": dataclasses.asdict(proto), "hyperparams": params, "cv": cv_report,
              "num_trials": settings.trials, "evaluated_on": rows[0]["evaluated_on"],
              "data_files": reporting.data_files(data), "auc_mean": auc[0], "auc_std": auc[1],

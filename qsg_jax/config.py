@@ -67,10 +67,17 @@ class FitConfig:
   split_lam: Optional[float] = _field(
       None, "Penalty lam_g > 0 of per-split corrections g_j (split j ranks with f + g_j; inf "
       "freezes them at 0); None: plain QS3ORAO.")
+  # The default stays "dsg": qsg_jax.fit and cross_validate are the papers' method, and the
+  # reproduction experiments (experiments/*.py: run, unlabeled_value, timing_vs_unlabeled,
+  # split_corrections, select_step, bench_cv, ...) and tests of DSG's internals (state, per-step
+  # metrics, step size) call them with defaults; "auto" would silently turn them into direct
+  # fits. The scikit-learn estimators default to "auto" (their users want the fastest exact
+  # answer), and experiments.run takes --solver.
   solver: str = _field(
-      "dsg", "'dsg' (the papers' Algorithm 1, the default: exactly the published method), "
-      "'direct' (the squared loss minimized exactly over Nystrom features, qsg_jax.direct) or "
-      "'auto' (direct for the squared loss unless a DSG-only setting is given, else DSG).")
+      "dsg", "'dsg' (the default: the papers' Algorithm 1, exactly), 'direct' (the squared loss "
+      "minimized exactly over Nystrom features, qsg_jax.direct; far faster at the papers' "
+      "sizes) or 'auto' (direct for the squared loss unless a DSG-only "
+      "setting is given, else DSG; qsg_jax.config.choose_solver).")
   num_landmarks: Optional[int] = _field(
       None, "Nystrom landmarks p of the direct solver (None: 512, the measured choice of "
       "qsg_jax.direct; more where the kernel residual warns).")
@@ -132,8 +139,7 @@ def choose_solver(config: FitConfig, dsg_options=()) -> str:
   """The solver that runs ``config``: "dsg" or "direct" (``FitConfig.solver``).
 
   "auto" is "direct" for the squared loss, where the direct solution was at least as accurate
-  as DSG's and 20-300x faster on every benchmark dataset (``experiments/bench_direct.py``),
-  and "dsg" for the other losses (no closed form) or when a DSG-only setting is given: a field
+  as DSG's and far faster at the papers' sizes (``experiments/bench_direct.py``), and "dsg" for the other losses (no closed form) or when a DSG-only setting is given: a field
   of ``DSG_FIELDS`` different from its default, or a DSG-only option of ``qsg_jax.fit`` named in
   ``dsg_options`` (e.g. "num_segments"), since it means something to DSG only.
 

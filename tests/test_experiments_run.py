@@ -61,6 +61,7 @@ def _flag_values():
     ("--step_size=fast", r"--step_size must be a number or auto"),
     ("--output_dir=", r"--output_dir must not be empty"),
     ("--cv=full", r"value should be one of <paper\|quick\|none>"),
+    ("--solver=newton", r"value should be one of <dsg\|direct\|auto>"),
 ])
 def test_flags_are_checked_at_parsing_with_the_flag_value_and_range(arg, message):
   with pytest.raises(flags.IllegalFlagValueError, match=message):
@@ -296,6 +297,37 @@ def test_run_json_records_what_ran_and_saved_models_predict_the_same(tmp_path):
     run.run(settings, log=lambda _: None)
   run.run(dataclasses.replace(settings, trials=1, overwrite=True), log=lambda _: None)
   assert len(json.loads((tmp_path / "run.json").read_text())["trials"]) == 1
+
+
+def test_solver_flag_runs_and_records_the_direct_solver(tmp_path):
+  """--solver=direct: the trials and the CV run qsg_jax.direct; run.json says so; the saved
+  models (FrozenNystrom) predict the trials' numbers; DSG-only flags are a short error."""
+  settings = run.Settings(output_dir=str(tmp_path), trials=2, save_models=True,
+                          solver="direct", cv="quick", cv_unlabeled=200, progress=False)
+  run.run(settings, log=lambda _: None)
+  stored = json.loads((tmp_path / "run.json").read_text())
+  assert stored["solver"] == stored["solver_used"] == stored["settings"]["solver"] == "direct"
+  assert stored["hyperparams"]["solver"] == "direct" and stored["cv"]["chosen"]
+  assert [r["solver"] for r in stored["trials"]] == ["direct"] * 2
+  assert [r["eta0"] for r in stored["trials"]] == [None, None]
+  assert all(len(r["max_abs_score"]) == 1 for r in stored["trials"])
+  dataset = data_lib.load("lev")
+  proto = protocols.protocol_for(dataset)
+  for row in stored["trials"]:
+    trial = protocols.make_trial(dataset, proto, protocols.trial_key(0, row["trial"]), 20000)
+    model = qsg_jax.io.load(tmp_path / "models" / f"trial_{row['trial']:05d}.npz")
+    assert isinstance(model, qsg_jax.io.FrozenNystrom)
+    aucs = qsg_jax.split_aucs(qsg_jax.io.frozen_scores(model, trial.x_eval), trial.y_eval,
+                              proto.num_classes)
+    np.testing.assert_allclose(aucs, row["auc_per_split"], atol=1e-6)
+  assert run.solver_of(run.Settings(solver="auto")) == "direct"
+  assert run.solver_of(run.Settings(solver="auto", num_steps=64)) == "dsg"
+  assert run.solver_of(run.Settings()) == "dsg"   # the papers' reproduction by default
+  proc = _script("--solver=direct", "--num_steps=64", f"--output_dir={tmp_path / 'bad'}")
+  assert proc.returncode != 0 and "Traceback" not in proc.stderr
+  assert "--solver=direct: ['num_steps'] only mean something to DSG" in proc.stderr
+  assert "--solver: <dsg|direct|auto>: How each trial (and --cv) trains: dsg = the" in _script(
+      "--help").stdout
 
 
 def test_data_files_are_hashed_from_the_loader_description(tmp_path):

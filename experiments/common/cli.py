@@ -117,10 +117,11 @@ COMMON = {
     "unlabeled_batch_size": _meta("", lower=1),
     "labeled_batch_size": _meta("", lower=1),
     "loss": _meta("", choices=("squared", "hinge", "logistic")),
+    "solver": _meta("", choices=qsg_jax.config.SOLVERS),
 }
 # The engine's hyper-parameters by their keyword name in ``qsg_jax.fit``, and their defaults.
 ENGINE_PARAMS = ("sigma", "lam", "gamma", "step_size", "num_steps", "num_frequencies",
-                 "unlabeled_batch_size", "labeled_batch_size", "loss")
+                 "unlabeled_batch_size", "labeled_batch_size", "loss", "solver")
 _FIT_FIELDS = {f.name: f for f in dataclasses.fields(qsg_jax.FitConfig)}
 ENGINE_DEFAULTS = {name: _FIT_FIELDS[name].default for name in ENGINE_PARAMS}
 for _name in ENGINE_PARAMS:
