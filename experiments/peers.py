@@ -52,6 +52,7 @@ import qsg_jax
 from qsg_jax import data as data_lib
 from qsg_jax import folds as folds_lib
 from qsg_jax import metrics
+from qsg_jax.config import FitConfig
 from experiments.common import cli
 from experiments.common import reporting
 from experiments.common import store as store_lib
@@ -276,6 +277,10 @@ LGBM_GRID = {"n_estimators": [100, 300, 1000], "num_leaves": [4, 7, 31],
 LGBM_FIXED = {"learning_rate": 0.05}
 MORD_GRID = {"alpha": [0.001, 0.01, 0.1, 1.0, 10.0, 100.0]}
 CLASS_SCORE = "P(y=1); ordinal: expected class"
+# What QSGS2AUC() / QS3ORAO() fitted before the data-driven defaults: DSG with the papers' fixed
+# sigma, lambda and gamma (FitConfig), under today's parameter names.
+PAPERS_DEFAULTS = {"solver": "dsg", "length_scale": float(np.sqrt(0.5 / FitConfig.sigma)),
+                   "lam": FitConfig.lam, "labeled_weight": FitConfig.gamma}
 METHODS = (
     Method("svc", "SVC (rbf)", "peer", ("binary",), _fit_svc, SVM_GRID,
            score="decision_function"),
@@ -314,6 +319,10 @@ METHODS = (
            baseline="qsg_defaults", unavailable=_needs_value("length_scale", "ard")),
     Method("qsg_dsg", 'QSGS2AUC(solver="dsg") / QS3ORAO(solver="dsg")', "ours",
            ("binary", "ordinal"), _qsg(), fixed={"solver": "dsg"},
+           score="decision_function", uses_unlabeled=True, tuning="defaults",
+           baseline="qsg_defaults", unavailable=_needs_param("solver")),
+    Method("qsg_papers", "previous release's defaults (DSG, the papers' values)", "ours",
+           ("binary", "ordinal"), _qsg(), fixed=PAPERS_DEFAULTS,
            score="decision_function", uses_unlabeled=True, tuning="defaults",
            baseline="qsg_defaults", unavailable=_needs_param("solver")),
 )
