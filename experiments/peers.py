@@ -686,6 +686,23 @@ def goal_rows(tables):
   return rows
 
 
+def rank_rows(tables):
+  """Each method's rank by mean test AUC on every dataset (1 = best; ties share the better
+  rank) and its mean rank over the datasets it ran on: the ranking an independent run is
+  compared with."""
+  ranks = {}
+  for dataset, table in tables.items():
+    means = sorted((r["auc_mean"] for r in table), reverse=True)
+    for r in table:
+      ranks.setdefault(r["label"], {})[dataset] = 1 + means.index(r["auc_mean"])
+  rows = []
+  for label, by_dataset in ranks.items():
+    row = {"method": label, **{d: by_dataset.get(d, "-") for d in tables}}
+    row["mean rank"] = float(np.mean(list(by_dataset.values())))
+    rows.append(row)
+  return sorted(rows, key=lambda row: row["mean rank"])
+
+
 def headline(dataset, table, best):
   """One row of the summary: the best peer, and each of our methods against it."""
   row = {"dataset": dataset, "best peer": "-"}
@@ -778,6 +795,9 @@ def render(settings, report):
     lines += ["## Variants against their baseline", "",
               "Paired difference of test AUC (variant minus baseline, same trials) +- SE; "
               "wins: trials where the variant is ahead.", "", reporting.markdown_table(paired)]
+  lines += ["## Ranks", "", "Rank of each method's mean test AUC per dataset (1 = best), and its "
+            "mean over the datasets the method ran on.", "",
+            reporting.markdown_table(rank_rows(report["tables"]), floatfmt=".2f")]
   lines += ["## Methods and their grids", "",
             "Settings not listed: the library's defaults (LogisticRegression: L2, lbfgs; "
             "SelfTraining(SVC): SVC calibrated by CalibratedClassifierCV(ensemble=False), "
@@ -862,7 +882,7 @@ def run(settings, log=cli.log_line):
     summary.append(headline(labeled.name, tables[labeled.name], best))
   progress.close()
   report = {"summary": summary, "datasets": datasets, "tables": tables, "cells": cells,
-            "goals": goal_rows(tables),
+            "goals": goal_rows(tables), "ranks": rank_rows(tables),
             "skipped": skipped, "command": command_line(settings), "computed": _computed(cells),
             "finished": {"time": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine()},
             "grids": {m.key: m.grid for m in METHODS}}

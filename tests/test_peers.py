@@ -229,3 +229,13 @@ def test_goals_per_dataset_against_the_best_peer_and_lightgbm():
   assert sgemm["moonshot"].startswith("not met (-0.0040")
   assert (skin["within 0.005"], skin["ahead of every peer"], skin["moonshot"]) == (
       "met", "yes", "-")
+
+
+def test_ranks_per_dataset_and_their_mean():
+  row = lambda label, mean: {"label": label, "auc_mean": mean}
+  tables = {"a": [row("x", 0.9), row("y", 0.8), row("z", 0.9)], "b": [row("x", 0.7),
+                                                                       row("y", 0.8)]}
+  ranks = {r["method"]: r for r in peers.rank_rows(tables)}
+  assert (ranks["x"]["a"], ranks["z"]["a"], ranks["y"]["a"]) == (1, 1, 3)   # ties share
+  assert ranks["x"]["mean rank"] == 1.5 and ranks["z"]["b"] == "-"
+  assert ranks["z"]["mean rank"] == 1.0
