@@ -38,6 +38,23 @@ from qsg_jax.engine import kernels
 from qsg_jax.numerics import HIGHEST
 from qsg_jax.roc_svm import clustering
 
+_BLAS_CONTROLLER = []   # one threadpoolctl.ThreadpoolController, made on first use
+
+
+def one_blas_thread():
+  """Context with host BLAS / LAPACK (NumPy, SciPy) on one thread.
+
+  Their OpenBLAS worker threads spin against XLA's on a small machine: a 512 x 512 float64
+  ``eigh`` took 2.0 s with the default threads on 2 cores while XLA had just run, 25 ms with
+  one (``roc_svm.nystrom`` measured the same). Every host solve of ``qsg_jax.direct`` runs
+  inside. The controller is made once: ``threadpoolctl.threadpool_limits`` scans the loaded
+  libraries on every call (10-35 ms each, three per fit), ``ThreadpoolController.limit`` 0.1 ms.
+  """
+  if not _BLAS_CONTROLLER:
+    _BLAS_CONTROLLER.append(threadpoolctl.ThreadpoolController())
+  return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
 # Eigen-directions of K_ZZ below this share of the largest eigenvalue are dropped (``nystrom_map``).
 NYSTROM_RCOND = 1e-7
 LANDMARK_METHODS = ("uniform", "kmeans")
@@ -141,7 +158,7 @@ def nystrom_map(landmarks: np.ndarray, sigma: float, rcond: float = NYSTROM_RCON
   z = z32.astype(np.float64)
   sq = np.sum(z * z, axis=1)
   kernel = np.exp(-float(sigma) * np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0))
-  with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):   # see system.one_blas_thread
+  with one_blas_thread():
     eigvals, eigvecs = np.linalg.eigh(kernel)
   keep = eigvals > rcond * eigvals[-1]
   projection = np.where(keep[None, :], eigvecs, 0.0) / np.sqrt(np.where(keep, eigvals, 1.0))
