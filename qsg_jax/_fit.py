@@ -244,9 +244,10 @@ def _num_shards(mesh, axis_name, num_shards, config):
 
 def engine_config(inputs: Inputs, config: FitConfig, chunk_size=CHUNK_SIZE,
                   block_group=BLOCK_GROUP, num_shards=1, cache_unlabeled=None,
-                  num_runs=1) -> engine.EngineConfig:
+                  num_runs=1, stacklevel=4) -> engine.EngineConfig:
   """The static ``EngineConfig`` of a run (of ``num_runs`` vmapped runs), refused up front when
-  it would not fit in the device's free memory."""
+  it would not fit in the device's free memory. ``make_config``'s warnings are reported
+  ``stacklevel`` frames up (4: the caller of ``fit``, through ``_fit_dsg``)."""
   with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     eng = engine.make_config(
@@ -258,7 +259,7 @@ def engine_config(inputs: Inputs, config: FitConfig, chunk_size=CHUNK_SIZE,
         schedule=config.step_size if callable(config.step_size) else None,
         split_corrections=config.split_lam is not None, num_shards=num_shards)
   for warning in caught:   # e.g. a prime num_steps: reported at the caller's line
-    warnings.warn(warning.message, warning.category, stacklevel=4)
+    warnings.warn(warning.message, warning.category, stacklevel=stacklevel)
   n_l, d = inputs.x_labeled.shape
   n_u = -(-inputs.x_unlabeled.shape[0] // eng.num_shards)   # per device
   cache_unlabeled = validation.check_bool("cache_unlabeled", cache_unlabeled)

@@ -457,3 +457,10 @@ def test_decision_function_checks_points():
   with pytest.raises(ValueError, match="beyond the float32 range"):
     qsg_jax.decision_function(result, np.full((2, 3), 1e300))
   assert np.isfinite(qsg_jax.decision_function(result, toy.X_U)).all()
+
+
+def test_a_slow_num_steps_warns_at_the_callers_line():
+  x, y = _ordinal()
+  with pytest.warns(qsg_jax.SlowConfigWarning, match="num_steps=37 has no divisor") as caught:
+    qsg_jax.fit(x[:60], y[:60], x[60:], num_steps=37, num_frequencies=4, step_size=1.0)
+  assert caught[0].filename == __file__

@@ -233,3 +233,12 @@ def test_auto_cv_runs_dsg_when_a_dsg_setting_is_given():
   grid = {"lam": [1e-3], "sigma": [0.5], "gamma": [0.5]}
   result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, solver="auto", **_CV)
   assert result.solver == "dsg" and result.best["step_size"] == "auto"
+
+
+def test_a_slow_num_steps_warns_at_the_callers_line():
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3], "sigma": [0.5], "gamma": [0.5], "step_size": [1.0]}
+  with pytest.warns(qsg_jax.SlowConfigWarning, match="num_steps=37 has no divisor") as caught:
+    model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=2, num_steps=37,
+                                   num_frequencies=4)
+  assert caught[0].filename == __file__
