@@ -36,6 +36,7 @@ features).
 """
 
 import functools
+import warnings
 from typing import NamedTuple, Optional
 
 import jax
@@ -54,10 +55,15 @@ NUM_UNLABELED = 2000     # unlabeled points in the solves (a uniform subsample, 
 NUM_FOLDS = 3            # stratified folds of the labeled points.
 NUM_STEPS = 60           # Adam steps on log s.
 LEARNING_RATE = 0.1      # Adam's step on log s.
-PENALTY = 1e-2           # weight of mean_d (log s_d - log s0_d)^2.
+PENALTY = 1e-2           # weight of the anisotropy (``objective``).
+SCALE_PENALTY = 1e-2     # weight of the overall scale change (``objective``).
 JITTER = 1e-8            # added to K_ZZ's diagonal (its diagonal is 1).
 MAX_SHRINK = 20.0        # s_d >= s0_d / MAX_SHRINK.
 MAX_GROWTH = 1000.0      # s_d <= s0_d * MAX_GROWTH (a feature that far is switched off).
+
+
+class LengthScaleWarning(UserWarning):
+  """Length scales could not be learned (a class with one labeled point): s0 is returned."""
 
 
 class Problem(NamedTuple):
@@ -178,9 +184,16 @@ def cv_loss(log_scales, problem: Problem, lam, jitter=JITTER):
 
 
 def objective(log_scales, log_scales0, problem: Problem, lam, penalty, jitter=JITTER):
-  """``cv_loss`` plus penalty * mean_d (log s_d - log s0_d)^2."""
-  return cv_loss(log_scales, problem, lam, jitter) + penalty * jnp.mean(
-      (log_scales - log_scales0) ** 2)
+  """``cv_loss`` plus the penalty toward s0 (module docstring).
+
+  With delta = log s - log s0 and m its mean over features, penalty = (a, b) [2] adds
+  a * mean_d (delta_d - m)^2 (anisotropy) + b * m^2 (overall scale); a = b is
+  a * mean_d delta_d^2.
+  """
+  delta = log_scales - log_scales0
+  mean = jnp.mean(delta)
+  return (cv_loss(log_scales, problem, lam, jitter) + penalty[0] * jnp.mean((delta - mean) ** 2)
+          + penalty[1] * mean**2)
 
 
 def init(log_scales0, optimizer: optax.GradientTransformation) -> State:
@@ -275,12 +288,13 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                         num_features: int = NUM_FEATURES, num_unlabeled: int = NUM_UNLABELED,
                         num_folds: int = NUM_FOLDS, num_steps: int = NUM_STEPS,
                         learning_rate: float = LEARNING_RATE, penalty: float = PENALTY,
+                        scale_penalty: float = SCALE_PENALTY,
                         key=0, return_losses: bool = False):
   """Per-feature Gaussian length scales learned on a cross-validated AUC surrogate.
 
   Args:
     x_labeled: [n_l, d] labeled points, min-max scaled (the estimators' scaled units).
-    y_labeled: [n_l] int classes 0..k-1 (ordered for k > 2), every class with >= 2 points.
+    y_labeled: [n_l] int classes 0..k-1 (ordered for k > 2), every class present.
     x_unlabeled: [n_u, d] unlabeled points or None (then every gamma must be 1); at most
       ``num_unlabeled`` of them (drawn by ``key``) enter the solves.
     num_classes: k; default max(y_labeled) + 1.
@@ -293,7 +307,9 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     num_folds: stratified folds (at most the smallest class size).
     num_steps: Adam steps on log s (0 returns s0).
     learning_rate: Adam's step on log s.
-    penalty: weight of mean_d (log s_d - log s0_d)^2 (>= 0).
+    penalty: weight (>= 0) of the anisotropy, mean_d (delta_d - mean(delta))^2 with
+      delta = log s - log s0.
+    scale_penalty: weight (>= 0) of the overall scale change, mean(delta)^2.
     key: int seed or PRNG key: the subsample, landmarks and folds (the result is a pure function
       of the inputs and key).
     return_losses: also return the [num_steps + 1] objective of every iterate.
@@ -304,8 +320,11 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     ``return_losses``: (s, losses).
 
   Raises:
-    ValueError, TypeError: bad inputs (NaN, shapes, a class with fewer than 2 points, gamma < 1
-      without unlabeled points), naming what was received and the fix.
+    ValueError, TypeError: bad inputs (NaN, shapes, a class without points, gamma < 1 without
+      unlabeled points), naming what was received and the fix.
+
+  Warns:
+    LengthScaleWarning: a class has one labeled point (nothing to hold out): s0 is returned.
   """
   key = validation.check_key(key)
   x_l = validation.check_points("x_labeled", x_labeled)
@@ -313,6 +332,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   gamma = np.asarray(validation.check_gamma(gamma, k), np.float64)
   lam = validation.check_positive("lam", lam)
   penalty = validation.check_positive("penalty", penalty, allow_zero=True)
+  scale_penalty = validation.check_positive("scale_penalty", scale_penalty, allow_zero=True)
   learning_rate = validation.check_positive("learning_rate", learning_rate)
   num_features = validation.check_count("num_features", num_features)
   num_unlabeled = validation.check_count("num_unlabeled", num_unlabeled)
@@ -326,17 +346,20 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     raise ValueError(f"no unlabeled data but gamma={gamma.tolist()} < 1 gives weight to the "
                      "unlabeled risks: pass x_unlabeled, or set gamma=1.")
   smallest = int(np.bincount(y_l, minlength=k).min())
-  if smallest < 2:
-    raise ValueError(f"every class needs >= 2 labeled points to hold some out (class counts "
-                     f"[{validation.summarize(np.bincount(y_l, minlength=k).tolist())}]); label "
-                     "more points or keep an isotropic length_scale.")
+  if smallest < 2 and num_steps:
+    warnings.warn(f"a class has a single labeled point (class counts ["
+                  f"{validation.summarize(np.bincount(y_l, minlength=k).tolist())}]), so no fold "
+                  "can hold it out: length scales are not learned, the isotropic length_scale is "
+                  "returned. Label more points of that class.", LengthScaleWarning, stacklevel=2)
+    num_steps = 0
   num_folds = min(num_folds, smallest)
   if num_steps == 0:
     return (scales0, np.zeros(1)) if return_losses else scales0
   problem = make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds)
   with jax.enable_x64(True):
     state, losses = descend(jax.tree.map(jnp.asarray, problem), jnp.asarray(np.log(scales0)),
-                            jnp.float64(lam), jnp.float64(penalty), jnp.float64(JITTER),
+                            jnp.float64(lam), jnp.asarray([penalty, scale_penalty], jnp.float64),
+                            jnp.float64(JITTER),
                             num_steps=num_steps, learning_rate=float(learning_rate))
     scales = np.exp(np.asarray(state.best_log_scales, np.float64))
     losses = np.asarray(losses, np.float64)

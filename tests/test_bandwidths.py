@@ -1,0 +1,243 @@
+"""direct.bandwidths against references: system.mean_system, the literal pair objective and its
+jax.grad, direct.fit on the same map, finite differences, and a synthetic ARD problem."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from sklearn import metrics as sk_metrics
+
+from tests.conftest import raises_short
+from qsg_jax import _validation as validation
+from qsg_jax import direct
+from qsg_jax.direct import bandwidths
+from qsg_jax.direct import system
+
+
+def _data(k=3, n_l=36, n_u=50, d=3, seed=0):
+  rng = np.random.default_rng(seed)
+  y = np.concatenate([np.repeat(np.arange(k), 3), rng.integers(0, k, n_l - 3 * k)])
+  x_l = (0.6 * rng.random((n_l, d)) + 0.2 * y[:, None]).astype(np.float32)
+  x_u = rng.random((n_u, d)).astype(np.float32)
+  return x_l, y.astype(np.int32), x_u
+
+
+def _problem(k=3, gamma=0.4, num_features=20, num_folds=3, seed=0):
+  x_l, y, x_u = _data(k=k, seed=seed)
+  gamma = np.full(k - 1, gamma)
+  problem = bandwidths.make_problem(x_l, y, x_u, k, gamma, jax.random.key(seed), num_features,
+                                    bandwidths.NUM_UNLABELED, num_folds)
+  return x_l, y, x_u, gamma, problem
+
+
+def _literal_objective(beta, c_l, c_u, gram, y, k, lam, gamma):
+  """lam/2 beta^T K beta + mean_j [gamma_j R_PN + (1 - gamma_j)(R_PU + R_NU)] with explicit pair
+  matrices (ordinal paper Eqs. 7-9; pooled positives / negatives weighted n_c / n_P)."""
+  f_l, f_u = c_l @ beta, c_u @ beta
+  loss = lambda a, b: jnp.mean((1.0 - a[:, None] + b[None, :]) ** 2)
+  risks = []
+  for j in range(k - 1):
+    f_p, f_n = f_l[y > j], f_l[y <= j]
+    risks.append(gamma[j] * loss(f_p, f_n) + (1 - gamma[j]) * (loss(f_p, f_u) + loss(f_u, f_n)))
+  return 0.5 * lam * beta @ gram @ beta + jnp.mean(jnp.stack(risks))
+
+
+def test_split_coefficients_give_mean_system():
+  rng = np.random.default_rng(1)
+  k, p = 4, 5
+  counts = np.array([3.0, 5.0, 2.0, 7.0, 11.0])
+  a = rng.normal(size=(k + 1, p, p))
+  moments = direct.Moments(counts, rng.normal(size=(k + 1, p)),
+                           np.einsum("gpq,grq->gpr", a, a), np.zeros(p))
+  gamma = np.array([0.2, 0.7, 1.0])
+  diag, low, target = bandwidths.split_coefficients(counts[:k], gamma)
+  q_ref, r_ref = system.mean_system(moments, gamma)
+  q = np.tensordot(diag, moments.second, axes=1) - moments.means.T @ low @ moments.means
+  np.testing.assert_allclose(0.5 * (q + q.T), q_ref, rtol=1e-12, atol=1e-12)
+  np.testing.assert_allclose(target @ moments.means, r_ref, rtol=1e-12, atol=1e-12)
+
+
+def test_fold_system_matches_mean_system_of_the_fold_moments():
+  x_l, y, x_u, gamma, problem = _problem()
+  k = 3
+  log_s = np.log(np.array([0.3, 0.5, 0.8]))
+  inv = np.exp(-log_s)[None, :]
+  c_l = np.asarray(bandwidths.kernel(x_l * inv, problem.landmarks * inv), np.float64)
+  c_u = np.asarray(bandwidths.kernel(problem.x_unlabeled * inv, problem.landmarks * inv),
+                   np.float64)
+  for f in range(problem.point_weight.shape[0]):
+    train = problem.class_mean[f].sum(axis=0) > 0
+    groups = [c_l[train & (y == c)] for c in range(k)] + [c_u]
+    moments = direct.Moments(np.array([g.shape[0] for g in groups], np.float64),
+                             np.stack([g.mean(axis=0) for g in groups]),
+                             np.stack([g.T @ g / g.shape[0] for g in groups]), np.zeros(20))
+    q_ref, r_ref = system.mean_system(moments, gamma)
+    with jax.enable_x64(True):
+      q, r = bandwidths.fold_system(c_l, c_u.mean(axis=0), c_u.T @ c_u / c_u.shape[0],
+                                    problem.point_weight[f], problem.unlabeled_weight[f],
+                                    problem.class_mean[f], problem.low[f], problem.target[f])
+    np.testing.assert_allclose(q, q_ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(r, r_ref, rtol=1e-10, atol=1e-12)
+
+
+def test_fold_solution_minimizes_the_literal_objective():
+  x_l, y, x_u, gamma, problem = _problem(gamma=0.4)
+  lam, log_s = 0.05, jnp.log(jnp.array([0.3, 0.5, 0.8]))
+  with jax.enable_x64(True):
+    inv = jnp.exp(-log_s)[None, :]
+    z = problem.landmarks * inv
+    c_l, c_u = bandwidths.kernel(x_l * inv, z), bandwidths.kernel(problem.x_unlabeled * inv, z)
+    gram = bandwidths.kernel(z, z)
+    shift = c_l.mean(axis=0)
+    for f in range(problem.point_weight.shape[0]):
+      d_l, d_u = c_l - shift[None, :], c_u - shift[None, :]
+      q, r = bandwidths.fold_system(d_l, d_u.mean(axis=0), d_u.T @ d_u / c_u.shape[0],
+                                    problem.point_weight[f], problem.unlabeled_weight[f],
+                                    problem.class_mean[f], problem.low[f], problem.target[f])
+      beta = bandwidths.solve_fold(q, r, gram, lam, jitter=0.0)
+      train = problem.class_mean[f].sum(axis=0) > 0
+      literal = lambda b: _literal_objective(b, c_l[train], c_u, gram, y[train], 3, lam, gamma)
+      grad = jax.grad(literal)(beta)
+      scale = jnp.abs(jax.grad(literal)(jnp.zeros_like(beta))).max()
+      assert float(jnp.abs(grad).max()) < 1e-8 * float(scale)
+      # and fold_scores returns c_l beta up to the constant shift . beta
+      scores = bandwidths.fold_scores(log_s, problem, lam, 0.0)[f]
+      np.testing.assert_allclose(scores, c_l @ beta - shift @ beta, rtol=1e-5, atol=1e-6)
+
+
+def test_fold_solution_equals_direct_fit_on_the_same_landmarks():
+  x_l, y, x_u, gamma, problem = _problem(gamma=0.4, seed=3)
+  lam, scales = 0.05, np.array([0.3, 0.5, 0.8])
+  with jax.enable_x64(True):
+    scores = np.asarray(bandwidths.fold_scores(jnp.log(scales), problem, lam, 0.0))
+  for f in range(problem.point_weight.shape[0]):
+    train = problem.class_mean[f].sum(axis=0) > 0
+    fit = direct.fit(x_l[train] / scales, y[train], problem.x_unlabeled / scales, sigma=0.5,
+                     lam=lam, gamma=gamma, landmarks=problem.landmarks / scales)
+    reference = direct.decision_function(fit.model, x_l / scales).astype(np.float64)
+    # f is defined up to a constant (the solver's shift): compare centered scores
+    np.testing.assert_allclose(scores[f] - scores[f].mean(), reference - reference.mean(),
+                               atol=2e-3 * np.abs(reference).max())
+
+
+def test_pair_loss_is_the_mean_over_pairs():
+  rng = np.random.default_rng(0)
+  f = rng.normal(size=9)
+  pos, neg = np.zeros(9), np.zeros(9)
+  pos[[0, 3, 4]], neg[[1, 2, 7, 8]] = 1 / 3, 1 / 4
+  literal = np.mean((1 - f[[0, 3, 4]][:, None] + f[[1, 2, 7, 8]][None, :]) ** 2)
+  with jax.enable_x64(True):
+    np.testing.assert_allclose(bandwidths.pair_loss(f, pos, neg), literal, rtol=1e-12)
+
+
+def test_cv_loss_gradient_matches_finite_differences():
+  _, _, _, _, problem = _problem(gamma=0.5)
+  lam = 0.01
+  with jax.enable_x64(True):
+    problem = jax.tree.map(jnp.asarray, problem)
+    log_s = jnp.log(jnp.array([0.4, 0.6, 1.2]))
+    grad = jax.grad(bandwidths.cv_loss)(log_s, problem, lam)
+    eps = 1e-5
+    numeric = [(bandwidths.cv_loss(log_s.at[i].add(eps), problem, lam)
+                - bandwidths.cv_loss(log_s.at[i].add(-eps), problem, lam)) / (2 * eps)
+               for i in range(3)]
+  np.testing.assert_allclose(grad, np.array(numeric), rtol=1e-5, atol=1e-9)
+
+
+def _synthetic(n, rng, d=6):
+  """Only features 0 and 1 matter: y = 1{sin(6 x0) + 3 x1 + noise > 1.5}."""
+  x = rng.random((n, d)).astype(np.float32)
+  y = (np.sin(6 * x[:, 0]) + 3 * x[:, 1] + 0.3 * rng.normal(size=n) > 1.5).astype(np.int32)
+  return x, y
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+  rng = np.random.default_rng(0)
+  (x_l, y_l), (x_u, _), (x_t, y_t) = (_synthetic(n, rng) for n in (150, 600, 3000))
+  scales = bandwidths.learn_length_scales(x_l, y_l, x_u, key=0, return_losses=True)
+  return x_l, y_l, x_u, x_t, y_t, scales
+
+
+def test_irrelevant_features_grow_and_test_auc_improves(synthetic):
+  x_l, y_l, x_u, x_t, y_t, (scales, losses) = synthetic
+  s0 = bandwidths.DEFAULT_LENGTH_SCALE
+  assert scales.shape == (6,) and scales.dtype == np.float64
+  assert np.min(scales[2:]) > np.max(scales[:2])
+  assert np.median(scales[2:]) > s0 > np.max(scales[:2])
+  assert losses[-1] < losses[0] and np.min(losses) <= losses[0]
+  aucs = []
+  for s in (np.full(6, s0), scales):
+    fit = direct.fit(x_l / s, y_l, x_u / s, sigma=0.5)
+    aucs.append(sk_metrics.roc_auc_score(y_t, direct.decision_function(fit.model, x_t / s)))
+  assert aucs[1] > aucs[0] + 0.01, aucs
+
+
+def test_deterministic_given_key(synthetic):
+  x_l, y_l, x_u, _, _, (scales, _) = synthetic
+  again = bandwidths.learn_length_scales(x_l, y_l, x_u, key=0)
+  np.testing.assert_array_equal(again, scales)
+  other = bandwidths.learn_length_scales(x_l, y_l, x_u, key=1)
+  assert not np.array_equal(other, scales)
+  assert np.min(other[2:]) > np.max(other[:2])      # the same conclusion from other draws
+
+
+def test_zero_steps_and_supervised():
+  x_l, y, x_u = _data(k=2, n_l=20)
+  np.testing.assert_array_equal(
+      bandwidths.learn_length_scales(x_l, y, x_u, num_steps=0, length_scale=[1.0, 2.0, 3.0]),
+      [1.0, 2.0, 3.0])
+  scales = bandwidths.learn_length_scales(x_l, y, None, gamma=1.0, num_steps=3, num_features=8)
+  assert scales.shape == (3,) and np.all(np.isfinite(scales) & (scales > 0))
+
+
+def test_bad_inputs():
+  x_l, y, x_u = _data(k=2, n_l=20)
+  learn = bandwidths.learn_length_scales
+  bad = x_l.copy()
+  bad[3, 1] = np.nan
+  raises_short(ValueError, "x_labeled contains 1 NaN", learn, bad, y, x_u)
+  bad_u = x_u.copy()
+  bad_u[0, 0] = np.inf
+  raises_short(ValueError, "x_unlabeled contains 1 NaN", learn, x_l, y, bad_u)
+  raises_short(ValueError, "x_unlabeled has 2 features but the model expects 3", learn, x_l, y,
+               x_u[:, :2])
+  raises_short(ValueError, r"labels must have shape \[20\]", learn, x_l, y[:-1], x_u)
+  raises_short(ValueError, "need at least 2 classes", learn, x_l, np.zeros(20, int), x_u)
+  raises_short(ValueError, "no unlabeled data but gamma", learn, x_l, y, None)
+  raises_short(ValueError, r"length_scale must be .* one per feature \(\[3\]\)", learn, x_l, y,
+               x_u, length_scale=[1.0, 2.0])
+  raises_short(ValueError, "length_scale must be > 0", learn, x_l, y, x_u, length_scale=-1.0)
+  raises_short(ValueError, "lam must be", learn, x_l, y, x_u, lam=0.0)
+  raises_short(TypeError, "num_steps must be a whole number", learn, x_l, y, x_u, num_steps=2.5)
+  raises_short(ValueError, "gamma must lie in", learn, x_l, y, x_u, gamma=1.5)
+
+
+def test_validation_key_and_folds_limited_by_smallest_class():
+  x_l, y, x_u = _data(k=2, n_l=20)
+  y = np.zeros(20, np.int32)
+  y[:2] = 1                              # 2 positives: two folds at most
+  scales = bandwidths.learn_length_scales(x_l, y, x_u, num_steps=2, num_features=8, num_folds=5,
+                                          key=validation.check_key(7))
+  assert scales.shape == (3,)
+
+
+def test_a_class_of_one_point_returns_the_isotropic_scales_with_a_warning():
+  x_l, _, x_u = _data(k=2, n_l=20)
+  y = np.zeros(20, np.int32)
+  y[5] = 1
+  with pytest.warns(bandwidths.LengthScaleWarning, match="a class has a single labeled point"):
+    scales = bandwidths.learn_length_scales(x_l, y, x_u, length_scale=0.7)
+  np.testing.assert_array_equal(scales, [0.7, 0.7, 0.7])
+
+
+def test_penalty_split_into_anisotropy_and_scale():
+  _, _, _, _, problem = _problem()
+  with jax.enable_x64(True):
+    problem = jax.tree.map(jnp.asarray, problem)
+    s0, s = jnp.zeros(3), jnp.array([0.3, -0.2, 0.5])
+    base = bandwidths.cv_loss(s, problem, 0.01)
+    both = bandwidths.objective(s, s0, problem, 0.01, jnp.array([0.2, 0.2])) - base
+    np.testing.assert_allclose(both, 0.2 * jnp.mean(s**2), rtol=1e-12)
+    shape = bandwidths.objective(s, s0, problem, 0.01, jnp.array([1.0, 0.0])) - base
+    np.testing.assert_allclose(shape, jnp.var(s), rtol=1e-12)
