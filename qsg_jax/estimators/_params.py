@@ -24,9 +24,13 @@ from qsg_jax.config import FitConfig
 
 DEPRECATED = "deprecated"
 RENAMED = {"sigma": "length_scale", "gamma": "labeled_weight", "step_size": "learning_rate"}
-DEFAULT_LENGTH_SCALE = float(np.sqrt(0.5 / FitConfig.sigma))   # sigma = 0.1
-DEFAULTS = {"length_scale": DEFAULT_LENGTH_SCALE, "labeled_weight": FitConfig.gamma,
-            "learning_rate": FitConfig.step_size}
+AUTO = "auto"
+ARD = "ard"
+# The papers' fixed values (``FitConfig``): what "auto" was before it chose from the data; with
+# them and solver="dsg" a fit is the previous release's, bit for bit.
+PAPERS_LENGTH_SCALE = float(np.sqrt(0.5 / FitConfig.sigma))   # sigma = 0.1
+DEFAULTS = {"length_scale": AUTO, "labeled_weight": AUTO, "learning_rate": FitConfig.step_size}
+SOLVERS = ("auto", "direct", "dsg")
 _SVC = "(scikit-learn's SVC gamma is the kernel width, here 1 / (2 length_scale^2))"
 _HOW = {"sigma": "length_scale = 1 / sqrt(2 sigma) (a number, or one per feature) " + _SVC,
         "gamma": "labeled_weight, the same value: the labeled pairs' weight, the unlabeled risks "
@@ -65,8 +69,34 @@ def papers_values(estimator) -> dict:
   return values
 
 
+def is_auto(value) -> bool:
+  """Whether ``value`` is the string "auto"."""
+  return isinstance(value, str) and value == AUTO
+
+
+def check_solver(solver) -> str:
+  """``solver`` if it is one of ``SOLVERS``, else a clear error."""
+  if not isinstance(solver, str) or solver not in SOLVERS:
+    raise ValueError(f"solver must be one of {SOLVERS}; received {solver!r:.60}. 'auto' (the "
+                     "default) solves the squared loss exactly (qsg_jax.direct), 'dsg' runs the "
+                     "papers' Algorithm 1.")
+  return solver
+
+
+def check_lam(lam):
+  """``lam``: "auto" as it is, else a float >= 0."""
+  if is_auto(lam):
+    return lam
+  if isinstance(lam, str):
+    raise ValueError(f"lam must be 'auto' or a number >= 0; received {lam!r:.40}.")
+  return validation.check_positive("lam", lam, allow_zero=True)
+
+
 def check_length_scale(length_scale, num_features: int) -> np.ndarray:
   """float64 length_scale: a scalar, or [d] (one per feature) after checking d and the values."""
+  if isinstance(length_scale, str) and length_scale not in (AUTO, ARD):
+    raise ValueError(f"length_scale must be 'auto', 'ard', a number > 0 or one per feature; "
+                     f"received {length_scale!r:.40}.")
   try:
     arr = np.asarray(length_scale, np.float64)
   except (TypeError, ValueError):   # ragged lists, objects
@@ -86,9 +116,12 @@ def check_length_scale(length_scale, num_features: int) -> np.ndarray:
 def kernel_of(estimator, sigma, num_features: int):
   """(sigma, column_scale [d]): the deprecated ``sigma`` as it is, a scalar length_scale as
   sigma = 1 / (2 length_scale^2), one per feature as sigma = 1/2 with each scaled column divided
-  by its length scale (folded into the stored input scaling)."""
+  by its length scale (folded into the stored input scaling); "auto" and "ard": sigma None
+  (chosen from the data, ``_auto``)."""
   if sigma is not None:
     return validation.check_positive("sigma", sigma), np.ones(num_features)
+  if isinstance(estimator.length_scale, str) and estimator.length_scale in (AUTO, ARD):
+    return None, np.ones(num_features)
   length_scale = check_length_scale(estimator.length_scale, num_features)
   if length_scale.ndim == 0:
     return float(0.5 / length_scale**2), np.ones(num_features)
@@ -117,46 +150,66 @@ def doc(*names: str) -> str:
 # numpydoc entries shared by QS3ORAO, QSGS2AUC and their CV versions.
 PARAMETERS = {
     "length_scale": f"""\
-length_scale : float or array-like of shape (n_features,), default={DEFAULT_LENGTH_SCALE:.4f}
+length_scale : "auto", "ard", float or array-like of shape (n_features,), default="auto"
     Length scale l of the Gaussian kernel k(x, x') = exp(-||x - x'||^2 / (2 l^2)) on the
     scaled inputs, as scikit-learn's ``gaussian_process.kernels.RBF``. The papers' sigma
-    (``FitConfig.sigma``, scikit-learn SVC's ``gamma``) is 1 / (2 l^2); the default is
-    sigma = {FitConfig.sigma}. An array (one per feature) gives an anisotropic kernel: each
-    scaled column is divided by its length scale (stored in ``input_scale_``).""",
+    (``FitConfig.sigma``, scikit-learn SVC's ``gamma``) is 1 / (2 l^2); their fixed value
+    sigma = {FitConfig.sigma} is l = {PAPERS_LENGTH_SCALE:.4f}. "auto": chosen from the data
+    with lam and labeled_weight by a cross-validation of the direct solver on the labeled rows
+    (Notes; ``qsg_jax.direct.defaults``), kept in ``length_scale_``. "ard": one length scale
+    per feature learned from the labeled rows (``qsg_jax.direct.learn_length_scales``, started
+    from the "auto" choice; lam and labeled_weight "auto" are then chosen again on the
+    rescaled inputs). An array (one per feature) gives an anisotropic kernel: each scaled
+    column is divided by its length scale (stored in ``input_scale_``).""",
     "lam": f"""\
-lam : float, default={FitConfig.lam}
-    Regularization lambda >= 0 (the weight of ||f||^2 / 2 in the objective).""",
+lam : "auto" or float, default="auto"
+    Regularization lambda >= 0 (the weight of ||f||^2 / 2 in the objective). "auto": chosen
+    by the same cross-validation as length_scale (Notes), kept in ``lam_``; the papers' fixed
+    value was {FitConfig.lam}.""",
     "labeled_weight": f"""\
-labeled_weight : float or list of k-1 floats in [0, 1], default={FitConfig.gamma}
+labeled_weight : "auto", float or list of k-1 floats in [0, 1], default="auto"
     Weight of the labeled (positive, negative) pairs in the risk; the unlabeled risks (PU and
     NU pairs) get 1 - labeled_weight (the papers' gamma). 1 = supervised, 0 = unlabeled
-    risks only. A list gives each of the k-1 ordinal splits its own weight. Ignored (taken
-    as 1) when y has no unlabeled row.""",
+    risks only. A list gives each of the k-1 ordinal splits its own weight. "auto": chosen by
+    the same cross-validation as length_scale (Notes) among 0, 0.25, 0.5, 0.75, 1, kept in
+    ``labeled_weight_``; the papers' fixed value was {FitConfig.gamma}. Ignored (taken as 1)
+    when y has no unlabeled row.""",
+    "solver": """\
+solver : {"auto", "direct", "dsg"}, default="auto"
+    How the objective is minimized. "direct": the squared loss exactly, over 512 Nystrom
+    features, from one pass over the data and one float64 solve (``qsg_jax.direct``;
+    milliseconds to a second, no compilation per data size). "dsg": the papers' Algorithm 1,
+    doubly stochastic functional gradients over 2 x num_frequencies x num_steps random Fourier
+    features (the previous release's only solver: with length_scale=2.2361, lam=0.001 and
+    labeled_weight=0.5 it fits bit for bit as before). "auto": "direct" for the squared loss
+    unless a DSG-only parameter (learning_rate, num_steps, num_frequencies,
+    unlabeled_batch_size, labeled_batch_size) differs from its default, else "dsg"
+    (``qsg_jax.config.choose_solver``); the choice is kept in ``solver_``.""",
     "learning_rate": f"""\
 learning_rate : "auto", float or callable, default="{FitConfig.step_size}"
-    Step size eta_t = eta0 / (1 + eta0 lam t) of iteration t. "auto": eta0 = min(3, 1 /
+    DSG only. Step size eta_t = eta0 / (1 + eta0 lam t) of iteration t. "auto": eta0 = min(3, 1 /
     (lambda_max(K H) + lam)), half the stability limit of the squared-loss scores (K the
     kernel on the training points, H the risk's Hessian in the scores); the chosen eta0 is
     ``training_metrics_["eta"][0]``. A float is eta0; a callable t -> eta (an optax
     schedule) replaces the whole schedule.""",
     "num_steps": f"""\
 num_steps : int, default={FitConfig.num_steps}
-    Iterations T. Each draws a new block of num_frequencies random frequencies, so the
+    DSG only. Iterations T. Each draws a new block of num_frequencies random frequencies, so the
     model has 2 x num_frequencies x num_steps random features (cos and sin of each).""",
     "num_frequencies": f"""\
 num_frequencies : int, default={FitConfig.num_frequencies}
-    Frequencies m per iteration's feature block (2m random features per block).""",
+    DSG only. Frequencies m per iteration's feature block (2m random features per block).""",
     "unlabeled_batch_size": f"""\
 unlabeled_batch_size : int, default={FitConfig.unlabeled_batch_size}
-    Unlabeled points sampled per iteration.""",
+    DSG only. Unlabeled points sampled per iteration.""",
     "labeled_batch_size": f"""\
 labeled_batch_size : int or None, default={FitConfig.labeled_batch_size}
-    Labeled points sampled per class and iteration; None uses every labeled point in
+    DSG only. Labeled points sampled per class and iteration; None uses every labeled point in
     every iteration (the cost then grows with the number of labels).""",
     "loss": f"""\
 loss : {{"squared", "hinge", "logistic"}}, default="{FitConfig.loss}"
-    Pairwise surrogate of the 0-1 ranking loss; "squared" is the papers' (and the only
-    one "auto" learning_rate is derived for).""",
+    Pairwise surrogate of the 0-1 ranking loss; "squared" is the papers' (the only one
+    the direct solver and "auto" learning_rate handle; another loss runs DSG).""",
     "scale_inputs": """\
 scale_inputs : bool, default=True
     Min-max scale each feature to [0, 1] on the training rows (labeled and unlabeled), the

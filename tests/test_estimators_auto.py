@@ -1,0 +1,170 @@
+"""The estimators' solver switch and their "auto" / "ard" hyper-parameters (issue 27 item 2).
+
+References: ``qsg_jax.fit`` with the same values (DSG bit for bit, the direct solver likewise),
+``direct.defaults.choose`` on the same scaled labeled rows, NumPy / SciPy for the defaults'
+pieces (median distance, neighbourhood mean), and a model file round trip.
+"""
+
+import importlib.util
+
+import numpy as np
+import pytest
+import scipy.spatial.distance
+
+import qsg_jax
+from qsg_jax import io
+from qsg_jax.config import FitConfig
+from qsg_jax.direct import defaults
+from qsg_jax.estimators import QS3ORAO
+from qsg_jax.estimators import QSGS2AUC
+from qsg_jax.estimators import _params
+
+PAPERS = dict(length_scale=_params.PAPERS_LENGTH_SCALE, lam=1e-3, labeled_weight=0.5)
+
+
+def _binary(n=240, labeled=60, seed=0):
+  """(x [n, 3] in [0, 5], y with -1 on unlabeled rows, y complete)."""
+  rng = np.random.default_rng(seed)
+  x = 5.0 * rng.random((n, 3))
+  y = (np.sin(x[:, 0]) + 0.3 * x[:, 1] + 0.3 * rng.normal(size=n) > 0.8).astype(int)
+  semi = y.copy()
+  semi[labeled:] = -1
+  return x, semi, y
+
+
+def _scaled(x):
+  low, high = x.min(axis=0), x.max(axis=0)
+  return ((x - low) / (high - low)).astype(np.float32)
+
+
+def test_dsg_with_the_papers_values_is_qsg_jax_fit_bit_for_bit():
+  x, semi, _ = _binary()
+  model = QSGS2AUC(solver="dsg", num_steps=32, num_frequencies=8, random_state=3,
+                   **PAPERS).fit(x, semi)
+  xs, lab = _scaled(x), semi != -1
+  ref = qsg_jax.fit(xs[lab], semi[lab], xs[~lab], key=3, config=FitConfig(
+      num_steps=32, num_frequencies=8, sigma=0.5 / PAPERS["length_scale"]**2))
+  assert model.solver_ == "dsg" and isinstance(model.model_, io.FrozenModel)
+  frozen = io.freeze(ref)
+  for name in ("frequencies", "coef", "scale", "thresholds"):
+    np.testing.assert_array_equal(getattr(model.model_, name), getattr(frozen, name))
+  np.testing.assert_array_equal(model.decision_function(x),
+                                io.frozen_scores(frozen, xs) - frozen.thresholds[0])
+  assert np.isnan(model.auto_score_) and model.lam_ == 1e-3 and model.labeled_weight_ == 0.5
+
+
+def test_default_is_the_direct_solver_with_the_choice_of_direct_defaults():
+  x, semi, y = _binary()
+  model = QSGS2AUC(random_state=1).fit(x, semi)
+  xs, lab = _scaled(x), semi != -1
+  choice = defaults.choose(xs[lab], semi[lab], xs[~lab], num_classes=2, seed=1)
+  assert model.solver_ == "direct" and isinstance(model.model_, io.FrozenNystrom)
+  assert model.lam_ == choice.best["lam"] and model.labeled_weight_ == choice.best["gamma"]
+  assert model.length_scale_ == pytest.approx(_params.length_scale_of(choice.best["sigma"]))
+  assert model.auto_score_ == choice.score
+  ref = qsg_jax.fit(xs[lab], semi[lab], xs[~lab], key=1, config=FitConfig(
+      solver="direct", sigma=choice.best["sigma"], lam=choice.best["lam"],
+      gamma=choice.best["gamma"]))
+  np.testing.assert_allclose(model.decision_function(x) + model.model_.thresholds[0],
+                             qsg_jax.decision_function(ref, xs), rtol=1e-5, atol=1e-6)
+  again = QSGS2AUC(random_state=1).fit(x, semi)             # deterministic given random_state
+  np.testing.assert_array_equal(again.decision_function(x), model.decision_function(x))
+  assert model.score(x[60:], y[60:]) > 0.8
+
+
+def test_given_values_stay_fixed_and_the_others_are_chosen():
+  x, semi, _ = _binary()
+  model = QSGS2AUC(lam=0.01, labeled_weight=1.0, random_state=0).fit(x, semi)
+  assert model.lam_ == 0.01 and model.labeled_weight_ == 1.0
+  sigmas = defaults.sigma_grid(defaults.data_scale(_scaled(x)[:60], _scaled(x)[60:], 0))
+  assert np.min(np.abs(0.5 / model.length_scale_**2 / sigmas - 1.0)) < 1e-9
+  fixed = QSGS2AUC(length_scale=0.7, lam=0.01, labeled_weight=1.0, random_state=0).fit(x, semi)
+  assert np.isnan(fixed.auto_score_) and fixed.length_scale_ == pytest.approx(0.7)
+
+
+def test_fully_labeled_and_too_few_labels():
+  x, _, y = _binary()
+  supervised = QSGS2AUC(random_state=0).fit(x[:80], y[:80])
+  assert supervised.labeled_weight_ == 1.0 and np.isfinite(supervised.auto_score_)
+  few = np.full(y.shape, -1)
+  few[:6] = [0, 0, 0, 0, 0, 1]                             # one positive: no CV possible
+  model = QSGS2AUC(random_state=0).fit(x, few)
+  assert np.isnan(model.auto_score_)
+  assert (model.lam_, model.labeled_weight_) == (defaults.FALLBACK["lam"],
+                                                 defaults.FALLBACK["gamma"])
+  assert model.length_scale_ == pytest.approx(_params.length_scale_of(defaults.FALLBACK["sigma"]))
+
+
+def test_direct_fit_saves_and_loads(tmp_path):
+  x, semi, _ = _binary()
+  x_ord = x.copy()
+  y = np.digitize(x[:, 0] + x[:, 1], [4.0, 6.0])
+  y[60:] = -1
+  for model in (QSGS2AUC(random_state=0).fit(x, semi),
+                QS3ORAO(unlabeled_label=-1, random_state=0).fit(x_ord, y)):
+    path = tmp_path / "model.npz"
+    io.save(model, path)
+    loaded = io.load(path)
+    assert type(loaded) is type(model)
+    np.testing.assert_array_equal(loaded.decision_function(x), model.decision_function(x))
+    np.testing.assert_array_equal(loaded.predict(x), model.predict(x))
+    for name in ("lam_", "labeled_weight_", "solver_", "length_scale_", "auto_score_"):
+      assert getattr(loaded, name) == pytest.approx(getattr(model, name), nan_ok=True)
+    assert loaded.get_params() == model.get_params()
+
+
+def test_solver_and_auto_values_are_checked():
+  x, semi, _ = _binary()
+  with pytest.raises(ValueError, match="solver must be one of"):
+    QSGS2AUC(solver="exact").fit(x, semi)
+  with pytest.raises(ValueError, match="squared pairwise loss"):
+    QSGS2AUC(solver="direct", loss="hinge").fit(x, semi)
+  with pytest.raises(ValueError, match="only mean something to DSG"):
+    QSGS2AUC(solver="direct", num_steps=64).fit(x, semi)
+  with pytest.raises(ValueError, match="lam must be 'auto' or a number"):
+    QSGS2AUC(lam="fast").fit(x, semi)
+  with pytest.raises(ValueError, match="length_scale must be 'auto', 'ard'"):
+    QSGS2AUC(length_scale="wide").fit(x, semi)
+  with pytest.raises(ValueError, match="labeled_weight"):
+    QSGS2AUC(labeled_weight=1.5).fit(x, semi)
+  dsg = QSGS2AUC(num_steps=16, num_frequencies=8, random_state=0, **PAPERS).fit(x, semi)
+  assert dsg.solver_ == "dsg"                              # auto: a DSG-only setting was given
+
+
+def test_data_scale_and_smoothing_match_numpy_references():
+  rng = np.random.default_rng(0)
+  x = rng.random((50, 4))
+  assert defaults.data_scale(x) == pytest.approx(
+      np.median(scipy.spatial.distance.pdist(x, "sqeuclidean")))
+  assert defaults.data_scale(np.ones((5, 2))) == 1.0
+  scores = rng.random((4, 3, 2))
+  scores[1, 1, 0] = np.nan
+  smooth = defaults.smooth(scores)
+  for i, j, k in np.ndindex(scores.shape):
+    if np.isnan(scores[i, j, k]):
+      assert np.isnan(smooth[i, j, k])
+      continue
+    block = scores[max(i - 1, 0):i + 2, max(j - 1, 0):j + 2, max(k - 1, 0):k + 2]
+    assert smooth[i, j, k] == pytest.approx(np.nanmean(block))
+
+
+def test_choose_subsamples_but_keeps_every_class_and_its_folds():
+  rng = np.random.default_rng(0)
+  x = rng.random((60, 2)).astype(np.float32)
+  y = (x[:, 0] > 0.9).astype(int)                          # a rare class
+  keep = defaults._stratified_subsample(y, 20, 5, rng)     # pylint: disable=protected-access
+  assert np.bincount(y[keep]).min() >= 5 and keep.size < 60
+  choice = defaults.choose(x, y, None, seed=0)
+  assert choice.best["gamma"] == 1.0 and choice.grid["gamma"].tolist() == [1.0]
+  assert choice.best["lam"] in defaults.LAMS and choice.num_folds == min(5, np.bincount(y).min())
+
+
+@pytest.mark.skipif(importlib.util.find_spec("qsg_jax.direct.bandwidths") is None,
+                    reason="qsg_jax.direct.bandwidths (ARD) is not in this checkout")
+def test_ard_learns_one_length_scale_per_feature_folded_into_the_input_scale():
+  x, semi, _ = _binary()
+  model = QSGS2AUC(length_scale="ard", random_state=0).fit(x, semi)
+  assert model.length_scale_.shape == (3,) and np.all(model.length_scale_ > 0)
+  span = x.max(axis=0) - x.min(axis=0)
+  np.testing.assert_allclose(model.input_scale_, span * model.length_scale_, rtol=1e-12)
+  assert model.lam_ in defaults.LAMS and model.solver_ == "direct"
