@@ -168,6 +168,25 @@ def test_moments_of_every_source_agree(tmp_path, kind, tol):
     np.testing.assert_allclose(by_class.second[c], s, atol=tol * np.abs(s).max())
 
 
+def test_labeled_moments_above_a_chunk_and_mean_square_norm():
+  """Above chunk_rows the classes are summed one by one (G = 1): same moments; the mean
+  ||psi||^2 from the moments equals the features' (a Nystrom fit's kernel residual)."""
+  x_l, y, _ = _data(n_l=70)
+  psi = direct.fitting.make_feature_map("nystrom", jax.random.key(0), 4.0, 16, 3, points=x_l)
+  shift = direct.moments.feature_shift(psi, x_l)
+  by_class = direct.moments.labeled_moments(psi, x_l, y, 4, shift, chunk_rows=16)  # 4: empty
+  assert by_class.counts.tolist() == np.bincount(y, minlength=4).tolist()
+  for c in range(3):
+    m, s = _moments_reference(psi, x_l[y == c], shift)
+    np.testing.assert_allclose(by_class.means[c], m, atol=1e-6)
+    np.testing.assert_allclose(by_class.second[c], s, atol=1e-6 * np.abs(s).max())
+  features = direct.moments.point_features(psi, x_l).astype(np.float64)
+  square = np.sum(features * features, axis=1)
+  assert direct.moments.mean_square_norm(by_class) == pytest.approx(square.mean(), abs=1e-6)
+  assert direct.moments.mean_square_norm(by_class, [1]) == pytest.approx(square[y == 1].mean(),
+                                                                         abs=1e-6)
+
+
 def test_dropped_nystrom_directions_are_zero_features():
   x_u = np.random.default_rng(1).random((101, 3)).astype(np.float32)
   nystrom = direct.fitting.make_feature_map("nystrom", jax.random.key(0), 0.05, 32, 3,

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import _validation as validation
 from qsg_jax.direct import feature_maps
 from qsg_jax.engine import sampling
 from qsg_jax.numerics import HIGHEST
@@ -148,14 +149,6 @@ def finalize(sums: Sums, shift, mesh=None, axis_name: str = "data") -> Moments:
                  np.asarray(shift, np.float32).astype(np.float64))
 
 
-def _check_finite(rows, first_row, name):
-  bad = ~np.isfinite(rows)
-  if bad.any():
-    row = first_row + int(np.nonzero(bad.any(axis=1))[0][0])
-    raise ValueError(f"{name} has NaN or infinite values (first at row {row}); impute or drop "
-                     "those rows first.")
-
-
 def _chunks(source, dim, rows, name):
   """Yields (x [rows, d] float32, valid count) from an array-like or an iterator of chunks.
 
@@ -178,11 +171,7 @@ def _chunks(source, dim, rows, name):
   # A fresh buffer per chunk: the device may alias a host buffer (CPU) while its computation,
   # dispatched asynchronously, has not run yet, so a filled buffer is never written again.
   for piece in pieces:
-    piece = np.asarray(piece)
-    if piece.ndim != 2 or piece.shape[1] != dim:
-      raise ValueError(f"every chunk of {name} must be [n_i, {dim}]; received a chunk of shape "
-                       f"{piece.shape} at row {seen}.")
-    _check_finite(piece, seen, name)
+    piece = validation.check_chunk(name, piece, dim, seen)   # shape, dtype, NaN, float32 range
     seen += piece.shape[0]
     while piece.shape[0]:
       take = min(rows - filled, piece.shape[0])
@@ -245,11 +234,18 @@ def labeled_moments(feature_map, x_labeled, y_labeled, num_classes: int, shift,
   """Per-class ``Moments`` of the labeled points (G = k), padded to a power-of-two bucket.
 
   Any labeled count up to ``chunk_rows`` compiles once per power of two, so a new labeled-set
-  size (a fold, another trial) reuses a compilation.
+  size (a fold, another trial) reuses a compilation. A chunk's second moments cost G products
+  of its size (``chunk_sums``), so more points than ``chunk_rows`` are summed class by class
+  (G = 1 each, the unlabeled pass's compilation): 2 products per chunk instead of 1 + k.
   """
-  bucket = bucket_rows(len(x_labeled), chunk_rows)
-  return group_moments(feature_map, x_labeled, shift, groups=y_labeled, num_groups=num_classes,
-                       chunk_rows=bucket, name="x_labeled")
+  if len(x_labeled) <= chunk_rows:
+    bucket = bucket_rows(len(x_labeled), chunk_rows)
+    return group_moments(feature_map, x_labeled, shift, groups=y_labeled,
+                         num_groups=num_classes, chunk_rows=bucket, name="x_labeled")
+  y = np.asarray(y_labeled)
+  return concatenate(*(group_moments(feature_map, x_labeled[y == c], shift,
+                                     chunk_rows=chunk_rows, name="x_labeled")
+                       for c in range(num_classes)))
 
 
 def bucket_rows(n: int, cap: int = CHUNK_ROWS) -> int:
@@ -337,6 +333,21 @@ def sharded_unlabeled_moments(feature_map, unlabeled, shift, mesh, axis_name: st
   return finalize(sums, shift, mesh, axis_name)
 
 
+def mean_square_norm(moments: Moments, groups=None) -> float:
+  """Mean of ||psi(x)||^2 over the points of ``groups`` (default all), from their moments.
+
+  ||psi||^2 = ||psi - c||^2 + 2 c . (psi - c) + ||c||^2, so its group mean is
+  tr(S_G) + 2 c . mu_G + ||c||^2: a Nystrom fit's kernel residual 1 - mean ||psi(x)||^2 over the
+  labeled points without their [n_l, p] features (at 196,045 labels those took 23 of 27 s).
+  """
+  index = slice(None) if groups is None else np.asarray(groups)
+  counts = moments.counts[index]
+  c = moments.shift
+  per_group = (np.einsum("gpp->g", moments.second[index]) + 2.0 * moments.means[index] @ c
+               + c @ c)
+  return float(np.sum(counts * per_group) / np.sum(counts))
+
+
 def concatenate(*parts: Moments) -> Moments:
   """The groups of several ``Moments`` with the same shift, in order (e.g. classes, then U)."""
   shift = parts[0].shift
@@ -356,4 +367,5 @@ def empty(num_features: int, shift) -> Moments:
 
 __all__ = ["CHUNK_ROWS", "Moments", "Sums", "add_chunk", "bucket_rows", "chunk_sums",
            "concatenate", "empty", "feature_shift", "finalize", "group_moments", "init_sums",
-           "labeled_moments", "point_features", "sharded_unlabeled_moments"]
+           "labeled_moments", "mean_square_norm", "point_features",
+           "sharded_unlabeled_moments"]
