@@ -145,9 +145,13 @@ def _fit_direct(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, 
   key = validation.check_key(key)
   if mesh is not None:
     _check_mesh(mesh, axis_name)
-  out = direct.solver.fit_result(x_labeled, y_labeled, x_unlabeled, config=config, key=key,
-                                 num_classes=num_classes, progress=progress, mesh=mesh,
-                                 axis_name=axis_name, threshold_surrogate=threshold_surrogate)
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    out = direct.solver.fit_result(x_labeled, y_labeled, x_unlabeled, config=config, key=key,
+                                   num_classes=num_classes, progress=progress, mesh=mesh,
+                                   axis_name=axis_name, threshold_surrogate=threshold_surrogate)
+  for warning in caught:   # unscaled features, a poor Nystrom map: at the caller's line
+    warnings.warn(warning.message, warning.category, stacklevel=3)
   return FitResult(out.model, out.thresholds, None, out.metrics, out.config, out.num_features,
                    solver="direct")
 

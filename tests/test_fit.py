@@ -464,3 +464,13 @@ def test_a_slow_num_steps_warns_at_the_callers_line():
   with pytest.warns(qsg_jax.SlowConfigWarning, match="num_steps=37 has no divisor") as caught:
     qsg_jax.fit(x[:60], y[:60], x[60:], num_steps=37, num_frequencies=4, step_size=1.0)
   assert caught[0].filename == __file__
+
+
+def test_direct_fit_warnings_point_at_the_callers_line():
+  x, y = _ordinal()
+  with pytest.warns(qsg_jax.UnscaledFeaturesWarning) as caught:
+    qsg_jax.fit(100 * x[:60], y[:60], 100 * x[60:], solver="direct", sigma=1e-4)
+  assert caught[0].filename == __file__
+  with pytest.warns(qsg_jax.direct.ApproximationWarning, match="raise num_features") as caught:
+    qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", sigma=50.0, num_landmarks=8)
+  assert caught[0].filename == __file__
