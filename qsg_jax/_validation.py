@@ -42,6 +42,11 @@ def _refuse_sparse(name, x):
         f"4 n d bytes as float32).")
 
 
+def refuse_sparse(name: str, x) -> None:
+  """Raises TypeError for a scipy sparse matrix / array, saying how to densify it."""
+  _refuse_sparse(name, x)
+
+
 def as_numbers(x):
   """``x`` as a NumPy array; pandas nullable numbers (Int64, Float64, boolean, with pd.NA) become
   float64 with NaN for NA, where NumPy would make an object array of them."""
@@ -112,6 +117,53 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
           "would become inf. Rescale the features first (qsg_jax.data.minmax_fit / "
           "minmax_apply).")
   return arr.astype(np.float32)
+
+
+def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None) -> np.ndarray:
+  """One chunk of a source read in pieces (an iterator of chunks, rows of a memory map) as a
+  float32 [n_i, d] array, with ``check_points``' checks and rows numbered in the whole source.
+
+  Args:
+    name: how the caller calls the whole source (messages).
+    chunk: array-like [n_i, d] (NumPy, JAX, lists; not scipy sparse).
+    dim: d.
+    first_row: the source's row number of the chunk's row 0.
+    rows: optional [n_i] source row numbers of the chunk's rows (a sample), instead.
+
+  Raises:
+    TypeError: sparse or non-numeric chunks (strings, objects, complex).
+    ValueError: a chunk that is not [n_i, d], or NaN / inf / values beyond float32, naming the
+      source's row.
+  """
+  _refuse_sparse(name, chunk)
+  where = lambda i: int(first_row + i if rows is None else rows[i])
+  try:
+    arr = as_numbers(chunk)
+  except ValueError:   # ragged nested lists
+    raise ValueError(f"every chunk of {name} must be a rectangular [n_i, {dim}] array; the "
+                     f"chunk at row {where(0)} has rows of different lengths.") from None
+  if arr.ndim != 2 or arr.shape[1] != dim:
+    raise ValueError(f"every chunk of {name} must be [n_i, {dim}]; received a chunk of shape "
+                     f"{arr.shape} at row {first_row if rows is None else 'of a sample'}.")
+  if arr.dtype == bool:
+    arr = arr.astype(np.float32)
+  if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+    raise TypeError(f"{name} must be real numbers; received a chunk of dtype {arr.dtype} at row "
+                    f"{where(0)}. Encode text or categorical columns numerically first.")
+  bad = ~np.isfinite(arr)
+  if bad.any():
+    row, col = _row_col(bad)
+    raise ValueError(f"{name} has NaN or infinite values (first at row {where(row)}), e.g. column "
+                     f"{col} = {arr[row, col]}; impute or drop those rows first.")
+  if arr.size and arr.dtype.itemsize > 4:
+    big = np.abs(arr) > _FLOAT32_MAX
+    if big.any():
+      row, col = _row_col(big)
+      raise ValueError(
+          f"{name} has values beyond the float32 range +-3.4e38 (first at row {where(row)}, column "
+          f"{col}: {arr[row, col]:.3g}); qsg_jax computes in float32, where they would become "
+          "inf. Rescale the features first (qsg_jax.data.minmax_fit / minmax_apply).")
+  return arr.astype(np.float32, copy=False)
 
 
 def warn_if_unscaled(name: str, x: ArrayLike, limit=UNSCALED_LIMIT, stacklevel=3):

@@ -303,8 +303,115 @@ def test_ill_posed_and_bad_inputs_raise():
   with pytest.raises(ValueError, match=r"grid\['sigma'\] must be a non-empty"):
     direct.cross_validate(x_l, y, x_u, grid={"lam": [1.0], "sigma": [0.0], "gamma": [0.5]})
   with pytest.raises(ValueError, match="Rescale the features"), \
-      pytest.warns(errors.UnscaledFeaturesWarning, match="x_labeled has values up to"):
+      pytest.warns(errors.UnscaledFeaturesWarning, match="x_(un)?labeled has values up to"):
     direct.fit(x_l * 1e6, y, x_u * 1e6, feature_map="rff", num_features=64, sigma=10.0)
+
+
+def _bad_unlabeled_sources(x_u, tmp_path):
+  """(source, error type, message pattern) of bad unlabeled sources, one per class."""
+  def memmap(name, array):
+    np.save(tmp_path / name, array)
+    return np.load(tmp_path / name, mmap_mode="r")
+  nan, big = x_u.copy(), x_u.astype(np.float64)
+  nan[7, 2], big[3, 0] = np.nan, 1e39
+  sparse = pytest.importorskip("scipy.sparse")
+  pd = pytest.importorskip("pandas")
+  frame = pd.DataFrame(x_u).astype("Float64")
+  frame.iloc[4, 1] = pd.NA
+  float32_range = r"beyond the float32 range \+-3.4e38"
+  return [
+      (memmap("nan.npy", nan), ValueError, r"NaN or infinite values \(first at row 7\)"),
+      (memmap("big.npy", big), ValueError, float32_range + r" \(first at row 3"),
+      (memmap("wide.npy", x_u[:, :2]), ValueError, r"must be \[n, 3\].*shape \(10, 2\)"),
+      (memmap("text.npy", np.array([["a", "b", "c"]])), TypeError, "real numbers; received dtype"),
+      (iter([x_u, big[:5]]), ValueError, float32_range + r" \(first at row 13"),
+      (iter([x_u, x_u.astype(np.complex64)]), TypeError, "chunk of dtype complex64 at row 10"),
+      (iter([x_u, np.array([["a", "b", "c"]])]), TypeError, "chunk of dtype <U1 at row 10"),
+      (iter([x_u, [[0.1, 0.2], [0.3]]]), ValueError, "rectangular.*chunk at row 10"),
+      (iter([nan[:0], nan]), ValueError, r"NaN or infinite values \(first at row 7\)"),
+      (jnp.asarray(x_u[:, :2]), ValueError, r"must be \[n, 3\]"),
+      (frame, ValueError, r"NaN or infinite values in 1 rows \(first at row 4\)"),
+      (sparse.csr_matrix(x_u), TypeError, r"x_unlabeled.toarray\(\)"),
+      (str(tmp_path / "nan.npy"), TypeError, "is a path.*mmap_mode"),
+      (5, TypeError, "x_unlabeled must be an array"),
+      ({"x": x_u}, TypeError, "received dict"),
+  ]
+
+
+def test_bad_unlabeled_sources_are_refused_at_the_users_row(tmp_path):
+  """Every kind of source (memory map, iterator of chunks, JAX array, pandas, a path...) gets
+  the checks of an in-memory array, at the row of the whole source, before any solve; float64
+  beyond float32 (which the pass would turn into inf) and complex chunks included."""
+  x_l, y, x_u = _data(n_u=10)
+  for source, error, pattern in _bad_unlabeled_sources(x_u, tmp_path):
+    with pytest.raises(error, match=pattern):
+      direct.fit(x_l, y, source, num_features=8)
+  for source, error, pattern in _bad_unlabeled_sources(x_u, tmp_path)[:4]:
+    with pytest.raises(error, match=pattern):
+      direct.cross_validate(x_l, y, source, grid={"lam": [0.1], "sigma": [0.5], "gamma": [0.5]},
+                            num_folds=3, num_features=8)
+
+
+def test_equivalent_unlabeled_sources_give_the_same_solution(tmp_path):
+  """int / bool / float64 chunks, empty chunks, an int memory map and a DataFrame give the
+  solution of the same points as one float32 array (same landmarks)."""
+  pd = pytest.importorskip("pandas")
+  x_l, y, _ = _data(n_u=10)
+  x_u = (np.random.default_rng(5).random((20, 3)) > 0.5).astype(np.int64)
+  args = dict(num_features=16, sigma=0.5, lam=0.05, landmarks=x_l[:16])
+  reference = direct.fit(x_l, y, x_u.astype(np.float32), **args).weights
+  np.save(tmp_path / "u.npy", x_u)
+  sources = [iter([x_u[:0], x_u[:7], x_u[7:7], x_u[7:]]), iter([x_u[:9].astype(bool),
+                                                             x_u[9:].astype(np.float64)]),
+             np.load(tmp_path / "u.npy", mmap_mode="r"), pd.DataFrame(x_u), x_u.tolist()]
+  for source in sources:
+    np.testing.assert_allclose(direct.fit(x_l, y, source, **args).weights, reference,
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_options_and_sharded_layouts_are_checked_up_front():
+  """cross_validate checks the map options fit checks; a ShardedUnlabeled is checked against its
+  mesh (axis, width, count, layout); split_lam and mesh of the wrong type are short errors."""
+  x_l, y, x_u = _data(n_u=10)
+  grid = {"lam": [0.1], "sigma": [0.5], "gamma": [0.5]}
+  for options, pattern in [(dict(feature_map="fourier"), "feature_map must be one of"),
+                           (dict(feature_map="rff", num_features=0), "num_features must be"),
+                           (dict(feature_map="rff", num_frequencies=0), "num_frequencies must"),
+                           (dict(chunk_rows=0), "chunk_rows must be"),
+                           (dict(landmarks=np.full((4, 3), np.nan)), "landmarks contains 12 NaN"),
+                           (dict(landmarks=x_u[0]), r"landmarks must have shape \[n, d\]")]:
+    with pytest.raises(ValueError, match=pattern):
+      direct.cross_validate(x_l, y, x_u, grid=grid, num_folds=3, **options)
+  with pytest.raises(TypeError, match="split_lam must be > 0"):
+    direct.fit(x_l, y, x_u, split_lam="x", num_features=8)
+  mesh = distributed.global_mesh()
+  with pytest.raises(TypeError, match="mesh must be a jax.sharding.Mesh"):
+    direct.fit(x_l, y, x_u, mesh="cpu", num_features=8)
+  with pytest.raises(ValueError, match="mesh has no axis 'batch'"):
+    direct.fit(x_l, y, x_u, mesh=mesh, axis_name="batch", num_features=8)
+  rows = jnp.asarray(x_u)
+  for unlabeled, pattern in [(distributed.ShardedUnlabeled(rows[:, :2], 10), r"must be \[10, 3\]"),
+                             (distributed.ShardedUnlabeled(rows, 12), r"must be \[12, 3\]"),
+                             (distributed.ShardedUnlabeled(rows, -3), "num_unlabeled must be"),
+                             (distributed.ShardedUnlabeled(x_u, 10), "not split over the mesh")]:
+    with pytest.raises(ValueError, match=pattern):
+      direct.fit(x_l, y, unlabeled, mesh=mesh, num_features=8)
+
+
+def test_scoring_checks_width_and_phases_of_fourier_solutions():
+  """decision_function / split_scores take the DirectFit (which knows d for either map); a
+  Fourier model refuses points whose phases would be noise instead of scoring NaN."""
+  x_l, y, x_u = _data(n_u=10)
+  fit = direct.fit(x_l, y, x_u, feature_map="rff", num_features=64, split_lam=0.5)
+  np.testing.assert_array_equal(direct.decision_function(fit, x_l),
+                                direct.decision_function(fit.model, x_l))
+  for score in (direct.decision_function, direct.split_scores):
+    with pytest.raises(ValueError, match="x has 4 features but the model expects 3"):
+      score(fit, np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="float32 phases lose their precision"):
+      score(fit.model, np.full((2, 3), 1e7))
+  with pytest.raises(TypeError, match="received FitResult|received int"):
+    direct.decision_function(5, x_l)
 
 
 def test_supervised_fit_without_unlabeled_data():

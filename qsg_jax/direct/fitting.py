@@ -11,7 +11,9 @@ solve (``solve``), and the model. A Fourier solution is the engine's ``Model`` (
 Nystrom solution is a ``NystromModel``, a kernel expansion over its p landmarks.
 """
 
+import collections.abc
 import itertools
+import os
 import warnings
 from typing import NamedTuple, Optional, Union
 
@@ -110,21 +112,125 @@ def landmark_points(key, x_l, x_u, mesh=None, axis_name="data"):
   """
   if x_u is None:
     return x_l, x_u
+  dim = x_l.shape[1]
   if isinstance(x_u, distributed.ShardedUnlabeled):
     index = sample_indices(key, x_u.num_unlabeled)
     return np.concatenate([x_l, _gather_rows(x_u, index, mesh, axis_name)]), x_u
   if hasattr(x_u, "shape") and hasattr(x_u, "__getitem__"):
     index = sample_indices(key, x_u.shape[0])
-    return np.concatenate([x_l, np.asarray(x_u[index], np.float32)]), x_u
-  iterator = iter(x_u)
-  first = next(iterator, None)
-  if first is None:
-    return x_l, iter(())
-  first = np.asarray(first)
-  chained = itertools.chain([first], iterator)
-  if first.ndim != 2 or first.shape[1] != x_l.shape[1] or not np.all(np.isfinite(first)):
-    return x_l, chained                 # the pass reports the bad chunk
-  return np.concatenate([x_l, first[:LANDMARK_SAMPLE].astype(np.float32)]), chained
+    sample = validation.check_chunk("x_unlabeled", x_u[index], dim, rows=index)
+    return np.concatenate([x_l, sample]), x_u
+  iterator, skipped, seen = iter(x_u), [], 0
+  for first in iterator:                # the first chunk with rows (empty ones are skipped)
+    first = validation.check_chunk("x_unlabeled", first, dim, seen)
+    if first.shape[0]:
+      chained = itertools.chain(skipped, [first], iterator)
+      return np.concatenate([x_l, first[:LANDMARK_SAMPLE]]), chained
+    skipped.append(first)
+  return x_l, iter(())
+
+
+def check_mesh(mesh, axis_name: str = "data"):
+  """Raises unless ``mesh`` is None or a ``jax.sharding.Mesh`` with the axis ``axis_name``."""
+  if mesh is None:
+    return
+  if not isinstance(mesh, jax.sharding.Mesh):
+    raise TypeError(f"mesh must be a jax.sharding.Mesh or None; received {type(mesh).__name__} "
+                    f"{mesh!r:.40}. Make one with qsg_jax.distributed.global_mesh().")
+  if not isinstance(axis_name, str) or axis_name not in mesh.shape:
+    raise ValueError(f"mesh has no axis {axis_name!r:.40}; its axes are {tuple(mesh.shape)}. "
+                     "Pass axis_name= one of them.")
+
+
+def _check_sharded(unlabeled, dim, mesh, axis_name):
+  """A ``ShardedUnlabeled`` checked against its mesh and d (as ``distributed.load_unlabeled``
+  lays it out), or None when it holds no point."""
+  if mesh is None:
+    raise ValueError("x_unlabeled is a distributed.ShardedUnlabeled: pass the mesh it lives on "
+                     "(mesh=...).")
+  check_mesh(mesh, axis_name)
+  n = validation.check_count("x_unlabeled.num_unlabeled", unlabeled.num_unlabeled, minimum=0)
+  if n == 0:
+    return None
+  x = unlabeled.x
+  devices = int(mesh.shape[axis_name])
+  rows = devices * -(-n // devices)
+  layout = ("lay it out with qsg_jax.distributed.load_unlabeled(source, mesh), which also "
+            "checks its values")
+  if np.ndim(x) != 2 or np.shape(x)[1] != dim or np.shape(x)[0] != rows:
+    raise ValueError(f"x_unlabeled.x must be [{rows}, {dim}] for {n} points in strata over "
+                     f"{devices} device(s) of axis {axis_name!r}; received shape "
+                     f"{np.shape(x)}: {layout}.")
+  sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(axis_name))
+  if not (isinstance(x, jax.Array) and x.sharding.is_equivalent_to(sharding, 2)):
+    raise ValueError(f"x_unlabeled.x is not split over the mesh axis {axis_name!r} (received "
+                     f"{type(x).__name__}): {layout}.")
+  return distributed.ShardedUnlabeled(jax.device_put(x, sharding), n)   # the same layout
+
+
+def check_unlabeled(x_unlabeled, dim: int, mesh=None, axis_name: str = "data"):
+  """``x_unlabeled`` of ``fit`` / ``cross_validate`` in a form the pass reads, after every check
+  that needs no pass over its values (those are made chunk by chunk, at the user's row).
+
+  In-memory arrays (NumPy, pandas, lists of rows) are checked whole (``check_points``); array-likes
+  read lazily (memory maps, JAX or h5py arrays) for their shape and dtype; an iterable of chunks is
+  left to the pass. None (or an empty array) means no unlabeled point.
+
+  Raises:
+    TypeError: a kind of source the pass cannot read (a path, a number, a dict, scipy sparse,
+      non-numeric values).
+    ValueError: the wrong number of features or rank; a ``ShardedUnlabeled`` without its mesh
+      or not laid out on it.
+  """
+  check_mesh(mesh, axis_name)
+  if x_unlabeled is None:
+    return None
+  if isinstance(x_unlabeled, distributed.ShardedUnlabeled):
+    return _check_sharded(x_unlabeled, dim, mesh, axis_name)
+  validation.refuse_sparse("x_unlabeled", x_unlabeled)
+  if isinstance(x_unlabeled, (str, bytes, os.PathLike)):
+    raise TypeError(f"x_unlabeled is a path ({os.fspath(x_unlabeled)!r:.80}); pass the array: "
+                    "np.load(path, mmap_mode='r') reads an .npy file lazily.")
+  if isinstance(x_unlabeled, collections.abc.Mapping) or not (
+      hasattr(x_unlabeled, "__getitem__") or hasattr(x_unlabeled, "__iter__")):
+    raise TypeError(f"x_unlabeled must be an array [n, d], a memory map, an iterable of [n_i, d] "
+                    f"chunks, a distributed.ShardedUnlabeled or None; received "
+                    f"{type(x_unlabeled).__name__}.")
+  if isinstance(x_unlabeled, (list, tuple)) and x_unlabeled and np.ndim(x_unlabeled[0]) == 1:
+    x_unlabeled = np.asarray(x_unlabeled)   # a list of rows, not of chunks
+  in_memory = (isinstance(x_unlabeled, np.ndarray) and not isinstance(x_unlabeled, np.memmap)) or (
+      hasattr(x_unlabeled, "iloc"))          # pandas: rows by position, nullable numbers
+  if in_memory:
+    if np.size(x_unlabeled) == 0:
+      return None
+    return validation.check_points("x_unlabeled", x_unlabeled, dim=dim)
+  if hasattr(x_unlabeled, "shape") and hasattr(x_unlabeled, "__getitem__"):
+    shape, dtype = tuple(x_unlabeled.shape), getattr(x_unlabeled, "dtype", None)
+    if len(shape) != 2 or shape[1] != dim:
+      raise ValueError(f"x_unlabeled must be [n, {dim}] (the labeled points' {dim} features); "
+                       f"received shape {shape}.")
+    if dtype is not None and np.dtype(dtype).kind not in "biuf":
+      raise TypeError(f"x_unlabeled must be real numbers; received dtype {dtype}. Encode text or "
+                      "categorical columns numerically first.")
+    return None if shape[0] == 0 else x_unlabeled
+  return x_unlabeled
+
+
+def check_options(feature_map, num_features, num_frequencies, chunk_rows, landmarks, dim):
+  """(num_features, num_frequencies, chunk_rows, landmarks) of ``fit`` / ``cross_validate``
+  checked (landmarks: a method name, or a [p, d] float32 array)."""
+  if not isinstance(feature_map, str) or feature_map not in FEATURE_MAPS:
+    raise ValueError(f"feature_map must be one of {FEATURE_MAPS}; received {feature_map!r:.40}.")
+  num_features = validation.check_count("num_features", num_features)
+  num_frequencies = validation.check_count("num_frequencies", num_frequencies)
+  chunk_rows = validation.check_count("chunk_rows", chunk_rows)
+  if isinstance(landmarks, str):
+    if landmarks not in feature_maps.LANDMARK_METHODS:
+      raise ValueError(f"landmarks must be an array [p, d] or one of "
+                       f"{feature_maps.LANDMARK_METHODS}; received {landmarks!r:.40}.")
+  elif feature_map == "nystrom":
+    landmarks = validation.check_points("landmarks", landmarks, dim=dim)
+  return num_features, num_frequencies, chunk_rows, landmarks
 
 
 def sample_indices(key, n):
@@ -250,43 +356,29 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
 def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma, split_lam,
          feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh, axis_name):
   """``fit``'s body (its arguments in order)."""
-  if not isinstance(feature_map, str) or feature_map not in FEATURE_MAPS:
-    raise ValueError(f"feature_map must be one of {FEATURE_MAPS}; received {feature_map!r:.40}.")
-  num_features = validation.check_count("num_features", num_features)
-  num_frequencies = validation.check_count("num_frequencies", num_frequencies)
-  chunk_rows = validation.check_count("chunk_rows", chunk_rows)
   key = validation.check_key(key)
   x_l = validation.check_points("x_labeled", x_labeled)
+  num_features, num_frequencies, chunk_rows, landmarks = check_options(
+      feature_map, num_features, num_frequencies, chunk_rows, landmarks, x_l.shape[1])
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   gamma = validation.check_gamma(gamma, k)
   sigma = validation.check_positive("sigma", sigma)
   lam = validation.check_positive("lam", lam, allow_zero=True)
-  if split_lam is not None and not (np.ndim(split_lam) == 0 and np.isposinf(split_lam)):
-    split_lam = validation.check_positive("split_lam", split_lam)
-  if isinstance(x_unlabeled, np.ndarray) and x_unlabeled.size == 0:
-    x_unlabeled = None
-  if isinstance(x_unlabeled, (list, tuple)) and x_unlabeled and np.ndim(x_unlabeled[0]) == 1:
-    x_unlabeled = np.asarray(x_unlabeled)
+  if split_lam is not None:
+    split_lam = validation.check_positive("split_lam", split_lam, allow_inf=True)
+  x_unlabeled = check_unlabeled(x_unlabeled, x_l.shape[1], mesh, axis_name)
   if x_unlabeled is None and np.any(gamma < 1):
     raise ValueError(f"no unlabeled data but gamma={gamma.tolist()} < 1 gives weight to the "
                      "unlabeled risks: pass x_unlabeled, or set gamma=1 for supervised training.")
-  if isinstance(x_unlabeled, np.ndarray) and not isinstance(x_unlabeled, np.memmap):
-    x_unlabeled = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
-  if isinstance(x_unlabeled, distributed.ShardedUnlabeled) and mesh is None:
-    raise ValueError("x_unlabeled is a distributed.ShardedUnlabeled: pass the mesh it lives on "
-                     "(mesh=...).")
   validation.warn_if_unscaled("x_labeled", x_l, stacklevel=4)
+  if isinstance(x_unlabeled, np.ndarray) and not isinstance(x_unlabeled, np.memmap):
+    validation.warn_if_unscaled("x_unlabeled", x_unlabeled, stacklevel=4)   # in memory: cheap
   if feature_map == "rff":
     validation.check_phase_range("x_labeled", x_l, sigma)
   feature_key, _ = jax.random.split(key)
   points = None
   if feature_map == "nystrom" and isinstance(landmarks, str):
-    if landmarks not in feature_maps.LANDMARK_METHODS:
-      raise ValueError(f"landmarks must be an array [p, d] or one of "
-                       f"{feature_maps.LANDMARK_METHODS}; received {landmarks!r:.40}.")
     points, x_unlabeled = landmark_points(feature_key, x_l, x_unlabeled, mesh, axis_name)
-  elif feature_map == "nystrom":
-    landmarks = validation.check_points("landmarks", landmarks, dim=x_l.shape[1])
   psi = make_feature_map(feature_map, feature_key, sigma, num_features, x_l.shape[1],
                          points=points, landmarks=landmarks, num_frequencies=num_frequencies)
   shift = moments_lib.feature_shift(psi, x_l)
@@ -296,7 +388,8 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
                         axis_name=axis_name))
   if not (np.all(np.isfinite(stats.means)) and np.all(np.isfinite(stats.second))):
     raise ValueError("the features of the data are not finite: Fourier phases beyond "
-                     "qsg_jax.numerics.MAX_PHASE (unscaled features or a huge sigma). Rescale the "
+                     "qsg_jax.numerics.MAX_PHASE (unscaled features or a huge sigma), or NaN / inf "
+                     "in a distributed.ShardedUnlabeled not made by load_unlabeled. Rescale the "
                      "features to [0, 1] (qsg_jax.data.minmax_fit) or lower sigma.")
   weights, split_weights = solve_lib.solve(stats, lam, gamma, split_lam)
   model = model_of(psi, feature_key, sigma, weights, split_weights)
@@ -345,22 +438,43 @@ def scores(model: Model, x: np.ndarray, split: bool = False) -> np.ndarray:
   return _fourier_scores(model, x, split)
 
 
-def decision_function(model: Model, x) -> np.ndarray:
-  """[n] float32 ranking scores f(x) of a direct solution (either model type), x checked."""
+def _checked_points(model, x):
+  """(model, x as float32 [n, d]) of a ``DirectFit`` or a model, x checked against it.
+
+  A ``NystromModel`` or a ``DirectFit`` knows d; a bare Fourier ``engine.Model`` does not (its
+  frequencies are drawn for whatever d x has), so only the ``DirectFit`` of a Fourier solution
+  checks x's width. Fourier phases are checked against ``numerics.MAX_PHASE``.
+  """
+  dim = None
+  if isinstance(model, DirectFit):
+    dim, model = feature_maps.input_dim(model.feature_map), model.model
   if isinstance(model, NystromModel):
-    x = validation.check_points("x", x, dim=model.landmarks.shape[1], allow_empty=True)
-  elif isinstance(model, engine.Model):
-    x = validation.check_points("x", x, allow_empty=True)
-  else:
-    raise TypeError(f"model must be the model of a direct fit (engine.Model or NystromModel); "
-                    f"received {type(model).__name__}.")
+    return model, validation.check_points("x", x, dim=model.landmarks.shape[1], allow_empty=True)
+  if not isinstance(model, engine.Model):
+    raise TypeError(f"model must be a direct fit (its DirectFit, or the model: NystromModel or "
+                    f"engine.Model); received {type(model).__name__:.60}.")
+  x = validation.check_points("x", x, dim=dim, allow_empty=True)
+  validation.check_phase_range("x", x, float(model.sigma))
+  return model, x
+
+
+def decision_function(model: Model, x) -> np.ndarray:
+  """[n] float32 ranking scores f(x) of a direct solution, x checked.
+
+  Args:
+    model: the ``DirectFit`` of ``fit`` (checks x's number of features for either map), or its
+      model (``NystromModel``: checked too; a Fourier ``engine.Model`` cannot check d).
+    x: [n, d] points preprocessed like the training data.
+  """
+  model, x = _checked_points(model, x)
   return scores(model, x)
 
 
 def split_scores(model: Model, x) -> np.ndarray:
-  """[n, k-1] per-split scores f(x) + g_j(x) of a solution with corrections, x checked."""
+  """[n, k-1] per-split scores f(x) + g_j(x) of a solution with corrections, x checked (model:
+  as ``decision_function``)."""
+  model, x = _checked_points(model, x)
   if getattr(model, "split_coef", None) is None:
     raise ValueError("the model has no per-split corrections (fit with split_lam=None): its "
                      "per-split scores are f itself, decision_function.")
-  dim = model.landmarks.shape[1] if isinstance(model, NystromModel) else None
-  return scores(model, validation.check_points("x", x, dim=dim, allow_empty=True), split=True)
+  return scores(model, x, split=True)

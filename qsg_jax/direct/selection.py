@@ -146,13 +146,12 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, ke
   key = validation.check_key(key)
   x_l = validation.check_points("x_labeled", x_labeled)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
-  if isinstance(x_unlabeled, np.ndarray) and x_unlabeled.size == 0:
-    x_unlabeled = None
+  num_features, num_frequencies, chunk_rows, landmarks = fitting.check_options(
+      feature_map, num_features, num_frequencies, chunk_rows, landmarks, x_l.shape[1])
+  x_unlabeled = fitting.check_unlabeled(x_unlabeled, x_l.shape[1], mesh, axis_name)
   if x_unlabeled is None and np.any(grid["gamma"] < 1):
     raise ValueError(f"no unlabeled data but the gamma grid {grid['gamma'].tolist()} weights the "
                      "unlabeled risks: pass x_unlabeled, or use gamma=[1.0].")
-  if isinstance(x_unlabeled, np.ndarray):
-    x_unlabeled = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
   folds = folds_lib.stratified_folds(y_l, num_folds, seed)
   train, _ = folds_lib.fold_training_sets(folds, y_l)
   num_folds = train.shape[0]
