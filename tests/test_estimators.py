@@ -39,6 +39,10 @@ def _fitted_attributes(estimator):
   return {name for name in vars(estimator) if name.endswith("_") and not name.startswith("_")}
 
 
+# Fixed lam and labeled_weight: tests of other things skip the automatic choice's CV.
+_PINNED = dict(lam=1e-3, labeled_weight=0.5)
+
+
 def _data(n=600, seed=0):
   rng = np.random.default_rng(seed)
   x = rng.random((n, 3))
@@ -52,7 +56,8 @@ def _data(n=600, seed=0):
 def test_ordinal_estimator_fits_predicts_and_scores():
   x, y, y_semi = _data()
   model = estimators.QS3ORAO(length_scale=0.5, learning_rate=2.0, num_steps=128,
-                             num_frequencies=16, random_state=0)   # seeded: the AUC varies by seed
+                             num_frequencies=16, random_state=0,   # seeded: the AUC varies by seed
+                             **_PINNED)
   model.fit(x, y_semi)
   np.testing.assert_array_equal(model.classes_, [10, 20, 30])
   assert set(np.unique(model.predict(x))) <= {10, 20, 30}
@@ -69,7 +74,7 @@ def test_binary_estimator_and_errors():
   x, y, y_semi = _data()
   binary = np.where(y_semi == -1, -1, (y_semi > 10).astype(int))
   model = estimators.QSGS2AUC(length_scale=0.5, learning_rate=1.0, num_steps=64,
-                              num_frequencies=8, unlabeled_label=-1)
+                              num_frequencies=8, unlabeled_label=-1, **_PINNED)
   model.fit(x, binary)
   assert model.score(x, (y > 10).astype(int)) > 0.8
   with pytest.raises(ValueError, match="exactly 2 labeled classes"):
@@ -80,7 +85,8 @@ def test_binary_estimator_and_errors():
     estimators.QS3ORAO(num_steps=8).fit(x, np.where(y_semi == -1, -1, 10))
 
 
-_FAST = dict(length_scale=0.5, learning_rate=1.0, num_steps=64, num_frequencies=8, random_state=0)
+_FAST = dict(length_scale=0.5, learning_rate=1.0, num_steps=64, num_frequencies=8, random_state=0,
+             **_PINNED)
 
 
 def test_labels_that_would_silently_become_classes_are_refused():
@@ -111,10 +117,12 @@ def test_labels_that_would_silently_become_classes_are_refused():
 def test_fully_labeled_y_is_a_supervised_fit_and_pipelines_with_defaults_work():
   x, y, _ = _data(n=200)
   x = x * 1000.0 - 3.0   # far outside [0, 1]: the estimator min-max scales inside
-  model = estimators.QS3ORAO(num_steps=256, random_state=0)   # default step size
-  model.fit(x, y)
-  assert model.score(x, y) > 0.8
-  pipeline = make_pipeline(StandardScaler(), estimators.QS3ORAO(num_steps=256, random_state=0))
+  for model in (estimators.QS3ORAO(random_state=0),         # the defaults: direct, "auto"
+                estimators.QS3ORAO(num_steps=256, random_state=0, **_PINNED)):   # DSG
+    model.fit(x, y)
+    assert model.score(x, y) > 0.8 and model.labeled_weight_ == 1.0
+  pipeline = make_pipeline(StandardScaler(), estimators.QS3ORAO(num_steps=256, random_state=0,
+                                                                **_PINNED))
   assert pipeline.fit(x, y).score(x, y) > 0.8     # once raised DivergenceError
 
 
@@ -243,7 +251,7 @@ def test_the_papers_names_still_work_with_a_future_warning():
   """sigma, gamma, step_size (``FitConfig``'s names): same fit as length_scale = 1 / sqrt(2
   sigma), labeled_weight, learning_rate, a FutureWarning each, clone and get_params intact."""
   x, _, y_semi = _cv_data.semi_ordinal()
-  common = dict(unlabeled_label=-1, random_state=0, **_cv_data.TINY)
+  common = dict(unlabeled_label=-1, random_state=0, lam=1e-3, **_cv_data.TINY)
   old = estimators.QS3ORAO(sigma=2.0, gamma=0.3, step_size=1.0, **common)
   new = estimators.QS3ORAO(length_scale=0.5, labeled_weight=0.3, learning_rate=1.0, **common)
   assert base.clone(old).get_params() == old.get_params()
@@ -255,10 +263,11 @@ def test_the_papers_names_still_work_with_a_future_warning():
   assert "pass labeled_weight" in messages[1] and "SVC gamma is the kernel width" in messages[1]
   assert "pass learning_rate" in messages[2]
   np.testing.assert_array_equal(old.decision_function(x), new.fit(x, y_semi).decision_function(x))
-  with pytest.warns(FutureWarning):   # today's default sigma = 0.1 is the default length_scale
+  with pytest.warns(FutureWarning):   # the papers' sigma = 0.1 is length_scale sqrt(5)
     by_sigma = estimators.QS3ORAO(sigma=0.1, **common).fit(x, y_semi)
+  papers = estimators.QS3ORAO(length_scale=float(np.sqrt(5.0)), **common)
   np.testing.assert_array_equal(by_sigma.decision_function(x),
-                                estimators.QS3ORAO(**common).fit(x, y_semi).decision_function(x))
+                                papers.fit(x, y_semi).decision_function(x))
   with pytest.raises(ValueError, match="sigma=2.0 and length_scale=1.0 are both set"):
     estimators.QS3ORAO(sigma=2.0, length_scale=1.0, **common).fit(x, y_semi)
   with pytest.raises(TypeError, match="learning_rate must be a number"):
@@ -287,7 +296,7 @@ def test_the_kernel_is_scikit_learns_rbf_of_length_scale(length_scale, tmp_path)
   inputs (256 frequencies: about 0.03 off on average; sigma = 1 / l^2 would be 0.13 off)."""
   x, _, y_semi = _cv_data.semi_ordinal()
   model = estimators.QS3ORAO(length_scale=length_scale, unlabeled_label=-1, random_state=0,
-                             **_cv_data.TINY).fit(x, y_semi)
+                             **_PINNED, **_cv_data.TINY).fit(x, y_semi)
   per_feature = np.broadcast_to(np.asarray(length_scale), (3,)) if np.ndim(length_scale) else 1
   minmax = (x - model.input_min_) / (model.input_scale_ / per_feature)
   np.testing.assert_allclose(minmax.min(axis=0), 0, atol=1e-12)
@@ -305,7 +314,8 @@ def test_the_kernel_is_scikit_learns_rbf_of_length_scale(length_scale, tmp_path)
 def test_one_length_scale_per_feature_divides_the_scaled_columns():
   x, _, y_semi = _cv_data.semi_ordinal()
   scales = np.array([0.3, 1.0, 3.0])
-  common = dict(unlabeled_label=-1, random_state=0, scale_inputs=False, **_cv_data.TINY)
+  common = dict(unlabeled_label=-1, random_state=0, scale_inputs=False, **_PINNED,
+                **_cv_data.TINY)
   per_feature = estimators.QS3ORAO(length_scale=scales, **common).fit(x, y_semi)
   by_hand = estimators.QS3ORAO(length_scale=1.0, **common).fit(x / scales, y_semi)   # sigma 1/2
   np.testing.assert_allclose(per_feature.decision_function(x),
@@ -318,7 +328,8 @@ def test_one_length_scale_per_feature_divides_the_scaled_columns():
   for bad, error, message in (
       ([1.0, 2.0], ValueError, "length_scale has 2 values but X has 3 features"),
       ([1.0, -2.0, 1.0], ValueError, r"length_scale must be > 0 and finite; received \[1.0, -2"),
-      ("wide", TypeError, "length_scale must be a number > 0 or a list of one per feature")):
+      ("wide", ValueError, "length_scale must be 'auto', 'ard', a number > 0 or one per"),
+      ({"a": 1}, TypeError, "length_scale must be a number > 0 or a list of one per feature")):
     with pytest.raises(error, match=message):
       estimators.QS3ORAO(length_scale=bad, **common).fit(x, y_semi)
 
