@@ -13,10 +13,12 @@ import scipy.spatial.distance
 
 import qsg_jax
 from qsg_jax import io
+from qsg_jax import model_selection
 from qsg_jax.config import FitConfig
 from qsg_jax.direct import defaults
 from qsg_jax.estimators import QS3ORAO
 from qsg_jax.estimators import QSGS2AUC
+from qsg_jax.estimators import QSGS2AUCCV
 from qsg_jax.estimators import _params
 
 PAPERS = dict(length_scale=_params.PAPERS_LENGTH_SCALE, lam=1e-3, labeled_weight=0.5)
@@ -168,3 +170,22 @@ def test_ard_learns_one_length_scale_per_feature_folded_into_the_input_scale():
   span = x.max(axis=0) - x.min(axis=0)
   np.testing.assert_allclose(model.input_scale_, span * model.length_scale_, rtol=1e-12)
   assert model.lam_ in defaults.LAMS and model.solver_ == "direct"
+
+
+def test_cv_estimator_runs_the_direct_search_and_refit_by_default():
+  x, semi, _ = _binary()
+  grid = {"lam": [1e-3, 0.1], "length_scale": [0.5, 1.0], "labeled_weight": [0.0, 1.0]}
+  model = QSGS2AUCCV(grid=grid, cv=3, random_state=2).fit(x, semi)
+  xs, lab = _scaled(x), semi != -1
+  expected = model_selection.cross_validate(
+      xs[lab], semi[lab], xs[~lab][:2000], num_folds=3, key=2, solver="direct",
+      grid={"lam": [1e-3, 0.1], "sigma": [2.0, 0.5], "gamma": [0.0, 1.0]})
+  assert model.solver_ == expected.solver == "direct"
+  assert model.best_score_ == pytest.approx(expected.best_score)
+  assert model.best_params_["lam"] == expected.best["lam"]
+  assert model.best_params_["labeled_weight"] == expected.best["gamma"]
+  assert model.best_estimator_.solver_ == "direct"
+  assert isinstance(model.best_estimator_.model_, io.FrozenNystrom)
+  dsg = QSGS2AUCCV(grid=grid, cv=3, solver="dsg", num_steps=16, num_frequencies=8,
+                   random_state=2).fit(x, semi)
+  assert dsg.solver_ == "dsg" and dsg.best_estimator_.solver_ == "dsg"
