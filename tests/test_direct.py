@@ -414,6 +414,50 @@ def test_scoring_checks_width_and_phases_of_fourier_solutions():
     direct.decision_function(5, x_l)
 
 
+def test_a_flat_kernel_gives_f_zero_with_a_warning_and_the_cv_goes_on():
+  """Identical points or a tiny sigma make every feature constant: f = 0 (the minimizer: the
+  objective does not depend on w there), a UserWarning, and the CV scores that grid point 0.5
+  instead of failing (it used to raise an IndexError from the empty system)."""
+  x_l, y, x_u = _data(n_u=10)
+  with pytest.warns(UserWarning, match="every feature of the map is constant"):
+    fit = direct.fit(x_l, y, x_u, sigma=1e-30, num_features=8, split_lam=1.0)
+  assert not np.any(fit.weights) and not np.any(fit.split_weights)
+  with pytest.warns(UserWarning, match="identical points"):
+    fit = direct.fit(np.ones_like(x_l), y, np.ones_like(x_u), num_features=8)
+  np.testing.assert_array_equal(fit.f_labeled, 0.0)
+  cv = direct.cross_validate(x_l, y, x_u, grid={"lam": [0.01], "sigma": [1e-30, 0.5],
+                                                "gamma": [0.5]}, num_folds=3, num_features=8)
+  np.testing.assert_array_equal(cv.scores[0, 0], 0.5)
+  assert cv.best["sigma"] == 0.5
+
+
+def test_moments_and_solve_check_their_arguments():
+  """The public building blocks refuse what they would otherwise drop or misreport: group ids
+  out of range (rows counted nowhere), fractions, a wrong length or shift; solve's lam, gamma."""
+  x_l, y, x_u = _data(n_u=10)
+  fit = direct.fit(x_l, y, x_u, num_features=8)
+  psi, shift = fit.feature_map, fit.moments.shift.astype(np.float32)
+  for kwargs, pattern in [(dict(groups=np.full(10, 3), num_groups=2), r"lie in 0..1.*3 at row 0"),
+                          (dict(groups=np.full(10, 0.5), num_groups=2), "integers 0..1"),
+                          (dict(groups=np.zeros(4, int)), r"shape \[10\]"),
+                          (dict(num_groups=0), "num_groups must be"),
+                          (dict(chunk_rows=0), "chunk_rows must be")]:
+    with pytest.raises(ValueError, match=pattern):
+      direct.moments.group_moments(psi, x_u, shift, **kwargs)
+  with pytest.raises(ValueError, match=r"groups has 4 entries but x has more rows"):
+    direct.moments.group_moments(psi, iter([x_u]), shift, groups=np.zeros(4, int))
+  with pytest.raises(ValueError, match=r"shift must have shape \[8\]"):
+    direct.moments.group_moments(psi, x_u, shift[:5])
+  with pytest.raises(ValueError, match="at least one point"):
+    direct.moments.feature_shift(psi, x_u[:0])
+  for lam, gamma, pattern in [(-1.0, 0.5, "lam must be"), (np.nan, 0.5, "lam must be"),
+                              (0.1, 2.0, r"gamma must lie in \[0, 1\]"),
+                              (0.1, np.nan, r"gamma must lie in \[0, 1\]")]:
+    with pytest.raises(ValueError, match=pattern):
+      direct.solve(fit.moments, lam, gamma)
+  np.testing.assert_array_equal(direct.solve(fit.moments, 1e-3, 0.5)[0], fit.weights)
+
+
 def test_supervised_fit_without_unlabeled_data():
   x_l, y, _ = _data(k=2, n_l=40)
   fit = direct.fit(x_l, y, None, gamma=1.0, feature_map="rff", num_features=64)

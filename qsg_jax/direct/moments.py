@@ -206,18 +206,25 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
   """
   dim = feature_maps.input_dim(feature_map)
   p = feature_maps.num_features(feature_map)
+  num_groups = validation.check_count("num_groups", num_groups)
   devices = 1 if mesh is None else int(mesh.shape[axis_name])
-  rows = chunk_rows * devices
+  rows = validation.check_count("chunk_rows", chunk_rows) * devices
   shift = jnp.asarray(shift, jnp.float32)
+  if shift.shape != (p,):
+    raise ValueError(f"shift must have shape [{p}] (one per feature, feature_shift); received "
+                     f"{shift.shape}.")
+  ids = None if groups is None else _checked_groups(groups, num_groups, source)
   if mesh is None:
     sums, add = init_sums(num_groups, p), add_chunk
   else:
     sums, add = init_sums(num_groups, p, devices), _sharded_add(mesh, axis_name)
     split = jax.sharding.NamedSharding(mesh, _P(axis_name))
     sums = jax.device_put(sums, split)
-  ids = None if groups is None else np.asarray(groups, np.int32)
   start = 0
   for x, valid in _chunks(source, dim, rows, name):
+    if ids is not None and start + valid > ids.shape[0]:
+      raise ValueError(f"groups has {ids.shape[0]} entries but {name} has more rows; pass one "
+                       "group per point.")
     chunk_groups = np.full(rows, -1, np.int32)
     chunk_groups[:valid] = 0 if ids is None else ids[start:start + valid]
     start += valid
@@ -226,7 +233,26 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
     else:
       sums = add(sums, feature_map, shift, jax.device_put(x, split),
                  jax.device_put(chunk_groups, split))
+  if ids is not None and start != ids.shape[0]:
+    raise ValueError(f"groups has {ids.shape[0]} entries but {name} has {start} rows; pass one "
+                     "group per point.")
   return finalize(sums, shift, mesh, axis_name)
+
+
+def _checked_groups(groups, num_groups, source):
+  """[n] int32 group ids after checking they are whole numbers in 0..G-1 (one per row of an
+  array-like ``source``; an iterator's rows are counted during the pass)."""
+  ids = validation.whole_labels(groups, "groups", f"integers 0..{num_groups - 1}")
+  if ids.ndim != 1 or (hasattr(source, "shape") and ids.shape[0] != source.shape[0]):
+    rows = source.shape[0] if hasattr(source, "shape") else "n"
+    raise ValueError(f"groups must have shape [{rows}] (one group per point); received shape "
+                     f"{ids.shape}.")
+  outside = (ids < 0) | (ids >= num_groups)
+  if outside.any():
+    row = int(np.argmax(outside))
+    raise ValueError(f"groups must lie in 0..{num_groups - 1} (num_groups={num_groups}); received "
+                     f"{ids[row]} at row {row}.")
+  return ids.astype(np.int32)
 
 
 def labeled_moments(feature_map, x_labeled, y_labeled, num_classes: int, shift,
@@ -274,6 +300,8 @@ def point_features(feature_map, x, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
 
 def feature_shift(feature_map, x, max_rows: int = CHUNK_ROWS) -> np.ndarray:
   """[p] float32 shift c: the mean of psi over the first ``max_rows`` points of ``x``."""
+  if len(x) == 0:
+    raise ValueError("feature_shift needs at least one point (the shift is their mean feature).")
   phi = point_features(feature_map, np.asarray(x[:max_rows], np.float32))
   return np.mean(phi.astype(np.float64), axis=0).astype(np.float32)
 

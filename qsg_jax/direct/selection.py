@@ -82,6 +82,8 @@ def _fold_moments(totals, phi, labels, held_out, k, unlabeled):
 def _solutions(matrix, vector, lams):
   """[L, p] solutions of (Q + lam/2 I) w = r for every lam (NaN rows where ill-posed)."""
   p = vector.shape[0]
+  if p == 0:   # every feature constant on the data (identical points, a flat kernel): f = 0
+    return np.zeros((lams.size, 0))
   out = np.full((lams.size, p), np.nan)
   if lams.size >= EIGH_MIN_LAMS:
     evals, evecs = np.linalg.eigh(matrix)

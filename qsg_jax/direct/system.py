@@ -37,6 +37,7 @@ from typing import NamedTuple, Optional, Tuple
 import numpy as np
 import scipy.linalg
 
+from qsg_jax import _validation as validation
 from qsg_jax.direct import feature_maps
 from qsg_jax.direct.moments import Moments
 
@@ -199,6 +200,10 @@ def solve(moments: Moments, lam: float, gamma, split_lam: Optional[float] = None
     IllPosedSystemError: singular system.
     ValueError: gamma < 1 without unlabeled points.
   """
+  lam = validation.check_positive("lam", lam, allow_zero=True)
+  validation.check_gamma(gamma, moments.counts.shape[0] - 1)   # checked, used as given
+  if split_lam is not None:
+    split_lam = validation.check_positive("split_lam", split_lam, allow_inf=True)
   with one_blas_thread():
     return _solve(moments, lam, gamma, split_lam)
 
@@ -226,6 +231,8 @@ def _solve(moments, lam, gamma, split_lam):
   gamma = np.broadcast_to(np.asarray(gamma, np.float64), (s,))
   p = moments.means.shape[1]
   kept = active_features(moments)
+  if not kept.any():   # every feature constant on the data (identical points, a flat kernel)
+    return np.zeros(p), (None if split_lam is None or np.isposinf(split_lam) else np.zeros((s, p)))
   if split_lam is None or np.isposinf(split_lam):
     w = np.zeros(p)
     w[kept] = solve_system(*_kept_system(mean_system(moments, gamma), kept), lam)
