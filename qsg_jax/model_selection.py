@@ -410,7 +410,7 @@ def select_hyperparams(x_labeled, y_labeled, x_unlabeled=None, *, protocol: str 
     seed: int seed of the folds and of the subsample.
     key: PRNG key or int seed shared by every task.
     **cv_kwargs: further keyword arguments of ``cross_validate`` (num_steps, num_classes,
-      per_split_gamma, ...).
+      per_split_gamma, solver, ...).
 
   Returns:
     Dict of keyword arguments for ``qsg_jax.fit`` (lam, sigma, gamma, step_size) plus
@@ -456,6 +456,10 @@ def fit_over_grid(x_labeled, y_labeled, x_unlabeled, x_eval, grid: dict, *, key=
     ``DivergenceError`` text or None), "max_abs_score" [P] (peak max |f| on the labeled points).
   """
   config = (config or FitConfig()).replace(**hyperparams)
+  if config.solver != "dsg":
+    raise ValueError(f"fit_over_grid vmaps DSG trainings (the papers' Algorithm 1); received "
+                     f"solver={config.solver!r}. For the direct solver call qsg_jax.fit(..., "
+                     "solver='direct') per grid point (each is one solve), or pass solver='dsg'.")
   if not isinstance(grid, dict) or not grid or not set(grid) <= set(TRACED):
     raise ValueError(f"grid must be a non-empty dict of value lists over {list(TRACED)} (the "
                      f"traced hyper-parameters); received {grid!r:.100}.")

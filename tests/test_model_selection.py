@@ -149,6 +149,8 @@ def test_fit_over_grid_equals_separate_fits():
                                rtol=1e-5)   # float32 rounding: a vmapped run sums in another order
   with pytest.raises(ValueError, match="grid must be a non-empty dict of value lists over"):
     model_selection.fit_over_grid(x_l, y_l, x_u, x_u, {"num_steps": [8, 16]})
+  with pytest.raises(ValueError, match="fit_over_grid vmaps DSG trainings.*solver='direct'"):
+    model_selection.fit_over_grid(x_l, y_l, x_u, x_u, {"gamma": [0.0]}, solver="direct")
 
 
 def test_folds_subsample_and_best_point():
