@@ -123,6 +123,19 @@ def test_accuracy_and_mae_scorers_match_sklearn_on_labeled_rows():
     estimators.neg_mae_scorer(_Fixed([10, 20, 30], np.zeros(60), predicted + 10), rows, y_semi)
 
 
+def test_every_scorer_refuses_a_label_outside_the_fitted_classes():
+  """A label no class has (a typo, another encoding) is an error for every scorer, never a
+  silent miss: accuracy and scikit-learn's names used to count it as a wrong prediction."""
+  rows = np.arange(6)[:, None]
+  model = _Fixed([10, 20, 30], np.zeros(6), np.array([10, 20, 30, 10, 20, 30]))
+  y = np.array([10, 20, 7, -1, 20, 30])
+  for scorer in (estimators.accuracy_scorer, estimators.neg_mae_scorer,
+                 estimators.get_scorer("balanced_accuracy"), estimators.get_scorer("f1_macro")):
+    with pytest.raises(ValueError, match=r"y contains labels \[7\] outside the fitted classes"):
+      scorer(model, rows, y)
+  assert estimators.accuracy_scorer(model, rows, np.array([10, 20, 10, -1, 20, 30])) == 0.8
+
+
 def test_get_scorer_maps_scikit_learns_names_to_the_labeled_rows():
   assert estimators.get_scorer("roc_auc") is estimators.auc_scorer
   assert estimators.get_scorer("accuracy") is estimators.accuracy_scorer

@@ -58,6 +58,8 @@ def labeled_rows(estimator, X, y):
   labeled = ~validation.unlabeled_mask(y, marker, classes)
   if not labeled.any():
     raise ValueError("every row of y is unlabeled: a score needs labeled rows.")
+  if classes is not None:   # a label no class has (a typo, another encoding): refused, not a miss
+    _codes(np.asarray(classes), y[labeled], "y")
   return _rows(X, labeled), y[labeled]
 
 
