@@ -253,11 +253,18 @@ def quick_grid(method: str = "qsg", step_size="auto") -> dict:
 
 def _values(values):
   """1-D object array of numbers (float) and words ("auto", None) from a value or a list."""
-  if values is None or isinstance(values, str) or np.ndim(values) == 0:
+  try:
+    scalar = values is None or isinstance(values, str) or np.ndim(values) == 0
+  except ValueError:   # a ragged nested list: its entries are checked below
+    scalar = False
+  if scalar:
     values = [values]
   out = np.empty(len(values), dtype=object)
   for i, v in enumerate(values):
-    out[i] = v if v is None or isinstance(v, str) else float(v)
+    try:
+      out[i] = v if v is None or isinstance(v, str) else float(v)
+    except (TypeError, ValueError):   # a nested list, an object: check_grid names the key
+      out[i] = np.nan
   return out
 
 

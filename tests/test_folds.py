@@ -43,3 +43,12 @@ def test_stratified_folds_gives_every_row_a_fold_of_balanced_size():
     for c in np.unique(labels):    # each class dealt over every fold
       assert np.unique(fold_ids[labels == c]).size == int(num_folds)
   np.testing.assert_array_equal(folds.stratified_folds(Y, 3, 7), folds.stratified_folds(Y, 3, 7))
+
+
+def test_check_grid_names_the_key_of_a_nested_or_non_numeric_value():
+  """A nested list, a dict or an object in a grid is a short error naming the key (it used to be
+  float()'s TypeError without the key)."""
+  grid = {"lam": [0.1], "sigma": [0.5], "gamma": [0.5]}
+  for bad in ([[0.1]], [{"a": 1}], [object()], [0.1, [0.2]]):
+    with pytest.raises(ValueError, match=r"grid\['lam'\] must be a non-empty list of numbers"):
+      folds.check_grid(dict(grid, lam=bad), "direct")
