@@ -21,6 +21,7 @@ from qsg_jax import engine
 from qsg_jax import thresholds as thresholds_lib
 from qsg_jax.direct import feature_maps
 from qsg_jax.direct import fitting
+from qsg_jax.direct import moments
 from qsg_jax.engine import kernels
 from qsg_jax.numerics import HIGHEST
 
@@ -90,15 +91,18 @@ def scores_sharded(model: fitting.NystromModel, x, mesh: jax.sharding.Mesh,
     raise ValueError(f"mesh has no axis {axis_name!r}; its axes are {tuple(mesh.shape)}.")
   devices = int(mesh.shape[axis_name])
   n = x.shape[0]
-  per_device = -(-n // devices)
-  rows = np.zeros((per_device * devices, x.shape[1]), np.float32)
-  rows[:n] = x
+  rows = devices * -(-min(max(n, 1), devices * moments.CHUNK_ROWS) // devices)  # per call
   spec = jax.sharding.PartitionSpec
   replicated = jax.sharding.NamedSharding(mesh, spec())
-  x = jax.device_put(rows, jax.sharding.NamedSharding(mesh, spec(axis_name)))
   landmarks, coef, sigma = jax.device_put((model.landmarks, model.coef, model.sigma), replicated)
-  out = _expansion_sharded(landmarks, coef, sigma, x, mesh, axis_name)
-  return np.asarray(jax.reshard(out, replicated))[:n]
+  out = [np.zeros(0, np.float32)]
+  for lo in range(0, n, rows):   # bounded memory: [rows / devices, p] kernel per device
+    part = np.zeros((rows, x.shape[1]), np.float32)
+    part[:min(rows, n - lo)] = x[lo:lo + rows]
+    part = jax.device_put(part, jax.sharding.NamedSharding(mesh, spec(axis_name)))
+    scores = _expansion_sharded(landmarks, coef, sigma, part, mesh, axis_name)
+    out.append(np.asarray(jax.reshard(scores, replicated)))
+  return np.concatenate(out)[:n]
 
 
 @functools.partial(jax.jit, static_argnames=("mesh", "axis_name"))
