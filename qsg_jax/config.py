@@ -139,9 +139,16 @@ def choose_solver(config: FitConfig, dsg_options=()) -> str:
   """The solver that runs ``config``: "dsg" or "direct" (``FitConfig.solver``).
 
   "auto" is "direct" for the squared loss, where the direct solution was at least as accurate
-  as DSG's and far faster at the papers' sizes (``experiments/bench_direct.py``), and "dsg" for the other losses (no closed form) or when a DSG-only setting is given: a field
-  of ``DSG_FIELDS`` different from its default, or a DSG-only option of ``qsg_jax.fit`` named in
-  ``dsg_options`` (e.g. "num_segments"), since it means something to DSG only.
+  as DSG's and far faster at the papers' sizes (``experiments/bench_direct.py``), and "dsg"
+  for the other losses (no closed form) or when a DSG-only setting is given: a field of
+  ``DSG_FIELDS`` different from its default, or a DSG-only option of the caller named in
+  ``dsg_options`` (e.g. "num_segments" of ``qsg_jax.fit``), since it means something to DSG
+  only.
+
+  Example:
+    >>> choose_solver(FitConfig(solver="auto")), choose_solver(FitConfig(solver="auto",
+    ...                                                                  num_steps=256))
+    ('direct', 'dsg')
 
   Raises:
     ValueError: "direct" with another loss or with DSG-only settings, or "dsg" with
@@ -163,10 +170,9 @@ def choose_solver(config: FitConfig, dsg_options=()) -> str:
                      "solver='direct': leave them at their defaults, or use solver='dsg' (or "
                      "'auto', which then runs DSG).")
   if solver == "dsg" and direct_given:
-    why = (f" ('auto' chose DSG: {'the ' + loss_name(config) + ' loss' if not squared else ''}"
-           f"{' and ' if not squared and dsg_given else ''}"
-           f"{'DSG-only settings ' + str(dsg_given) if dsg_given else ''})"
-           if config.solver == "auto" else "")
+    reasons = ([f"the {loss_name(config)} loss"] if not squared else []) + (
+        [f"DSG-only settings {dsg_given}"] if dsg_given else [])
+    why = f" ('auto' chose DSG: {' and '.join(reasons)})" if config.solver == "auto" else ""
     raise ValueError(f"{direct_given} only mean something to the direct solver, not to DSG{why}: "
                      "leave them unset, or use solver='direct' with the squared loss.")
   return solver
