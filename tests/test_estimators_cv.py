@@ -61,6 +61,10 @@ def test_cv_estimator_errors():
     estimators.QSGS2AUCCV(grid=_GRID, **_SMALL).fit(x, y)
   with pytest.raises(ValueError, match="protocol must be one of"):
     estimators.QS3ORAOCV(protocol="full", **_SMALL).fit(x, y)
+  with pytest.raises(ValueError, match="protocol must be one of"):   # even beside a grid
+    estimators.QS3ORAOCV(grid=_GRID, protocol="full", **_SMALL).fit(x, y)
+  with pytest.raises(TypeError, match="per_split_labeled_weight must be True or False"):
+    estimators.QS3ORAOCV(grid=_GRID, per_split_labeled_weight="yes", **_SMALL).fit(x, y)
   with pytest.raises(ValueError, match="inconsistent numbers of samples"):
     estimators.QS3ORAOCV(grid=_GRID, **_SMALL).fit(x, y[:-1])
   with pytest.raises(NotFittedError, match="not fitted yet"):

@@ -225,6 +225,8 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
         per_split = self.per_split_gamma
       raw_x, seed = x, _ranker.seed_of(self.random_state)
       _params.check_solver(self.solver)
+      validation.check_bool("per_split_labeled_weight", per_split, allow_none=False)
+      model_selection.protocol_grid(self.protocol)   # checked even when a grid replaces it
       # The refit's own checks and scaling, so that the CV sees the points the refit trains on.
       x, unlabeled, classes, codes, (low, scale) = _ranker.prepare_training_data(self, x, y)
       self._check_classes(classes)
