@@ -62,6 +62,7 @@ def _flag_values():
     ("--output_dir=", r"--output_dir must not be empty"),
     ("--cv=full", r"value should be one of <paper\|quick\|none>"),
     ("--solver=newton", r"value should be one of <dsg\|direct\|auto>"),
+    ("--seed=-1", r"--seed must be an integer >= 0"),   # was a traceback from the key check
 ])
 def test_flags_are_checked_at_parsing_with_the_flag_value_and_range(arg, message):
   with pytest.raises(flags.IllegalFlagValueError, match=message):

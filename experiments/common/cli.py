@@ -90,7 +90,7 @@ COMMON = {
                       nonempty=True),
     "data_dir": _meta("Directory of data files (unset: $QSG_JAX_DATA, then the user cache)."),
     "seed": _meta("Seed of the run; trial t's split and key are fold_in(key(seed), t), so runs of "
-                  "different seeds share no trial."),
+                  "different seeds share no trial.", lower=0),
     "trials": _meta("Trials (random splits).", lower=1),
     "trial_seeds": _meta(
         "Trial t's split, unlabeled subset and training key: fold_in = from fold_in(key(seed), t) "
