@@ -73,7 +73,7 @@ def test_grid_search_on_semi_supervised_lev_picks_a_sensible_setting():
   y_semi[labeled] = y[labeled]
   search = GridSearchCV(
       estimators.QS3ORAO(learning_rate=1.0, num_steps=64, num_frequencies=16, random_state=0,
-                         unlabeled_label=-1),
+                         unlabeled_label=-1, lam=1e-3, labeled_weight=0.5),
       {"length_scale": [0.7, 0.04]},   # 0.04: a kernel far narrower than the data, deliberately bad
       scoring=qsg_jax.estimators.ordinal_auc_scorer,
       cv=StratifiedKFold(3, shuffle=True, random_state=0))
@@ -167,7 +167,7 @@ def test_scikit_learns_strings_are_right_with_labeled_folds_and_wrong_without():
   see y there); with LabeledStratifiedKFold it equals our scorer."""
   x, y, _ = _cv_data.semi_ordinal(n=120)
   binary = np.where(np.arange(120) % 4 == 0, -1, (y > 0).astype(int))
-  model = estimators.QSGS2AUC(random_state=0, **_cv_data.TINY)
+  model = estimators.QSGS2AUC(random_state=0, lam=1e-3, labeled_weight=0.5, **_cv_data.TINY)
   folds = estimators.LabeledStratifiedKFold(3)
   ours = cross_val_score(model, x, binary, cv=folds, scoring=estimators.get_scorer("accuracy"))
   np.testing.assert_allclose(cross_val_score(model, x, binary, cv=folds, scoring="accuracy"), ours)
