@@ -155,17 +155,18 @@ def _synthetic(n, rng, d=6):
 def synthetic():
   rng = np.random.default_rng(0)
   (x_l, y_l), (x_u, _), (x_t, y_t) = (_synthetic(n, rng) for n in (150, 600, 3000))
-  scales = bandwidths.learn_length_scales(x_l, y_l, x_u, key=0, return_losses=True)
+  scales = bandwidths.learn_length_scales(x_l, y_l, x_u, key=0, return_trace=True)
   return x_l, y_l, x_u, x_t, y_t, scales
 
 
 def test_irrelevant_features_grow_and_test_auc_improves(synthetic):
-  x_l, y_l, x_u, x_t, y_t, (scales, losses) = synthetic
+  x_l, y_l, x_u, x_t, y_t, (scales, trace) = synthetic
   s0 = bandwidths.DEFAULT_LENGTH_SCALE
   assert scales.shape == (6,) and scales.dtype == np.float64
   assert np.min(scales[2:]) > np.max(scales[:2])
   assert np.median(scales[2:]) > s0 > np.max(scales[:2])
-  assert losses[-1] < losses[0] and np.min(losses) <= losses[0]
+  assert trace.objective[-1] < trace.objective[0]
+  assert trace.auc.shape == (bandwidths.NUM_STEPS + 1,) and np.max(trace.auc) > trace.auc[0]
   aucs = []
   for s in (np.full(6, s0), scales):
     fit = direct.fit(x_l / s, y_l, x_u / s, sigma=0.5)
@@ -241,3 +242,29 @@ def test_penalty_split_into_anisotropy_and_scale():
     np.testing.assert_allclose(both, 0.2 * jnp.mean(s**2), rtol=1e-12)
     shape = bandwidths.objective(s, s0, problem, 0.01, jnp.array([1.0, 0.0])) - base
     np.testing.assert_allclose(shape, jnp.var(s), rtol=1e-12)
+
+
+def test_held_out_auc_is_roc_auc_per_fold_and_split():
+  x_l, y, _, _, problem = _problem(k=3, seed=2)
+  with jax.enable_x64(True):
+    log_s = jnp.log(jnp.array([0.4, 0.6, 1.2]))
+    f = np.asarray(bandwidths.fold_scores(log_s, problem, 0.01))
+    _, auc = bandwidths.cv_terms(log_s, problem, 0.01)
+  reference = []
+  for fold in range(f.shape[0]):
+    held = problem.valid_pos[fold, 0] + problem.valid_neg[fold, 0] > 0
+    reference += [sk_metrics.roc_auc_score(y[held] > j, f[fold, held]) for j in range(2)]
+  np.testing.assert_allclose(auc, np.mean(reference), rtol=1e-12)
+
+
+def test_selection_by_auc_returns_the_best_held_out_iterate(synthetic):
+  x_l, y_l, x_u, _, _, (scales, trace) = synthetic
+  assert trace.auc[0] < np.max(trace.auc)
+  problem = bandwidths.make_problem(x_l, y_l, x_u, 2, np.array([0.5]), jax.random.key(0),
+                                    bandwidths.NUM_FEATURES, bandwidths.NUM_UNLABELED,
+                                    bandwidths.NUM_FOLDS)
+  with jax.enable_x64(True):
+    _, auc = bandwidths.cv_terms(jnp.log(scales), problem, 1e-3)
+  np.testing.assert_allclose(auc, np.max(trace.auc), rtol=1e-9)
+  first_best = int(np.argmax(trace.auc))           # ties go to the earliest iterate
+  assert np.all(trace.auc[:first_best] < trace.auc[first_best])

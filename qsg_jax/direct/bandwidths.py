@@ -57,13 +57,17 @@ NUM_STEPS = 60           # Adam steps on log s.
 LEARNING_RATE = 0.1      # Adam's step on log s.
 PENALTY = 1e-2           # weight of the anisotropy (``objective``).
 SCALE_PENALTY = 1e-2     # weight of the overall scale change (``objective``).
+SURROGATE = "squared"    # held-out pair loss (``cv_loss``).
+SELECT = "auc"           # the iterate returned: highest held-out AUC.
+SELECTIONS = ("auc", "surrogate")
+MIN_PER_SCALE = 2.0      # smallest-class points per feature needed to learn one scale each.
 JITTER = 1e-8            # added to K_ZZ's diagonal (its diagonal is 1).
 MAX_SHRINK = 20.0        # s_d >= s0_d / MAX_SHRINK.
 MAX_GROWTH = 1000.0      # s_d <= s0_d * MAX_GROWTH (a feature that far is switched off).
 
 
 class LengthScaleWarning(UserWarning):
-  """Length scales could not be learned (a class with one labeled point): s0 is returned."""
+  """Length scales were not learned per feature: too few labels (``learn_length_scales``)."""
 
 
 class Problem(NamedTuple):
@@ -80,6 +84,12 @@ class Problem(NamedTuple):
   valid_neg: jax.Array     # [F, s, n_l] 1 / |N| on its held-out points of classes <= j.
 
 
+class Trace(NamedTuple):
+  """What the descent saw at every iterate (s0 first, then each step's result)."""
+  objective: np.ndarray    # [num_steps + 1] surrogate plus penalty.
+  auc: np.ndarray          # [num_steps + 1] held-out AUC of the folds (mean over folds, splits).
+
+
 class State(NamedTuple):
   """The descent's state (float64 unless said)."""
   step: jax.Array          # int32 scalar, steps taken.
@@ -87,6 +97,7 @@ class State(NamedTuple):
   opt_state: optax.OptState
   best_log_scales: jax.Array  # [d] the iterate with the lowest objective so far.
   best_loss: jax.Array     # scalar, its objective (inf before the first evaluation).
+  best_auc: jax.Array      # scalar, its held-out AUC (-inf before the first evaluation).
 
 
 def split_coefficients(counts: np.ndarray, gamma: np.ndarray):
@@ -175,16 +186,57 @@ def fold_scores(log_scales, problem: Problem, lam, jitter=JITTER):
                             problem.low, problem.target)
 
 
-def cv_loss(log_scales, problem: Problem, lam, jitter=JITTER):
-  """The held-out squared pairwise loss, mean over folds and splits (module docstring)."""
+def logistic_pair_loss(f, pos, neg, scale):
+  """Mean over (a in P, b in N) of log(1 + exp(-(f_a - f_b) / scale)) (weights as ``pair_loss``).
+
+  With ``scale`` the spread of the held-out scores it is invariant to the scale of f: a smooth
+  stand-in for 1 - AUC.
+  """
+  margin = (f[:, None] - f[None, :]) / scale
+  return jnp.sum(pos[:, None] * neg[None, :] * jax.nn.softplus(-margin))
+
+
+SURROGATES = ("squared", "logistic")
+
+
+def pair_auc(f, pos, neg):
+  """Weighted Mann-Whitney AUC: sum_{a, b} pos_a neg_b (1{f_a > f_b} + 1{f_a = f_b} / 2)."""
+  diff = f[:, None] - f[None, :]
+  wins = jnp.where(diff > 0, 1.0, 0.0) + jnp.where(diff == 0, 0.5, 0.0)
+  return jnp.sum(pos[:, None] * neg[None, :] * wins)
+
+
+def cv_terms(log_scales, problem: Problem, lam, jitter=JITTER, surrogate: str = "squared"):
+  """(held-out pair loss, held-out AUC), each the mean over folds and splits.
+
+  The loss is ``pair_loss`` (squared) or ``logistic_pair_loss`` (its scale the spread of the
+  fold's held-out scores); the AUC (``pair_auc``) carries no gradient.
+  """
   f = fold_scores(log_scales, problem, lam, jitter)                             # [F, n_l]
-  per_split = jax.vmap(jax.vmap(pair_loss, in_axes=(None, 0, 0)))(f, problem.valid_pos,
-                                                                  problem.valid_neg)
-  return jnp.mean(per_split)
+  per_fold = lambda fn, *extra: jax.vmap(jax.vmap(fn, in_axes=(None, 0, 0) + (None,) * len(
+      extra)))(f if fn is not pair_auc else jax.lax.stop_gradient(f), problem.valid_pos,
+               problem.valid_neg, *extra)
+  if surrogate == "squared":
+    loss = per_fold(pair_loss)
+  elif surrogate == "logistic":
+    held = ((problem.valid_pos[:, 0] + problem.valid_neg[:, 0]) > 0).astype(f.dtype)   # [F, n_l]
+    held = held / jnp.sum(held, axis=1, keepdims=True)
+    mean = jnp.sum(held * f, axis=1, keepdims=True)
+    spread = jnp.sqrt(jnp.sum(held * (f - mean) ** 2, axis=1) + 1e-30)                 # [F]
+    loss = per_fold(logistic_pair_loss, spread)
+  else:
+    raise ValueError(f"surrogate must be one of {SURROGATES}; received {surrogate!r:.40}.")
+  return jnp.mean(loss), jnp.mean(per_fold(pair_auc))
 
 
-def objective(log_scales, log_scales0, problem: Problem, lam, penalty, jitter=JITTER):
-  """``cv_loss`` plus the penalty toward s0 (module docstring).
+def cv_loss(log_scales, problem: Problem, lam, jitter=JITTER, surrogate: str = "squared"):
+  """The held-out pair loss of ``cv_terms``."""
+  return cv_terms(log_scales, problem, lam, jitter, surrogate)[0]
+
+
+def objective_and_auc(log_scales, log_scales0, problem: Problem, lam, penalty, jitter=JITTER,
+                      surrogate: str = "squared"):
+  """(``cv_loss`` plus the penalty toward s0, the held-out AUC).
 
   With delta = log s - log s0 and m its mean over features, penalty = (a, b) [2] adds
   a * mean_d (delta_d - m)^2 (anisotropy) + b * m^2 (overall scale); a = b is
@@ -192,47 +244,70 @@ def objective(log_scales, log_scales0, problem: Problem, lam, penalty, jitter=JI
   """
   delta = log_scales - log_scales0
   mean = jnp.mean(delta)
-  return (cv_loss(log_scales, problem, lam, jitter) + penalty[0] * jnp.mean((delta - mean) ** 2)
-          + penalty[1] * mean**2)
+  loss, auc = cv_terms(log_scales, problem, lam, jitter, surrogate)
+  return loss + penalty[0] * jnp.mean((delta - mean) ** 2) + penalty[1] * mean**2, auc
+
+
+def objective(log_scales, log_scales0, problem: Problem, lam, penalty, jitter=JITTER,
+              surrogate: str = "squared"):
+  """The objective of ``objective_and_auc``."""
+  return objective_and_auc(log_scales, log_scales0, problem, lam, penalty, jitter, surrogate)[0]
 
 
 def init(log_scales0, optimizer: optax.GradientTransformation) -> State:
-  """The ``State`` at s0."""
+  """The ``State`` at s0 (nothing evaluated yet)."""
+  dtype = log_scales0.dtype
   return State(jnp.zeros((), jnp.int32), log_scales0, optimizer.init(log_scales0), log_scales0,
-               jnp.asarray(jnp.inf, log_scales0.dtype))
+               jnp.asarray(jnp.inf, dtype), jnp.asarray(-jnp.inf, dtype))
+
+
+def _keep_better(state: State, log_scales, loss, auc, select: str) -> State:
+  """``state`` with (log_scales, loss, auc) as its best iterate if it is strictly better by
+  ``select`` ("auc": higher held-out AUC; "surrogate": lower objective); NaN never is."""
+  better = auc > state.best_auc if select == "auc" else loss < state.best_loss
+  return state._replace(best_log_scales=jnp.where(better, log_scales, state.best_log_scales),
+                        best_loss=jnp.where(better, loss, state.best_loss),
+                        best_auc=jnp.where(better, auc, state.best_auc))
 
 
 def update(state: State, problem: Problem, log_scales0, lam, penalty,
-           optimizer: optax.GradientTransformation, jitter=JITTER):
-  """One Adam step on log s (bounded) -> (State, objective at the iterate it started from)."""
-  loss, grad = jax.value_and_grad(objective)(state.log_scales, log_scales0, problem, lam,
-                                             penalty, jitter)
-  better = loss < state.best_loss            # NaN never is
-  best = jnp.where(better, state.log_scales, state.best_log_scales)
-  best_loss = jnp.where(better, loss, state.best_loss)
+           optimizer: optax.GradientTransformation, jitter=JITTER, surrogate: str = "squared",
+           select: str = "auc", shared: bool = False):
+  """One Adam step on log s (bounded) -> (State, (objective, AUC) at the iterate it started
+  from). ``shared``: one common change of every log s_d (the gradient's mean), so s stays
+  s0 times one learned factor."""
+  (loss, auc), grad = jax.value_and_grad(objective_and_auc, has_aux=True)(
+      state.log_scales, log_scales0, problem, lam, penalty, jitter, surrogate)
+  state = _keep_better(state, state.log_scales, loss, auc, select)
   grad = jnp.where(jnp.isfinite(grad), grad, 0.0)
+  if shared:
+    grad = jnp.full_like(grad, jnp.mean(grad))
   updates, opt_state = optimizer.update(grad, state.opt_state, state.log_scales)
   log_scales = jnp.clip(optax.apply_updates(state.log_scales, updates),
                         log_scales0 - np.log(MAX_SHRINK), log_scales0 + np.log(MAX_GROWTH))
-  return State(state.step + 1, log_scales, opt_state, best, best_loss), loss
+  return state._replace(step=state.step + 1, log_scales=log_scales, opt_state=opt_state), (
+      loss, auc)
 
 
-@functools.partial(jax.jit, static_argnames=("num_steps", "learning_rate"))
+@functools.partial(jax.jit, static_argnames=("num_steps", "learning_rate", "surrogate",
+                                             "select", "shared"))
 def descend(problem: Problem, log_scales0, lam, penalty, jitter, *, num_steps: int,
-            learning_rate: float):
-  """(final ``State``, [num_steps + 1] objective per iterate): the whole descent, one scan."""
+            learning_rate: float, surrogate: str = "squared", select: str = "auc",
+            shared: bool = False):
+  """(final ``State``, ([num_steps + 1] objective, [num_steps + 1] held-out AUC) per iterate):
+  the whole descent, one scan."""
   optimizer = optax.adam(learning_rate)
 
   def body(state, _):
-    return update(state, problem, log_scales0, lam, penalty, optimizer, jitter)
+    return update(state, problem, log_scales0, lam, penalty, optimizer, jitter, surrogate,
+                  select, shared)
 
-  state, losses = jax.lax.scan(body, init(log_scales0, optimizer), None, length=num_steps)
-  last = objective(state.log_scales, log_scales0, problem, lam, penalty, jitter)
-  better = last < state.best_loss
-  state = state._replace(best_log_scales=jnp.where(better, state.log_scales,
-                                                   state.best_log_scales),
-                         best_loss=jnp.where(better, last, state.best_loss))
-  return state, jnp.concatenate([losses, last[None]])
+  state, (losses, aucs) = jax.lax.scan(body, init(log_scales0, optimizer), None,
+                                       length=num_steps)
+  last, auc = objective_and_auc(state.log_scales, log_scales0, problem, lam, penalty, jitter,
+                                surrogate)
+  state = _keep_better(state, state.log_scales, last, auc, select)
+  return state, (jnp.concatenate([losses, last[None]]), jnp.concatenate([aucs, auc[None]]))
 
 
 def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds):
@@ -288,8 +363,9 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                         num_features: int = NUM_FEATURES, num_unlabeled: int = NUM_UNLABELED,
                         num_folds: int = NUM_FOLDS, num_steps: int = NUM_STEPS,
                         learning_rate: float = LEARNING_RATE, penalty: float = PENALTY,
-                        scale_penalty: float = SCALE_PENALTY,
-                        key=0, return_losses: bool = False):
+                        scale_penalty: float = SCALE_PENALTY, surrogate: str = SURROGATE,
+                        select: str = SELECT, min_per_scale: float = MIN_PER_SCALE, key=0,
+                        return_trace: bool = False):
   """Per-feature Gaussian length scales learned on a cross-validated AUC surrogate.
 
   Args:
@@ -310,9 +386,16 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     penalty: weight (>= 0) of the anisotropy, mean_d (delta_d - mean(delta))^2 with
       delta = log s - log s0.
     scale_penalty: weight (>= 0) of the overall scale change, mean(delta)^2.
+    surrogate: "squared" (the objective's own pair loss on held-out pairs) or "logistic"
+      (log(1 + exp(-margin / spread)), invariant to the scale of f).
     key: int seed or PRNG key: the subsample, landmarks and folds (the result is a pure function
       of the inputs and key).
-    return_losses: also return the [num_steps + 1] objective of every iterate.
+    select: which iterate is returned: "auc" (the highest held-out AUC of the folds, ties to
+      the earliest, s0 first) or "surrogate" (the lowest objective).
+    min_per_scale: with fewer than min_per_scale * d points in the smallest class, only one
+      common factor of s0 is learned (``LengthScaleWarning``): measured, per-feature scales
+      then over-fit the folds (module docstring).
+    return_trace: also return the ``Trace`` (objective and held-out AUC of every iterate).
 
   Returns:
     [d] float64 length scales s (the iterate with the lowest objective, s0 included): use as
@@ -324,7 +407,8 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
       unlabeled points), naming what was received and the fix.
 
   Warns:
-    LengthScaleWarning: a class has one labeled point (nothing to hold out): s0 is returned.
+    LengthScaleWarning: a class has one labeled point (nothing to hold out): s0 is returned;
+      or the smallest class has fewer than min_per_scale * d points: one common factor learned.
   """
   key = validation.check_key(key)
   x_l = validation.check_points("x_labeled", x_labeled)
@@ -334,10 +418,15 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   penalty = validation.check_positive("penalty", penalty, allow_zero=True)
   scale_penalty = validation.check_positive("scale_penalty", scale_penalty, allow_zero=True)
   learning_rate = validation.check_positive("learning_rate", learning_rate)
+  min_per_scale = validation.check_positive("min_per_scale", min_per_scale, allow_zero=True)
   num_features = validation.check_count("num_features", num_features)
   num_unlabeled = validation.check_count("num_unlabeled", num_unlabeled)
   num_steps = validation.check_count("num_steps", num_steps, minimum=0)
   num_folds = validation.check_count("num_folds", num_folds, minimum=2)
+  if not isinstance(surrogate, str) or surrogate not in SURROGATES:
+    raise ValueError(f"surrogate must be one of {SURROGATES}; received {surrogate!r:.40}.")
+  if not isinstance(select, str) or select not in SELECTIONS:
+    raise ValueError(f"select must be one of {SELECTIONS}; received {select!r:.40}.")
   scales0 = check_length_scale(length_scale, x_l.shape[1])
   x_u = None
   if x_unlabeled is not None:
@@ -353,16 +442,24 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                   "returned. Label more points of that class.", LengthScaleWarning, stacklevel=2)
     num_steps = 0
   num_folds = min(num_folds, smallest)
+  shared = smallest < min_per_scale * x_l.shape[1]
+  if shared and num_steps:
+    warnings.warn(f"the smallest labeled class has {smallest} points for {x_l.shape[1]} "
+                  f"features (fewer than min_per_scale={min_per_scale:g} per feature): one "
+                  "overall factor of the length scales is learned, not one per feature (too "
+                  "few labels to tell features apart without over-fitting the folds).",
+                  LengthScaleWarning, stacklevel=2)
   if num_steps == 0:
-    return (scales0, np.zeros(1)) if return_losses else scales0
+    return (scales0, Trace(np.zeros(0), np.zeros(0))) if return_trace else scales0
   problem = make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds)
   with jax.enable_x64(True):
-    state, losses = descend(jax.tree.map(jnp.asarray, problem), jnp.asarray(np.log(scales0)),
-                            jnp.float64(lam), jnp.asarray([penalty, scale_penalty], jnp.float64),
-                            jnp.float64(JITTER),
-                            num_steps=num_steps, learning_rate=float(learning_rate))
+    state, (losses, aucs) = descend(
+        jax.tree.map(jnp.asarray, problem), jnp.asarray(np.log(scales0)), jnp.float64(lam),
+        jnp.asarray([penalty, scale_penalty], jnp.float64), jnp.float64(JITTER),
+        num_steps=num_steps, learning_rate=float(learning_rate), surrogate=surrogate,
+        select=select, shared=shared)
     scales = np.exp(np.asarray(state.best_log_scales, np.float64))
-    losses = np.asarray(losses, np.float64)
+    trace = Trace(np.asarray(losses, np.float64), np.asarray(aucs, np.float64))
   if not np.all(np.isfinite(scales)):
     raise FloatingPointError("the length-scale descent produced non-finite scales; raise lam.")
-  return (scales, losses) if return_losses else scales
+  return (scales, trace) if return_trace else scales
