@@ -80,6 +80,39 @@ _FIT_EXACT_SPLITS = flags.DEFINE_integer("fit_exact_splits", 1,
 _DSG_REPEATS = flags.DEFINE_integer("dsg_repeats", 1, "Timed DSG fits after the first (fit part).")
 _OUTPUT = flags.DEFINE_string("output", "results/bench_direct/results.json", "JSON output.")
 
+
+def _whole(text, low):
+  return text.strip().lstrip("-").isdigit() and int(text) >= low
+
+
+def _validate_flags():
+  """Flag checks at parsing: absl's error names the flag, the value and what it must be."""
+  parts, maps = ("features", "fit", "unlabeled", "labeled", "cv"), ("rff", "nystrom",
+                                                                    "nystrom_uniform")
+  datasets = lambda v: bool(v) and all(name in data_lib.available() for name in v)
+  checks = [
+      ("parts", lambda v: bool(v) and set(v) <= set(parts), f"entries of {parts} (not empty)"),
+      ("feature_datasets", datasets, "names of qsg_jax.data.available()"),
+      ("fit_datasets", datasets, "names of qsg_jax.data.available()"),
+      ("maps", lambda v: bool(v) and set(v) <= set(maps), f"entries of {maps}"),
+      ("exact_settings", lambda v: set(v) <= {"default", "rough"}, "entries of default, rough"),
+      ("feature_counts", lambda v: bool(v) and all(_whole(p, 1) for p in v), "whole numbers >= 1"),
+      ("unlabeled_counts", lambda v: bool(v) and all(_whole(n, 1) for n in v),
+       "whole numbers >= 1"),
+      ("labeled_counts", lambda v: all(s.count(":") == 1 and s.split(":")[0] in
+                                       data_lib.available() and _whole(s.split(":")[1], 2)
+                                       for s in v), "dataset:labels entries, labels >= 2"),
+      ("lightgbm_jobs", lambda v: all(_whole(j, 1) for j in v), "whole numbers >= 1"),
+      ("output", lambda v: bool(v.strip()), "a file name (not empty)")]
+  for name, low in (("splits", 1), ("exact_splits", 0), ("num_unlabeled", 1), ("eval_size", 1),
+                    ("svc_max_labels", 0), ("fit_exact_splits", 0), ("dsg_repeats", 0)):
+    checks.append((name, lambda v, low=low: v is not None and v >= low, f"an integer >= {low}"))
+  for name, check, what in checks:
+    flags.register_validator(name, check, message=f"--{name} must be {what}.")
+
+
+_validate_flags()
+
 DEFAULTS = dict(sigma=0.1, lam=1e-3, gamma=0.5)        # qsg_jax.fit's defaults
 ROUGH = dict(sigma=8.0, lam=0.125, gamma=0.5)          # the grid's narrowest kernel, smallest lam
 
@@ -355,6 +388,13 @@ def part_cv():
 
 def main(argv):
   del argv
+  folder = os.path.dirname(_OUTPUT.value) or "."
+  try:                                   # before hours of benchmarks, not after them
+    os.makedirs(folder, exist_ok=True)
+  except OSError as e:
+    raise app.UsageError(f"--output={_OUTPUT.value!r}: cannot create its folder ({e}).") from None
+  if not os.access(folder, os.W_OK):
+    raise app.UsageError(f"--output={_OUTPUT.value!r}: its folder {folder!r} is not writable.")
   results = {}
   if "features" in _PARTS.value:
     rows = part_features()
@@ -387,5 +427,13 @@ def main(argv):
     json.dump(results, f, indent=1)
 
 
+def _main_or_usage_error(argv):
+  """``main``, with a missing data set reported as a usage error (the fix, no traceback)."""
+  try:
+    main(argv)
+  except qsg_jax.errors.DataNotFoundError as e:
+    raise app.UsageError(str(e)) from None
+
+
 if __name__ == "__main__":
-  app.run(main)
+  app.run(_main_or_usage_error)

@@ -6,6 +6,7 @@ tests/test_sharding.py does); the 2-process test launches ``tests/_direct_worker
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -564,6 +565,21 @@ def test_bench_direct_smoke(tmp_path, shared_data_dir):
   assert 0.5 < default["nystrom_64"] <= 1 and 0.5 < default["exact"] <= 1
   assert results["fit"][0]["dsg_over_direct_time"] > 0
   assert results["cv"][0]["best"]["lam"] in folds_lib.PAPER_POWERS
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--parts=fits"], r"--parts must be entries of"),
+    (["--splits=0"], r"flag --splits=0: --splits must be an integer >= 1"),
+    (["--labeled_counts=cod_rna"], r"--labeled_counts must be dataset:labels entries"),
+    (["--parts=cv", "--output=/proc/no/such/folder/r.json"], r"cannot create its folder"),
+])
+def test_bench_direct_refuses_bad_flags_and_an_unwritable_output_before_any_work(args, message):
+  """Nonsense flags are parse errors (they used to run, crash late or write nothing); the output
+  folder is checked before the benchmarks (it was written after them: their results were lost)."""
+  proc = subprocess.run([sys.executable, "-m", "experiments.bench_direct"] + args, cwd=ROOT,
+                        capture_output=True, text=True, timeout=120, check=False)
+  assert proc.returncode != 0 and "Traceback" not in proc.stderr
+  assert re.search(message, proc.stderr), proc.stderr[-2000:]
 
 
 def test_qsg_jax_fit_runs_the_direct_solver():
