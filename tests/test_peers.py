@@ -244,3 +244,15 @@ def test_ranks_per_dataset_and_their_mean():
   assert (ranks["x"]["a"], ranks["z"]["a"], ranks["y"]["a"]) == (1, 1, 3)   # ties share
   assert ranks["x"]["mean rank"] == 1.5 and ranks["z"]["b"] == "-"
   assert ranks["z"]["mean rank"] == 1.0
+
+
+def test_bad_flags_name_a_valid_example():
+  """A list flag with choices suggests one of them (it suggested --methods=1), and a negative
+  --seed is a flag error."""
+  from absl import flags   # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  for arg, message in [("--methods=foo", r"pass e.g. --methods=svc\."),
+                       ("--seed=-1", r"--seed must be an integer >= 0")]:
+    fv = flags.FlagValues()
+    cli.define_flags(peers.Settings, flag_values=fv)
+    with pytest.raises(flags.IllegalFlagValueError, match=message):
+      fv(["prog", arg])

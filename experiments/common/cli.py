@@ -269,7 +269,8 @@ def define_flags(cls, flag_values=FLAGS):
       flags.DEFINE_float(name, default, text, **kwargs)
     else:
       flags.DEFINE_string(name, None if default is None else str(default), text, **kwargs)
-    example = default if default not in (None, ()) else (meta["lower"] or 1)
+    example = default if default not in (None, ()) else (
+        meta["choices"][0] if meta["choices"] else meta["lower"] or 1)   # not "--methods=1"
     if isinstance(example, tuple):
       example = ",".join(str(v) for v in example)
 
