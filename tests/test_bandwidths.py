@@ -188,7 +188,8 @@ def test_zero_steps_and_supervised():
   np.testing.assert_array_equal(
       bandwidths.learn_length_scales(x_l, y, x_u, num_steps=0, length_scale=[1.0, 2.0, 3.0]),
       [1.0, 2.0, 3.0])
-  scales = bandwidths.learn_length_scales(x_l, y, None, gamma=1.0, num_steps=3, num_features=8)
+  scales = bandwidths.learn_length_scales(x_l, y, None, gamma=1.0, num_steps=3, num_features=8,
+                                          min_per_scale=0.0)
   assert scales.shape == (3,) and np.all(np.isfinite(scales) & (scales > 0))
 
 
@@ -219,8 +220,23 @@ def test_validation_key_and_folds_limited_by_smallest_class():
   y = np.zeros(20, np.int32)
   y[:2] = 1                              # 2 positives: two folds at most
   scales = bandwidths.learn_length_scales(x_l, y, x_u, num_steps=2, num_features=8, num_folds=5,
-                                          key=validation.check_key(7))
+                                          key=validation.check_key(7), min_per_scale=0.0)
   assert scales.shape == (3,)
+
+
+def test_too_few_labels_per_feature_learn_one_common_factor():
+  x_l, _, x_u = _data(k=2, n_l=30)
+  y = (x_l[:, 0] > np.sort(x_l[:, 0])[-6]).astype(np.int32)       # 5 positives, 3 features
+  with pytest.warns(bandwidths.LengthScaleWarning, match="smallest labeled class has 5 points"):
+    scales = bandwidths.learn_length_scales(x_l, y, x_u, num_steps=5, num_features=8,
+                                            length_scale=[1.0, 2.0, 4.0], select="surrogate")
+  ratio = scales / np.array([1.0, 2.0, 4.0])
+  np.testing.assert_allclose(ratio, ratio[0], rtol=1e-12)
+  assert abs(ratio[0] - 1.0) > 1e-3
+  free = bandwidths.learn_length_scales(x_l, y, x_u, num_steps=5, num_features=8,
+                                        length_scale=[1.0, 2.0, 4.0], min_per_scale=1.0,
+                                        select="surrogate")
+  assert np.ptp(free / np.array([1.0, 2.0, 4.0])) > 1e-6
 
 
 def test_a_class_of_one_point_returns_the_isotropic_scales_with_a_warning():
