@@ -6,7 +6,9 @@ pieces (median distance, neighbourhood mean), and a model file round trip.
 """
 
 import importlib.util
+import warnings
 
+import jax
 import numpy as np
 import pytest
 import scipy.spatial.distance
@@ -16,6 +18,7 @@ from qsg_jax import io
 from qsg_jax import model_selection
 from qsg_jax.config import FitConfig
 from qsg_jax.direct import defaults
+from qsg_jax.direct import ApproximationWarning
 from qsg_jax.estimators import QS3ORAO
 from qsg_jax.estimators import QSGS2AUC
 from qsg_jax.estimators import QSGS2AUCCV
@@ -189,3 +192,22 @@ def test_cv_estimator_runs_the_direct_search_and_refit_by_default():
   dsg = QSGS2AUCCV(grid=grid, cv=3, solver="dsg", num_steps=16, num_frequencies=8,
                    random_state=2).fit(x, semi)
   assert dsg.solver_ == "dsg" and dsg.best_estimator_.solver_ == "dsg"
+
+
+def test_a_new_number_of_rows_does_not_recompile():
+  """The direct solver pads rows into buckets: refits on 3 and 7 more rows (cross_val_score's
+  folds) compile nothing, the automatic choice included (JAX's compilation events counted)."""
+  x, semi, _ = _binary(n=710)               # more rows than landmarks (512): p stays fixed
+  compiles = []
+  listener = lambda event, duration, **kwargs: compiles.append(event) if event.endswith(
+      "backend_compile_duration") else None
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", ApproximationWarning)   # a narrow kernel on 3 features
+    QSGS2AUC(random_state=0).fit(x[:700], semi[:700])
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+      for n in (703, 707):
+        QSGS2AUC(random_state=0).fit(x[:n], semi[:n])
+    finally:
+      jax.monitoring.unregister_event_duration_listener(listener)
+  assert not compiles

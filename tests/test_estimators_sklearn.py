@@ -2,7 +2,8 @@
 
 Expected failures are declared through scikit-learn's ``expected_failed_checks``, one line of
 justification each. Counts (scikit-learn 1.9): QS3ORAO passes 50 of 55 checks (4 expected
-failures, 1 skipped by scikit-learn: array-API input), QSGS2AUC 53 of 55 (1 expected failure).
+failures, 1 skipped by scikit-learn: array-API input), QSGS2AUC 53 of 55 (1 expected failure),
+for DSG (``_SMALL``) and for the direct solver (``_DEFAULTS``: QSGS2AUC's "auto" values too).
 """
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -32,8 +33,13 @@ _EXPECTED_FAILURES = {
 }
 
 
+# The defaults (the direct solver, "auto" hyper-parameters) and the direct solver with fixed ones.
+_DEFAULTS = (estimators.QSGS2AUC(random_state=0),
+             estimators.QS3ORAO(lam=1e-3, labeled_weight=0.5, length_scale=1.0, random_state=0))
+
+
 @parametrize_with_checks(
-    [estimators.QS3ORAO(**_SMALL), estimators.QSGS2AUC(**_SMALL)],
+    [estimators.QS3ORAO(**_SMALL), estimators.QSGS2AUC(**_SMALL), *_DEFAULTS],
     expected_failed_checks=lambda estimator: _EXPECTED_FAILURES[type(estimator).__name__])
 def test_sklearn_compatible(estimator, check):
   check(estimator)

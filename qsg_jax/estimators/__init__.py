@@ -74,7 +74,7 @@ tuned peer from the peers run::
 
 (per trial: skin 0.9990 / 0.9996 / 0.9984, bank 0.7437 / 0.7459 / 0.7705.) The choice costs 2-15 s
 per fit on an idle-to-loaded 2-core machine at these sizes (30-40 s when the machine ran 15
-jobs on its 2 cores); at most 2,000 labeled and 2,000 unlabeled rows enter it, so it does not
+jobs on its 2 cores); at most 1,000 labeled and 2,000 unlabeled rows enter it, so it does not
 grow with the data. Given values are kept (``QSGS2AUC(lam=1e-3)`` chooses the other two);
 ``length_scale="ard"`` learns one length scale per feature after the "auto" choice. The
 previous release's fit, bit for bit: ``QSGS2AUC(solver="dsg", length_scale=5 ** 0.5,

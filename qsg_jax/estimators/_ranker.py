@@ -159,7 +159,7 @@ The objective is lam/2 ||f||^2 + 1/(k-1) sum_j [w_j R_PN^j + (1 - w_j)(R_PU^j + 
   labeled_weight over 0..1 in steps of 0.25, each point scored by the mean validation AUC of
   a 5-fold CV repeated 3 times (folds from ``random_state``), averaged over its grid
   neighbours, the best taken; the given values stay fixed. It costs 2-15 s per fit at 200
-  labels and 20,000 unlabeled rows on a loaded 2-core machine (at most 2,000 labeled and
+  labels and 20,000 unlabeled rows on a loaded 2-core machine (at most 1,000 labeled and
   2,000 unlabeled rows enter the CV); with fewer than 2 labels in some class the papers'
   values (sigma 0.1, lam 1e-3, labeled_weight 0.5) are used. Against the papers' fixed values
   on the peers' protocol (``experiments/peers.py``) it raised the test AUC on skin and bank
