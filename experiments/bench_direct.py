@@ -77,6 +77,9 @@ _LABELED_CV = flags.DEFINE_bool(
 _SVC_MAX = flags.DEFINE_integer("svc_max_labels", 50000, "Largest label count SVC runs at.")
 _FIT_EXACT_SPLITS = flags.DEFINE_integer("fit_exact_splits", 1,
                                          "Splits on which the exact minimizer runs (fit part).")
+_FIT_FEATURES = flags.DEFINE_list("fit_features", [],
+                                  "Other p of the direct solver timed in the fit part (columns "
+                                  "direct_p<p>, direct_p<p>_s; the default map is p = 512).")
 _DSG_REPEATS = flags.DEFINE_integer("dsg_repeats", 1, "Timed DSG fits after the first (fit part).")
 _OUTPUT = flags.DEFINE_string("output", "results/bench_direct/results.json", "JSON output.")
 
@@ -245,6 +248,11 @@ def part_fit():
                                                  **DEFAULTS), repeats=3)
       row.update(direct_s=seconds, direct=ordinal_auc(
           direct.decision_function(result.model, x_e), y_e, k))
+      for p in [int(p) for p in _FIT_FEATURES.value]:
+        seconds, result = timed(lambda: direct.fit(x_l, y_l, x_u, key=split, num_classes=k,
+                                                   num_features=p, **DEFAULTS), repeats=3)
+        row[f"direct_p{p}_s"] = seconds
+        row[f"direct_p{p}"] = ordinal_auc(direct.decision_function(result.model, x_e), y_e, k)
       seconds, result = timed(lambda: qsg_jax.fit(x_l, y_l, x_u, key=split, num_classes=k,
                                                    **DEFAULTS), repeats=_DSG_REPEATS.value)
       row.update(dsg_s=seconds, dsg=ordinal_auc(qsg_jax.decision_function(result, x_e), y_e, k))
