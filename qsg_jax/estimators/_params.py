@@ -180,7 +180,7 @@ solver : {"auto", "direct", "dsg"}, default="auto"
     features, from one pass over the data and one float64 solve (``qsg_jax.direct``;
     milliseconds to a second, no compilation per data size). "dsg": the papers' Algorithm 1,
     doubly stochastic functional gradients over 2 x num_frequencies x num_steps random Fourier
-    features (the previous release's only solver: with length_scale=2.2361, lam=0.001 and
+    features (the previous release's only solver: with length_scale=5 ** 0.5, lam=0.001 and
     labeled_weight=0.5 it fits bit for bit as before). "auto": "direct" for the squared loss
     unless a DSG-only parameter (learning_rate, num_steps, num_frequencies,
     unlabeled_batch_size, labeled_batch_size) differs from its default, else "dsg"
