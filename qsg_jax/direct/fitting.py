@@ -400,8 +400,7 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
   model = model_of(psi, feature_key, sigma, weights, split_weights)
   residual = np.nan
   if isinstance(psi, feature_maps.NystromMap):
-    features = moments_lib.point_features(psi, x_l).astype(np.float64)
-    residual = float(np.mean(1.0 - np.sum(features * features, axis=1)))
+    residual = 1.0 - moments_lib.mean_square_norm(stats, range(k))   # labeled groups: 0..k-1
     if residual > RESIDUAL_WARNING:
       warnings.warn(f"the Nystrom map of {feature_maps.num_features(psi)} landmarks leaves "
                     f"{residual:.0%} of k(x, x) unexplained on the labeled points (sigma="
