@@ -45,6 +45,7 @@ features).
 """
 
 import functools
+import itertools
 import warnings
 from typing import NamedTuple, Optional
 
@@ -62,6 +63,7 @@ DEFAULT_LENGTH_SCALE = float(np.sqrt(0.5 / FitConfig.sigma))  # sigma = 0.1: the
 NUM_FEATURES = 128       # landmarks p of the differentiable solve (256: ~10x the time per step).
 NUM_UNLABELED = 2000     # unlabeled points in the solves (a uniform subsample, drawn by key).
 NUM_FOLDS = 3            # stratified folds of the labeled points.
+NUM_REPEATS = 1          # fold partitions averaged.
 NUM_STEPS = 60           # Adam steps on log s.
 LEARNING_RATE = 0.1      # Adam's step on log s.
 PENALTY = 1e-2           # weight of the anisotropy (``objective``).
@@ -319,8 +321,10 @@ def descend(problem: Problem, log_scales0, lam, penalty, jitter, *, num_steps: i
   return state, (jnp.concatenate([losses, last[None]]), jnp.concatenate([aucs, auc[None]]))
 
 
-def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds):
-  """``Problem`` (NumPy float64) of checked inputs; draws are a pure function of ``key``."""
+def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds,
+                 num_repeats=1):
+  """``Problem`` (NumPy float64) of checked inputs, F = num_folds * num_repeats held-out folds
+  (each repeat a fresh stratified partition); draws are a pure function of ``key``."""
   seeds = [np.asarray(jax.random.key_data(jax.random.fold_in(key, i))).tolist() for i in range(3)]
   if x_u is None or x_u.shape[0] == 0:
     x_u = x_l[:1]                     # a placeholder: gamma = 1 gives it weight 0
@@ -331,12 +335,12 @@ def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_
   p = min(num_features, pool.shape[0])
   landmarks = pool[np.sort(np.random.default_rng(seeds[1]).choice(pool.shape[0], p,
                                                                   replace=False))]
-  fold_seed = int(np.random.default_rng(seeds[2]).integers(2**31))
-  fold_of = folds_lib.stratified_folds(y_l, num_folds, seed=fold_seed)
+  fold_seeds = np.random.default_rng(seeds[2]).integers(2**31, size=num_repeats)
+  partitions = [folds_lib.stratified_folds(y_l, num_folds, seed=int(seed)) for seed in fold_seeds]
   n, s = y_l.shape[0], k - 1
   onehot = (y_l[None, :] == np.arange(k)[:, None]).astype(np.float64)        # [k, n]
   arrays = {name: [] for name in Problem._fields[3:]}
-  for f in range(num_folds):
+  for fold_of, f in itertools.product(partitions, range(num_folds)):
     train, held = onehot * (fold_of != f)[None, :], onehot * (fold_of == f)[None, :]
     diag, low, target = split_coefficients(train.sum(axis=1), gamma)
     class_mean = train / train.sum(axis=1, keepdims=True)
@@ -370,7 +374,8 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                         num_classes: Optional[int] = None, lam: float = FitConfig.lam,
                         gamma=FitConfig.gamma, length_scale=DEFAULT_LENGTH_SCALE,
                         num_features: int = NUM_FEATURES, num_unlabeled: int = NUM_UNLABELED,
-                        num_folds: int = NUM_FOLDS, num_steps: int = NUM_STEPS,
+                        num_folds: int = NUM_FOLDS, num_repeats: int = NUM_REPEATS,
+                        num_steps: int = NUM_STEPS,
                         learning_rate: float = LEARNING_RATE, penalty: float = PENALTY,
                         scale_penalty: float = SCALE_PENALTY, surrogate: str = SURROGATE,
                         select: str = SELECT, min_per_scale: float = MIN_PER_SCALE, key=0,
@@ -390,6 +395,8 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     num_features: landmarks p of the differentiable solve.
     num_unlabeled: cap on the unlabeled points used.
     num_folds: stratified folds (at most the smallest class size).
+    num_repeats: independent fold partitions averaged (F = num_folds * num_repeats solves per
+      step).
     num_steps: Adam steps on log s (0 returns s0).
     learning_rate: Adam's step on log s.
     penalty: weight (>= 0) of the anisotropy, mean_d (delta_d - mean(delta))^2 with
@@ -432,6 +439,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   num_unlabeled = validation.check_count("num_unlabeled", num_unlabeled)
   num_steps = validation.check_count("num_steps", num_steps, minimum=0)
   num_folds = validation.check_count("num_folds", num_folds, minimum=2)
+  num_repeats = validation.check_count("num_repeats", num_repeats)
   if not isinstance(surrogate, str) or surrogate not in SURROGATES:
     raise ValueError(f"surrogate must be one of {SURROGATES}; received {surrogate!r:.40}.")
   if not isinstance(select, str) or select not in SELECTIONS:
@@ -460,8 +468,11 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                   LengthScaleWarning, stacklevel=2)
   if num_steps == 0:
     return (scales0, Trace(np.zeros(0), np.zeros(0))) if return_trace else scales0
-  problem = make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds)
-  with jax.enable_x64(True):
+  problem = make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds,
+                         num_repeats)
+  # One BLAS thread: LAPACK's Cholesky (dpotrf) spun OpenBLAS threads against XLA's, 190 ms
+  # instead of 0.3 ms for three 128 x 128 factors on 2 cores (``system.one_blas_thread``).
+  with jax.enable_x64(True), system.one_blas_thread():
     state, (losses, aucs) = descend(
         jax.tree.map(jnp.asarray, problem), jnp.asarray(np.log(scales0)), jnp.float64(lam),
         jnp.asarray([penalty, scale_penalty], jnp.float64), jnp.float64(JITTER),
