@@ -21,9 +21,12 @@ from qsg_jax.direct import ApproximationWarning
 from qsg_jax.estimators import QS3ORAO
 from qsg_jax.estimators import QSGS2AUC
 from qsg_jax.estimators import QSGS2AUCCV
-from qsg_jax.estimators import _params
 
-PAPERS = dict(length_scale=_params.PAPERS_LENGTH_SCALE, lam=1e-3, labeled_weight=0.5)
+PAPERS = dict(length_scale=5 ** 0.5, lam=1e-3, labeled_weight=0.5)   # sigma 0.1: FitConfig's
+
+
+def _length_scale_of(sigma):
+  return (0.5 / sigma) ** 0.5
 
 
 def _binary(n=240, labeled=60, seed=0):
@@ -64,7 +67,7 @@ def test_default_is_the_direct_solver_with_the_choice_of_direct_defaults():
   choice = defaults.choose(xs[lab], semi[lab], xs[~lab], num_classes=2, seed=1)
   assert model.solver_ == "direct" and isinstance(model.model_, io.FrozenNystrom)
   assert model.lam_ == choice.best["lam"] and model.labeled_weight_ == choice.best["gamma"]
-  assert model.length_scale_ == pytest.approx(_params.length_scale_of(choice.best["sigma"]))
+  assert model.length_scale_ == pytest.approx(_length_scale_of(choice.best["sigma"]))
   assert model.auto_score_ == choice.score
   ref = qsg_jax.fit(xs[lab], semi[lab], xs[~lab], key=1, config=FitConfig(
       solver="direct", sigma=choice.best["sigma"], lam=choice.best["lam"],
@@ -96,7 +99,7 @@ def test_fully_labeled_and_too_few_labels():
   assert np.isnan(model.auto_score_)
   assert (model.lam_, model.labeled_weight_) == (defaults.FALLBACK["lam"],
                                                  defaults.FALLBACK["gamma"])
-  assert model.length_scale_ == pytest.approx(_params.length_scale_of(defaults.FALLBACK["sigma"]))
+  assert model.length_scale_ == pytest.approx(_length_scale_of(defaults.FALLBACK["sigma"]))
 
 
 def test_direct_fit_saves_and_loads(tmp_path):
