@@ -178,7 +178,9 @@ def test_deterministic_given_key(synthetic):
   x_l, y_l, x_u, _, _, (scales, _) = synthetic
   again = bandwidths.learn_length_scales(x_l, y_l, x_u, key=0)
   np.testing.assert_array_equal(again, scales)
+  compiled = bandwidths.descend._cache_size()
   other = bandwidths.learn_length_scales(x_l, y_l, x_u, key=1)
+  assert bandwidths.descend._cache_size() == compiled        # same shapes: no recompilation
   assert not np.array_equal(other, scales)
   assert np.min(other[2:]) > np.max(other[:2])      # the same conclusion from other draws
 
@@ -284,3 +286,16 @@ def test_selection_by_auc_returns_the_best_held_out_iterate(synthetic):
   np.testing.assert_allclose(auc, np.max(trace.auc), rtol=1e-9)
   first_best = int(np.argmax(trace.auc))           # ties go to the earliest iterate
   assert np.all(trace.auc[:first_best] < trace.auc[first_best])
+
+
+def test_repeats_stack_fresh_partitions():
+  x_l, y, x_u = _data(k=3)
+  problem = bandwidths.make_problem(x_l, y, x_u, 3, np.full(2, 0.5), jax.random.key(0), 20,
+                                    100, 3, num_repeats=2)
+  held = (problem.valid_pos[:, 0] + problem.valid_neg[:, 0]) > 0              # [6, n_l]
+  train = problem.class_mean.sum(axis=1) > 0
+  assert held.shape == (6, x_l.shape[0])
+  for r in range(2):                       # each repeat's folds partition the labeled points
+    np.testing.assert_array_equal(held[3 * r:3 * r + 3].sum(axis=0), 1)
+  np.testing.assert_array_equal(train, ~held)
+  assert not np.array_equal(held[:3], held[3:])
