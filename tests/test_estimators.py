@@ -311,6 +311,21 @@ def test_the_kernel_is_scikit_learns_rbf_of_length_scale(length_scale, tmp_path)
                                 model.decision_function(x))
 
 
+@pytest.mark.parametrize("length_scale, error, message", [
+    (1e-300, ValueError, r"length_scale=1e-300 gives sigma .* outside float32's range"),
+    (1e300, ValueError, r"length_scale=1e\+300 gives sigma"),
+    ([1.0, 1e-300, 1.0], ValueError, r"length_scale=1e-300 gives sigma"),
+    (None, TypeError, "length_scale must be a number > 0 or a list"),
+])
+def test_extreme_length_scales_are_named_not_their_sigma(length_scale, error, message):
+  """Length scales whose sigma leaves float32 are refused by their own name (they were reported
+  as "sigma ... received inf", or as inf in the user's X)."""
+  x, _, y_semi = _cv_data.semi_ordinal()
+  with pytest.raises(error, match=message):
+    estimators.QS3ORAO(length_scale=length_scale, unlabeled_label=-1, **_cv_data.TINY).fit(
+        x, y_semi)
+
+
 def test_one_length_scale_per_feature_divides_the_scaled_columns():
   x, _, y_semi = _cv_data.semi_ordinal()
   scales = np.array([0.3, 1.0, 3.0])

@@ -101,7 +101,8 @@ def check_length_scale(length_scale, num_features: int) -> np.ndarray:
     arr = np.asarray(length_scale, np.float64)
   except (TypeError, ValueError):   # ragged lists, objects
     arr = None
-  if arr is None or isinstance(length_scale, (str, bool, np.bool_)) or arr.ndim > 1:
+  if arr is None or length_scale is None or isinstance(length_scale, (str, bool, np.bool_)) or (
+      arr.ndim > 1):
     raise TypeError(f"length_scale must be a number > 0 or a list of one per feature; received "
                     f"{type(length_scale).__name__} {length_scale!r:.60}.")
   if arr.ndim == 1 and arr.shape != (num_features,):
@@ -110,6 +111,14 @@ def check_length_scale(length_scale, num_features: int) -> np.ndarray:
   if not np.all(np.isfinite(arr) & (arr > 0)):
     raise ValueError(f"length_scale must be > 0 and finite; received "
                      f"{np.ravel(arr).tolist()[:6]}.")
+  with np.errstate(over="ignore", divide="ignore", under="ignore"):
+    sigma = (0.5 / np.ravel(arr) ** 2).astype(np.float32)   # the kernel's float32 parameter
+  bad = ~(np.isfinite(sigma) & (sigma >= np.finfo(np.float32).tiny))
+  if bad.any():   # it used to be reported as sigma = inf / 0, or as inf in the user's X
+    value = float(np.ravel(arr)[np.argmax(bad)])
+    raise ValueError(f"length_scale={value:g} gives sigma = 1 / (2 length_scale^2) outside "
+                     "float32's range; min-max scaled features suit length scales of about "
+                     "0.1..10.")
   return arr
 
 
