@@ -118,6 +118,10 @@ def test_direct_fit_saves_and_loads(tmp_path):
     for name in ("lam_", "labeled_weight_", "solver_", "length_scale_", "auto_score_"):
       assert getattr(loaded, name) == pytest.approx(getattr(model, name), nan_ok=True)
     assert loaded.get_params() == model.get_params()
+  arrays, meta = model._to_arrays()                     # pylint: disable=protected-access
+  del meta["params"]["solver"], meta["chosen"]          # a file from before the solver switch
+  old = QS3ORAO._from_arrays(model.model_, arrays, meta)  # pylint: disable=protected-access
+  assert old.solver == "dsg" and not hasattr(old, "lam_")   # a refit runs DSG, as it did
 
 
 def test_solver_and_auto_values_are_checked():

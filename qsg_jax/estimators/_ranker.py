@@ -384,6 +384,8 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
         value = params.pop(old, DEPRECATED)
         if not (isinstance(value, str) and value == DEPRECATED):
           params[new] = _params.length_scale_of(value) if old == "sigma" else value
+    if "solver" not in meta["params"]:   # written before the solver switch: DSG fitted it
+      params["solver"] = "dsg"
     estimator = cls(**params)
     estimator.model_, estimator.classes_, estimator.seed_ = frozen, arrays["classes"], meta["seed"]
     estimator.input_min_, estimator.input_scale_ = arrays["input_min"], arrays["input_scale"]
