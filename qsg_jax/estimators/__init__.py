@@ -66,15 +66,15 @@ tuned peer from the peers run::
 
   dataset         "auto" (now)  papers' values, direct  previous default (DSG)  best tuned peer
   skin            0.9990        0.9673                  0.965                   SVC 0.9989
-  bank_marketing  0.7534        0.6544                  0.627 (trial 0)         LogReg 0.686 (t0-1)
+  bank_marketing  0.7534        0.6544                  0.627 (trial 0)         LogReg 0.709
   cod_rna         0.9770        0.9763                  0.976                   SVC 0.975
   ijcnn1          0.8249        0.7986                  0.798                   LightGBM 0.917
   accelerometer   0.8597        -                       0.829 (issue 27)        LightGBM 0.812
   sgemm (ordinal) 0.8909        -                       0.886                   LightGBM 0.928
 
 (per trial: skin 0.9990 / 0.9996 / 0.9984 against SVC 0.9997 / 0.9985 / 0.9986; bank 0.7437 /
-0.7459 / 0.7705 against LogisticRegression 0.7372 / 0.6351 and LibAUC 0.7388 on trial 0, the
-peers' trial 2 still running.) ``experiments.peers``' own qsg_defaults cells reproduce every
+0.7459 / 0.7705 against LogisticRegression 0.7372 / 0.6351 / 0.7538 and LibAUC 0.7388 /
+0.7497 / not yet run.) ``experiments.peers``' own qsg_defaults cells reproduce every
 figure of the first column. ``length_scale="ard"`` (peers' cells): sgemm 0.9460 (ahead of
 LightGBM), cod_rna 0.9782, but ijcnn1 0.7485, so it is not the default. The choice costs 2-15 s
 per fit on an idle-to-loaded 2-core machine at these sizes (the peers' cells: 33-116 s while
