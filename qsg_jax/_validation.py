@@ -1,5 +1,6 @@
 """Checks of user data at the API boundary, before anything is jitted."""
 
+import collections.abc
 import warnings
 from typing import Optional, Tuple
 
@@ -81,6 +82,9 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
       the caller's row numbering), or values that overflow float32.
   """
   _refuse_sparse(name, x)
+  if isinstance(x, collections.abc.Iterator):   # NumPy would make a 0-d object array of it
+    raise TypeError(f"{name} is an iterator ({type(x).__name__}); pass an array [n, d]. Chunks "
+                    "read one at a time: qsg_jax.direct.fit or fit(..., solver='direct').")
   try:
     arr = as_numbers(x)
   except ValueError:   # ragged nested lists

@@ -385,6 +385,13 @@ def test_fit_refuses_sparse_input_with_the_fix(name):
     _tiny_fit(**{name: sp.csr_matrix(dense)})
 
 
+def test_dsg_fit_refuses_an_iterator_of_chunks_with_the_fix():
+  """An iterator reaches DSG's array check as a 0-d object array ("received shape ()"); the
+  message names it and the solver that reads chunks."""
+  with pytest.raises(TypeError, match=r"x_unlabeled is an iterator \(generator\).*solver='direct'"):
+    _tiny_fit(x_unlabeled=(chunk for chunk in [toy.X_U]))
+
+
 @pytest.mark.parametrize("name, row, col", [("x_labeled", 7, 2), ("x_unlabeled", 11, 0)])
 def test_fit_reports_nan_at_the_users_row(name, row, col):
   dense = toy.X_L if name == "x_labeled" else toy.X_U
