@@ -459,6 +459,21 @@ def test_moments_and_solve_check_their_arguments():
   np.testing.assert_array_equal(direct.solve(fit.moments, 1e-3, 0.5)[0], fit.weights)
 
 
+def test_statistics_larger_than_memory_are_refused_before_any_allocation(monkeypatch):
+  """p^2 moments of every group: a num_features the memory cannot hold is refused up front
+  (fit and cross_validate), naming the size and the fix, before any feature is computed."""
+  from qsg_jax import memory   # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  x_l, y, x_u = _data(n_u=10)
+  assert direct.fitting.statistics_bytes(512, 4, 30) < 2**25          # the default: 21 MiB
+  monkeypatch.setattr(memory, "available_bytes", lambda device=None: 2**20)
+  with pytest.raises(errors.InsufficientMemoryError, match=r"4 groups of 1024 x 1024 .*Lower "
+                                                           "num_features"):
+    direct.fit(x_l, y, x_u, feature_map="rff", num_features=1024)
+  with pytest.raises(errors.InsufficientMemoryError, match="8 groups of 1024 x 1024"):
+    direct.cross_validate(x_l, y, x_u, feature_map="rff", num_features=1024)
+  direct.fit(x_l, y, x_u, num_features=10**6)   # Nystrom: p <= the 40 candidate points
+
+
 def test_supervised_fit_without_unlabeled_data():
   x_l, y, _ = _data(k=2, n_l=40)
   fit = direct.fit(x_l, y, None, gamma=1.0, feature_map="rff", num_features=64)

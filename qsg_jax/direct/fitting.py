@@ -24,6 +24,7 @@ import numpy as np
 from qsg_jax import _validation as validation
 from qsg_jax import distributed
 from qsg_jax import engine
+from qsg_jax import memory
 from qsg_jax.direct import feature_maps
 from qsg_jax.direct import moments as moments_lib
 from qsg_jax.direct import system as solve_lib
@@ -233,6 +234,33 @@ def check_options(feature_map, num_features, num_frequencies, chunk_rows, landma
   return num_features, num_frequencies, chunk_rows, landmarks
 
 
+def statistics_bytes(num_features: int, num_groups: int, num_labeled: int) -> int:
+  """Peak bytes of a direct fit's statistics: the pass's float32 sums of G groups (hi and lo parts
+  and one chunk's products, 3 G p^2 x 4 B), their float64 moments (G p^2 x 8 B), the system and
+  its factor (3 p^2 x 8 B) and the labeled points' features (n_l p x 8 B). Quadratic in p."""
+  p, g = int(num_features), int(num_groups)
+  return 12 * g * p * p + 8 * g * p * p + 24 * p * p + 8 * int(num_labeled) * p
+
+
+def check_memory(feature_map, num_features, landmarks, num_groups, num_labeled,
+                 x_unlabeled=None) -> None:
+  """Refuses (``InsufficientMemoryError``) statistics larger than the free memory, before any
+  allocation: a Nystrom map has at most as many features as landmark candidates (the labeled
+  points and a sample of the unlabeled ones, ``landmark_points``)."""
+  p = num_features
+  if feature_map == "nystrom" and not isinstance(landmarks, str):
+    p = landmarks.shape[0]
+  elif feature_map == "nystrom":
+    n_u = (0 if x_unlabeled is None else x_unlabeled.num_unlabeled
+           if isinstance(x_unlabeled, distributed.ShardedUnlabeled) else
+           x_unlabeled.shape[0] if hasattr(x_unlabeled, "shape") else LANDMARK_SAMPLE)
+    p = min(p, num_labeled + min(n_u, LANDMARK_SAMPLE))
+  memory.check_allocation(
+      statistics_bytes(p, num_groups, num_labeled),
+      what=f"the direct solver's statistics ({num_groups} groups of {p} x {p} feature moments)",
+      fix=f"Lower num_features (memory grows with its square; the default is {NUM_FEATURES}).")
+
+
 def sample_indices(key, n):
   """Sorted indices of min(n, ``LANDMARK_SAMPLE``) rows of n, drawn by ``key``."""
   seed = np.asarray(jax.random.key_data(jax.random.fold_in(key, 0))).tolist()
@@ -367,6 +395,7 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
   if split_lam is not None:
     split_lam = validation.check_positive("split_lam", split_lam, allow_inf=True)
   x_unlabeled = check_unlabeled(x_unlabeled, x_l.shape[1], mesh, axis_name)
+  check_memory(feature_map, num_features, landmarks, k + 1, x_l.shape[0], x_unlabeled)
   if x_unlabeled is None and np.any(gamma < 1):
     raise ValueError(f"no unlabeled data but gamma={gamma.tolist()} < 1 gives weight to the "
                      "unlabeled risks: pass x_unlabeled, or set gamma=1 for supervised training.")

@@ -151,6 +151,9 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, ke
   num_features, num_frequencies, chunk_rows, landmarks = fitting.check_options(
       feature_map, num_features, num_frequencies, chunk_rows, landmarks, x_l.shape[1])
   x_unlabeled = fitting.check_unlabeled(x_unlabeled, x_l.shape[1], mesh, axis_name)
+  # Per sigma: the unlabeled moments, the class totals and a fold's moments (2 k + 2 groups).
+  fitting.check_memory(feature_map, num_features, landmarks, 2 * k + 2, x_l.shape[0],
+                       x_unlabeled)
   if x_unlabeled is None and np.any(grid["gamma"] < 1):
     raise ValueError(f"no unlabeled data but the gamma grid {grid['gamma'].tolist()} weights the "
                      "unlabeled risks: pass x_unlabeled, or use gamma=[1.0].")
