@@ -280,7 +280,7 @@ def test_selection_by_auc_returns_the_best_held_out_iterate(synthetic):
   assert trace.auc[0] < np.max(trace.auc)
   problem = bandwidths.make_problem(x_l, y_l, x_u, 2, np.array([0.5]), jax.random.key(0),
                                     bandwidths.NUM_FEATURES, bandwidths.NUM_UNLABELED,
-                                    bandwidths.NUM_FOLDS)
+                                    bandwidths.NUM_FOLDS, bandwidths.NUM_REPEATS)
   with jax.enable_x64(True):
     _, auc = bandwidths.cv_terms(jnp.log(scales), problem, 1e-3)
   np.testing.assert_allclose(auc, np.max(trace.auc), rtol=1e-9)
