@@ -13,6 +13,20 @@ Stratum s of the unlabeled rows (``sampling.strata``) lives on the device at pos
 mesh axis, whatever process owns it, so a run on P processes of D / P devices draws the same
 samples and computes the same coefficients (to float32 rounding: sums are added in another
 order) as a one-process run on D devices, or a one-device run with ``num_shards=D``.
+
+Three recipes with the main job (``qsg_jax.fit(..., mesh=global_mesh())`` in a script is the same):
+
+1. One machine: ``python -m experiments.run --dataset=sgemm --mesh`` (on CPU, add
+   ``XLA_FLAGS=--xla_force_host_platform_device_count=4`` for 4 devices).
+2. Processes on localhost: ``for i in 0 1; do XLA_FLAGS=--xla_force_host_platform_device_count=2
+   python -m experiments.run --mesh --coordinator_address=127.0.0.1:12345 --num_processes=2
+   --process_id=$i & done; wait``.
+3. A cluster: the same command on every host with the three flags (or ``JAX_COORDINATOR_ADDRESS``,
+   ``JAX_NUM_PROCESSES``, ``JAX_PROCESS_ID``); under SLURM or Open MPI pass ``--distributed``.
+
+Each DSG step all-reduces a few vectors of 1 + 2(k-1)S + 2m floats (16 KB for sgemm), so each
+all-reduce costs its latency, not bandwidth: more devices buy memory for the unlabeled set, not
+speed. The direct solver sums its statistics with one all-reduce of the p x p moments.
 """
 
 import os

@@ -434,8 +434,8 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
       warnings.warn(f"the Nystrom map of {feature_maps.num_features(psi)} landmarks leaves "
                     f"{residual:.0%} of k(x, x) unexplained on the labeled points (sigma="
                     f"{sigma:g}), so the solution may be far from the exact kernel minimizer: "
-                    "raise num_features (e.g. 2048), or lower sigma.", ApproximationWarning,
-                    stacklevel=3)
+                    "raise num_features (e.g. 2048; num_landmarks in qsg_jax.fit), or lower "
+                    "sigma.", ApproximationWarning, stacklevel=3)
   return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights, residual)
 
 

@@ -172,7 +172,7 @@ def _cv_doc(binary: bool) -> str:
   >>> y = {labels}
   >>> y[60:] = -1                                          # -1 = unlabeled
   >>> grid = {{"lam": [1e-3], "length_scale": [0.7], "labeled_weight": [0.5, 1.0]}}
-  >>> model = {name}(grid=grid, cv=3, num_steps=64{marker}).fit(x, y)
+  >>> model = {name}(grid=grid, cv=3{marker}).fit(x, y)
   >>> sorted(model.best_params_), model.cv_results_["mean_test_score"].shape
   (['labeled_weight', 'lam', 'learning_rate', 'length_scale'], (2,))
   >>> bool(np.mean(model.predict(x[:60]) == y[:60]) > 0.8)
