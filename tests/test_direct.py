@@ -506,6 +506,7 @@ def test_mesh_of_four_devices_equals_one_device(kind):
                                atol=1e-5 * np.abs(expected).max())
 
 
+@pytest.mark.slow   # the direct tests again on 4 devices (the 2-process test covers the mesh): `make test-slow`
 def test_on_four_cpu_devices():
   if jax.device_count() >= 4:
     pytest.skip("already on 4 devices: the tests above ran directly")

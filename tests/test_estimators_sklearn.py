@@ -12,7 +12,9 @@ from qsg_jax import estimators
 from qsg_jax.online_pairwise import OnlinePairwiseRanker
 
 # Small runs: the checks fit dozens of times, each new data shape compiling once.
-_SMALL = dict(num_steps=32, num_frequencies=8, unlabeled_batch_size=16, random_state=0)
+# DSG with fixed values (the "auto" choice is checked on the direct solver's instance below).
+_SMALL = dict(num_steps=32, num_frequencies=8, unlabeled_batch_size=16, random_state=0,
+              lam=1e-3, labeled_weight=0.5, length_scale=1.0)
 
 # -1 is scikit-learn's semi-supervised marker of unlabeled rows, which this check uses as a class.
 _MINUS_ONE = ("labels {-1, 1}: -1 is scikit-learn's semi-supervised marker of unlabeled rows, "

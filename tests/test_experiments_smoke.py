@@ -40,6 +40,7 @@ def test_main_job_binary_and_unknown_dataset(tmp_path):
   assert proc.returncode != 0 and "sgemm" in proc.stderr
 
 
+@pytest.mark.slow   # reproduction smoke run: `make test-slow`
 def test_convergence_script(tmp_path):
   out = run_module("experiments.convergence", "--max_steps=512", "--seeds=2", "--fit_from=64",
                    "--num_unlabeled=60", "--num_labeled=30", f"--output_dir={tmp_path}")

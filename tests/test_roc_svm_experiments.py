@@ -21,6 +21,7 @@ def _quiet(*args):
   del args
 
 
+@pytest.mark.slow   # reproduction smoke run: `make test-slow`
 def test_table1_and_table2_write_the_paper_layout(tmp_path):
   rows, payload = roc_svm_tables.run_table1(
       sizes=(250,), repetitions=1, n_test=5000, lam_grid=(1e-3,), population_samples=400000,

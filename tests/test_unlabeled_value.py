@@ -39,6 +39,7 @@ _TINY = dict(eval_size=0, cv_lam=(1e-3,), cv_sigma=(0.5,), cv_folds=2, num_steps
              num_frequencies=4, unlabeled_batch_size=8)
 
 
+@pytest.mark.slow   # reproduction smoke run: `make test-slow`
 def test_smoke_run_writes_files_and_correct_differences(tmp_path):
   gammas = [0.0, 0.5, 1.0]
   settings = dict(labeled_sizes=(20, 400), gammas=tuple(gammas), unlabeled_sizes=(50,),
