@@ -64,12 +64,8 @@ def test_bad_step_size_strings_are_refused():
                                                         "gamma": [0.5], "step_size": ["big"]})
 
 
-def test_cv_auto_step_equals_fit_with_the_auto_step_on_each_fold():
-  x_l, y_l, x_u = _ordinal()
-  grid = {"lam": [1e-3], "sigma": [8.0], "gamma": [0.5], "step_size": ["auto", 3.0]}
-  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=3, seed=1, key=7,
-                                          **_SMALL)
-  assert result.best["step_size"] == "auto"
+def _assert_auto_step_cv_equals_fits(result, x_l, y_l, x_u):
+  """Fold f's scores of the CV (3 folds, seed 1, key 7) equal fit's on the fold's training set."""
   folds = qsg_jax.folds.stratified_folds(y_l, 3, seed=1)
   train, valid = qsg_jax.folds.fold_training_sets(folds, y_l)
   for f in range(3):
@@ -78,6 +74,15 @@ def test_cv_auto_step_equals_fit_with_the_auto_step_on_each_fold():
     scores = qsg_jax.decision_function(fitted, x_l)[valid[f]]
     np.testing.assert_allclose(result.fold_scores[0, 0, 0, 0, f],
                                baselines.split_aucs(scores, y_l[valid[f]], 3), atol=1e-5)
+
+
+def test_cv_auto_step_equals_fit_with_the_auto_step_on_each_fold():
+  x_l, y_l, x_u = _ordinal()
+  grid = {"lam": [1e-3], "sigma": [8.0], "gamma": [0.5], "step_size": ["auto", 3.0]}
+  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=3, seed=1, key=7,
+                                          **_SMALL)
+  assert result.best["step_size"] == "auto"
+  _assert_auto_step_cv_equals_fits(result, x_l, y_l, x_u)
 
 
 def test_curvature_subsamples_the_labeled_points_past_the_kernel_budget(monkeypatch):
@@ -101,14 +106,7 @@ def test_curvature_subsamples_the_labeled_points_past_the_kernel_budget(monkeypa
   grid = {"lam": [1e-3], "sigma": [8.0], "gamma": [0.5], "step_size": ["auto"]}
   result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=3, seed=1, key=7,
                                           **_SMALL)
-  folds = qsg_jax.folds.stratified_folds(y_l, 3, seed=1)
-  train, valid = qsg_jax.folds.fold_training_sets(folds, y_l)
-  for f in range(3):
-    fitted = qsg_jax.fit(x_l[train[f]], y_l[train[f]], x_u, key=7, num_classes=3, lam=1e-3,
-                         sigma=8.0, gamma=0.5, **_SMALL)
-    scores = qsg_jax.decision_function(fitted, x_l)[valid[f]]
-    np.testing.assert_allclose(result.fold_scores[0, 0, 0, 0, f],
-                               baselines.split_aucs(scores, y_l[valid[f]], 3), atol=1e-5)
+  _assert_auto_step_cv_equals_fits(result, x_l, y_l, x_u)
 
 
 def test_docstring_examples_run():
