@@ -111,16 +111,22 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
         f"{name} contains {int(bad.sum())} NaN or infinite values in {rows.size} rows (first at "
         f"row {row}), e.g. column {col} = {arr[row, col]}. Impute or drop those rows before "
         "fitting.")
+  refuse_beyond_float32(name, arr)
+  return arr.astype(np.float32)
+
+
+def refuse_beyond_float32(name: str, arr: np.ndarray, where=lambda row: row):
+  """``ValueError`` if a wider-than-float32 ``arr`` [n, d] has values float32 cannot hold (they
+  would become inf); ``where`` maps a row of ``arr`` to the row number the user knows."""
   if arr.size and arr.dtype.itemsize > 4:
     big = np.abs(arr) > _FLOAT32_MAX
     if big.any():
       row, col = _row_col(big)
       raise ValueError(
           f"{name} has {int(big.sum())} values beyond the float32 range +-3.4e38 (first at row "
-          f"{row}, column {col}: {arr[row, col]:.3g}); qsg_jax computes in float32, where they "
-          "would become inf. Rescale the features first (qsg_jax.data.minmax_fit / "
+          f"{where(row)}, column {col}: {arr[row, col]:.3g}); qsg_jax computes in float32, where "
+          "they would become inf. Rescale the features first (qsg_jax.data.minmax_fit / "
           "minmax_apply).")
-  return arr.astype(np.float32)
 
 
 def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None) -> np.ndarray:
@@ -159,14 +165,7 @@ def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None) -> np
     row, col = _row_col(bad)
     raise ValueError(f"{name} has NaN or infinite values (first at row {where(row)}), e.g. column "
                      f"{col} = {arr[row, col]}; impute or drop those rows first.")
-  if arr.size and arr.dtype.itemsize > 4:
-    big = np.abs(arr) > _FLOAT32_MAX
-    if big.any():
-      row, col = _row_col(big)
-      raise ValueError(
-          f"{name} has values beyond the float32 range +-3.4e38 (first at row {where(row)}, column "
-          f"{col}: {arr[row, col]:.3g}); qsg_jax computes in float32, where they would become "
-          "inf. Rescale the features first (qsg_jax.data.minmax_fit / minmax_apply).")
+  refuse_beyond_float32(name, arr, where)
   return arr.astype(np.float32, copy=False)
 
 
