@@ -181,6 +181,13 @@ The objective is lam/2 ||f||^2 + 1/(k-1) sum_j [w_j R_PN^j + (1 - w_j)(R_PU^j + 
   processes (``qsg_jax.estimators``)."""
 
 
+# The parameters section of both estimators' docstrings.
+PARAMETERS = _params.doc("length_scale", "lam", "labeled_weight", "solver", "learning_rate",
+                         "num_steps", "num_frequencies", "unlabeled_batch_size",
+                         "labeled_batch_size", "loss", "scale_inputs", "random_state",
+                         "unlabeled_label", "deprecated")
+
+
 @io.register
 class QS3ORAO(ClassifierMixin, BaseEstimator):
   __doc__ = f"""Semi-supervised ordinal regression by AUC optimization (QS3ORAO); k = 2: QSG-S2AUC.
@@ -190,9 +197,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
 
   Parameters
   ----------
-  {_params.doc("length_scale", "lam", "labeled_weight", "solver", "learning_rate", "num_steps",
-               "num_frequencies", "unlabeled_batch_size", "labeled_batch_size", "loss",
-               "scale_inputs", "random_state", "unlabeled_label", "deprecated")}
+  {PARAMETERS}
 
   Attributes
   ----------
@@ -452,9 +457,7 @@ class QSGS2AUC(QS3ORAO):
 
   Parameters
   ----------
-  {_params.doc("length_scale", "lam", "labeled_weight", "solver", "learning_rate", "num_steps",
-               "num_frequencies", "unlabeled_batch_size", "labeled_batch_size", "loss",
-               "scale_inputs", "random_state", "unlabeled_label", "deprecated")}
+  {PARAMETERS}
 
   Attributes
   ----------
