@@ -10,15 +10,15 @@ Two maps, both with psi(x) . psi(x') ~ k(x, x') = exp(-sigma ||x - x'||^2):
 
   so a solution w is the engine's ``Model`` with coefficients w.reshape(T, 2m) / sqrt(T) and
   scale 1: every prediction, io and estimator path of the DSG models serves it unchanged.
-* ``NystromMap``: psi(x) = k(x, Z) P on p landmarks Z, P = U Lambda^(-1/2) from
-  K_ZZ = U Lambda U^T in float64 (directions below ``NYSTROM_RCOND`` of the largest eigenvalue
-  dropped: zero columns). That is the Nystrom map of ``qsg_jax.roc_svm.nystrom`` up to a
+* ``NystromMap``: psi(x) = k(x, Z) P on p landmarks Z, P = L^-T from a pivoted Cholesky
+  factorization K_ZZ = L L^T in float64 (landmarks whose conditional variance is below
+  ``NYSTROM_RCOND`` of the largest eigenvalue's estimate dropped: zero columns). That is the Nystrom map of ``qsg_jax.roc_svm.nystrom`` up to a
   rotation (same inner products, so the same f and ||f||). With every training point a landmark
   (and nothing dropped) it reproduces the kernel exactly, so the direct solution is then the
   exact kernel minimizer (``baselines.fit_exact_qsg``).
 
 Where the projection happens matters in float32. Here psi = k(x, Z) P is formed on the device
-and its moments summed: P's large entries (up to lambda_min^(-1/2)) only perturb the features
+and its moments summed: P's large entries (up to lambda_min(K_rr)^(-1/2)) only perturb the features
 (a perturbed data set, whose moments stay positive semi-definite), while the sums' rounding is
 relative to |psi|^2. Projecting float32 moments of k(x, Z) afterwards (P^T S P in float64)
 would amplify their accumulation rounding by |P|^2 instead and made systems indefinite in tests.
@@ -31,6 +31,7 @@ from typing import NamedTuple, Union
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.linalg
 import threadpoolctl
 
 from qsg_jax.engine import features as rff
@@ -55,7 +56,8 @@ def one_blas_thread():
   return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
-# Eigen-directions of K_ZZ below this share of the largest eigenvalue are dropped (``nystrom_map``).
+# Landmarks whose conditional variance is below this share of K_ZZ's largest eigenvalue (estimate)
+# are dropped (``nystrom_map``).
 NYSTROM_RCOND = 1e-7
 LANDMARK_METHODS = ("uniform", "kmeans")
 
@@ -68,7 +70,7 @@ class FourierMap(NamedTuple):
 class NystromMap(NamedTuple):
   """Nystrom features psi(x) = k(x, Z) P (``nystrom_map``)."""
   landmarks: jax.Array   # [p, d] float32 landmarks Z.
-  projection: jax.Array  # [p, p] float32 P = U Lambda^(-1/2), zero columns for dropped directions.
+  projection: jax.Array  # [p, p] float32 P (L^-T on the kept landmarks' rows), zero columns dropped.
   sigma: jax.Array       # float32 scalar.
 
 
@@ -141,14 +143,21 @@ def select_landmarks(key: jax.Array, x: np.ndarray, num_landmarks: int,
 
 
 def nystrom_map(landmarks: np.ndarray, sigma: float, rcond: float = NYSTROM_RCOND) -> NystromMap:
-  """The ``NystromMap`` of ``landmarks``: P = U Lambda^(-1/2) of K_ZZ, computed in float64.
+  """The ``NystromMap`` of ``landmarks``: P = L^-T of a pivoted Cholesky of K_ZZ, in float64.
+
+  LAPACK ``dpstrf`` factors K_ZZ[pi, pi] = L L^T, stopping at rank r when the largest remaining
+  conditional variance of a landmark falls below ``rcond`` times sum(K_ZZ) / p (a lower bound of
+  the largest eigenvalue); rows pi_1..pi_r of P hold L^-T, everything else is 0. Then
+  psi(x) . psi(x') = k(x, Z_r) K_rr^-1 k(Z_r, x'), the Nystrom approximation on the r kept
+  landmarks (the others nearly in their span). Three times faster than an eigendecomposition
+  at p = 512 (8 against 25 ms, a fifth of a warm fit), with the same float32 feature rounding.
 
   Args:
     landmarks: [p, d] points Z.
     sigma: kernel parameter.
-    rcond: eigenvalues below ``rcond * max`` are dropped (zero columns of P). Float32 kernel
-      values carry rounding of about 6e-8, so a direction of eigenvalue lambda is known to about
-      6e-8 / sqrt(lambda) of a feature.
+    rcond: relative tolerance of the dropped conditional variances. Float32 kernel values carry
+      rounding of about 6e-8, so a direction of variance v is known to about 6e-8 / sqrt(v) of
+      a feature.
 
   Returns:
     ``NystromMap``; P is [p, p] whatever is dropped, so shapes (and compiled code) do not
@@ -156,12 +165,16 @@ def nystrom_map(landmarks: np.ndarray, sigma: float, rcond: float = NYSTROM_RCON
   """
   z32 = np.asarray(landmarks, np.float32)
   z = z32.astype(np.float64)
+  p = z.shape[0]
   sq = np.sum(z * z, axis=1)
   kernel = np.exp(-float(sigma) * np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0))
+  projection = np.zeros((p, p))
   with one_blas_thread():
-    eigvals, eigvecs = np.linalg.eigh(kernel)
-  keep = eigvals > rcond * eigvals[-1]
-  projection = np.where(keep[None, :], eigvecs, 0.0) / np.sqrt(np.where(keep, eigvals, 1.0))
+    factor, pivots, rank, _ = scipy.linalg.lapack.dpstrf(kernel, tol=rcond * kernel.sum() / p,
+                                                         lower=1)
+    if rank:
+      inverse, _ = scipy.linalg.lapack.dtrtri(factor[:rank, :rank], lower=1)
+      projection[pivots[:rank] - 1, :rank] = np.tril(inverse).T
   return NystromMap(jnp.asarray(z32), jnp.asarray(projection, jnp.float32),
                     jnp.asarray(sigma, jnp.float32))
 
