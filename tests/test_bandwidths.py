@@ -184,6 +184,26 @@ def test_deterministic_given_key(synthetic):
   assert np.min(other[2:]) > np.max(other[:2])      # the same conclusion from other draws
 
 
+def test_padding_changes_no_fold_term_and_new_sizes_reuse_the_compilation():
+  x_l, y, x_u, _, problem = _problem()
+  padded = bandwidths.pad(problem)
+  n_l, n_u = x_l.shape[0], problem.x_unlabeled.shape[0]
+  assert padded.x_labeled.shape[0] == 64 > n_l and padded.x_unlabeled.shape[0] == 64 > n_u
+  log_s = jnp.log(jnp.array([0.5, 1.0, 2.0]))
+  with jax.enable_x64(True):
+    plain = np.asarray(bandwidths.fold_scores(log_s, problem, 0.01))
+    both = np.asarray(bandwidths.fold_scores(log_s, padded, 0.01))
+    np.testing.assert_allclose(both[:, :n_l], plain, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(bandwidths.cv_terms(log_s, padded, 0.01),
+                               bandwidths.cv_terms(log_s, problem, 0.01), rtol=1e-9)
+  learn = lambda n: bandwidths.learn_length_scales(x_l[:n], y[:n], x_u[:n + 10], num_steps=2,
+                                                   num_features=8, min_per_scale=0.0)
+  learn(33)
+  compiled = bandwidths.descend._cache_size()
+  learn(35)                                # new labeled and unlabeled counts, same buckets
+  assert bandwidths.descend._cache_size() == compiled
+
+
 def test_zero_steps_and_supervised():
   x_l, y, x_u = _data(k=2, n_l=20)
   np.testing.assert_array_equal(

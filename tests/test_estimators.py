@@ -343,7 +343,7 @@ def test_one_length_scale_per_feature_divides_the_scaled_columns():
   for bad, error, message in (
       ([1.0, 2.0], ValueError, "length_scale has 2 values but X has 3 features"),
       ([1.0, -2.0, 1.0], ValueError, r"length_scale must be > 0 and finite; received \[1.0, -2"),
-      ("wide", ValueError, "length_scale must be 'auto', 'ard', a number > 0 or one per"),
+      ("wide", ValueError, "length_scale must be 'auto', 'ard', 'isotropic', a number > 0"),
       ({"a": 1}, TypeError, "length_scale must be a number > 0 or a list of one per feature")):
     with pytest.raises(error, match=message):
       estimators.QS3ORAO(length_scale=bad, **common).fit(x, y_semi)

@@ -5,8 +5,6 @@ References: ``qsg_jax.fit`` with the same values (DSG bit for bit, the direct so
 pieces (median distance, neighbourhood mean), and a model file round trip.
 """
 
-import importlib.util
-
 import jax
 import numpy as np
 import pytest
@@ -60,9 +58,9 @@ def test_dsg_with_the_papers_values_is_qsg_jax_fit_bit_for_bit():
   assert np.isnan(model.auto_score_) and model.lam_ == 1e-3 and model.labeled_weight_ == 0.5
 
 
-def test_default_is_the_direct_solver_with_the_choice_of_direct_defaults():
+def test_isotropic_is_the_direct_solver_with_the_choice_of_direct_defaults():
   x, semi, y = _binary()
-  model = QSGS2AUC(random_state=1).fit(x, semi)
+  model = QSGS2AUC(length_scale="isotropic", random_state=1).fit(x, semi)
   xs, lab = _scaled(x), semi != -1
   choice = defaults.choose(xs[lab], semi[lab], xs[~lab], num_classes=2, seed=1)
   assert model.solver_ == "direct" and isinstance(model.model_, io.FrozenNystrom)
@@ -74,14 +72,17 @@ def test_default_is_the_direct_solver_with_the_choice_of_direct_defaults():
       gamma=choice.best["gamma"]))
   np.testing.assert_allclose(model.decision_function(x) + model.model_.thresholds[0],
                              qsg_jax.decision_function(ref, xs), rtol=1e-5, atol=1e-6)
-  again = QSGS2AUC(random_state=1).fit(x, semi)             # deterministic given random_state
+  again = QSGS2AUC(length_scale="isotropic", random_state=1).fit(x, semi)   # deterministic
   np.testing.assert_array_equal(again.decision_function(x), model.decision_function(x))
   assert model.score(x[60:], y[60:]) > 0.8
 
 
 def test_given_values_stay_fixed_and_the_others_are_chosen():
   x, semi, _ = _binary()
-  model = QSGS2AUC(lam=0.01, labeled_weight=1.0, random_state=0).fit(x, semi)
+  ard = QSGS2AUC(lam=0.01, labeled_weight=1.0, random_state=0).fit(x, semi)   # "auto": ARD here
+  assert ard.lam_ == 0.01 and ard.labeled_weight_ == 1.0 and ard.length_scale_.shape == (3,)
+  model = QSGS2AUC(length_scale="isotropic", lam=0.01, labeled_weight=1.0, random_state=0)
+  model.fit(x, semi)
   assert model.lam_ == 0.01 and model.labeled_weight_ == 1.0
   sigmas = defaults.sigma_grid(defaults.data_scale(_scaled(x)[:60], _scaled(x)[60:], 0))
   assert np.min(np.abs(0.5 / model.length_scale_**2 / sigmas - 1.0)) < 1e-9
@@ -134,7 +135,7 @@ def test_solver_and_auto_values_are_checked():
     QSGS2AUC(solver="direct", num_steps=64).fit(x, semi)
   with pytest.raises(ValueError, match="lam must be 'auto' or a number"):
     QSGS2AUC(lam="fast").fit(x, semi)
-  with pytest.raises(ValueError, match="length_scale must be 'auto', 'ard'"):
+  with pytest.raises(ValueError, match="length_scale must be 'auto', 'ard', 'isotropic'"):
     QSGS2AUC(length_scale="wide").fit(x, semi)
   with pytest.raises(ValueError, match="labeled_weight"):
     QSGS2AUC(labeled_weight=1.5).fit(x, semi)
@@ -170,8 +171,23 @@ def test_choose_subsamples_but_keeps_every_class_and_its_folds():
   assert choice.best["lam"] in defaults.LAMS and choice.num_folds == min(5, np.bincount(y).min())
 
 
-@pytest.mark.skipif(importlib.util.find_spec("qsg_jax.direct.bandwidths") is None,
-                    reason="qsg_jax.direct.bandwidths (ARD) is not in this checkout")
+def test_auto_length_scale_is_ard_where_the_labels_can_tell_features_apart():
+  x, semi, _ = _binary()
+  counts = np.bincount(semi[semi != -1])
+  assert counts.min() >= 2 * x.shape[1]                   # 2 rows per feature: "ard"
+  auto = QSGS2AUC(random_state=0).fit(x, semi)
+  ard = QSGS2AUC(length_scale="ard", random_state=0).fit(x, semi)
+  assert auto.length_scale_.shape == (3,)
+  np.testing.assert_array_equal(auto.length_scale_, ard.length_scale_)
+  np.testing.assert_array_equal(auto.decision_function(x), ard.decision_function(x))
+  few = semi.copy()
+  few[np.nonzero(semi == 1)[0][5:]] = -1                  # 5 positives < 2 x 3 features
+  auto = QSGS2AUC(random_state=0).fit(x, few)
+  isotropic = QSGS2AUC(length_scale="isotropic", random_state=0).fit(x, few)
+  assert np.ndim(auto.length_scale_) == 0 and auto.length_scale_ == isotropic.length_scale_
+  np.testing.assert_array_equal(auto.decision_function(x), isotropic.decision_function(x))
+
+
 def test_ard_learns_one_length_scale_per_feature_folded_into_the_input_scale():
   x, semi, _ = _binary()
   model = QSGS2AUC(length_scale="ard", random_state=0).fit(x, semi)

@@ -89,6 +89,14 @@ MAX_SHRINK = 20.0        # s_d >= s0_d / MAX_SHRINK.
 MAX_GROWTH = 1000.0      # s_d <= s0_d * MAX_GROWTH (a feature that far is switched off).
 
 
+def learns_per_feature(y_labeled, num_classes: int, num_features: int,
+                       min_per_scale: float = MIN_PER_SCALE) -> bool:
+  """Whether ``learn_length_scales`` learns one scale per feature on these labels: the smallest
+  class has at least ``min_per_scale`` points per feature (else one common factor)."""
+  smallest = int(np.bincount(np.asarray(y_labeled), minlength=num_classes).min())
+  return smallest >= min_per_scale * num_features
+
+
 class LengthScaleWarning(UserWarning):
   """Length scales were not learned per feature: too few labels (``learn_length_scales``)."""
 
@@ -105,6 +113,12 @@ class Problem(NamedTuple):
   target: jax.Array        # [F, G] r = target @ M (M: the group means [G, p]).
   valid_pos: jax.Array     # [F, s, n_l] 1 / |P| on fold f's held-out points of classes > j.
   valid_neg: jax.Array     # [F, s, n_l] 1 / |N| on its held-out points of classes <= j.
+  labeled_rows: Optional[jax.Array] = None    # [n_l] 1 / n on real rows, 0 on padding (``pad``).
+  unlabeled_rows: Optional[jax.Array] = None  # [n_u] likewise; None: every row is real.
+
+
+FOLD_FIELDS = Problem._fields[3:10]   # the per-fold arrays ([F, ...])
+PER_ROW_FIELDS = ("point_weight", "class_mean", "valid_pos", "valid_neg")   # [F, ..., n_l]
 
 
 class Trace(NamedTuple):
@@ -194,10 +208,17 @@ def fold_scores(log_scales, problem: Problem, lam, jitter=JITTER):
   inv = jnp.exp(-log_scales)[None, :]
   x_l, x_u, z = problem.x_labeled * inv, problem.x_unlabeled * inv, problem.landmarks * inv
   c_l, c_u, gram = kernel(x_l, z), kernel(x_u, z), kernel(z, z)
-  shift = jnp.mean(c_l, axis=0)
-  c_l, c_u = c_l - shift[None, :], c_u - shift[None, :]
-  mu_u = jnp.mean(c_u, axis=0)
-  second_u = jnp.matmul(c_u.T, c_u, precision=jax.lax.Precision.HIGHEST) / c_u.shape[0]
+  hp = jax.lax.Precision.HIGHEST
+  if problem.labeled_rows is None:
+    shift = jnp.mean(c_l, axis=0)
+    c_l, c_u = c_l - shift[None, :], c_u - shift[None, :]
+    mu_u = jnp.mean(c_u, axis=0)
+    second_u = jnp.matmul(c_u.T, c_u, precision=hp) / c_u.shape[0]
+  else:                                # padded rows (``pad``) weigh nothing
+    shift = jnp.matmul(problem.labeled_rows, c_l, precision=hp)
+    c_l, c_u = c_l - shift[None, :], c_u - shift[None, :]
+    mu_u = jnp.matmul(problem.unlabeled_rows, c_u, precision=hp)
+    second_u = jnp.matmul(c_u.T, problem.unlabeled_rows[:, None] * c_u, precision=hp)
 
   def one_fold(point_weight, unlabeled_weight, class_mean, low, target):
     q, r = fold_system(c_l, mu_u, second_u, point_weight, unlabeled_weight, class_mean, low,
@@ -351,7 +372,7 @@ def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_
   partitions = [folds_lib.stratified_folds(y_l, num_folds, seed=int(seed)) for seed in fold_seeds]
   n, s = y_l.shape[0], k - 1
   onehot = (y_l[None, :] == np.arange(k)[:, None]).astype(np.float64)        # [k, n]
-  arrays = {name: [] for name in Problem._fields[3:]}
+  arrays = {name: [] for name in FOLD_FIELDS}
   for fold_of, f in itertools.product(partitions, range(num_folds)):
     train, held = onehot * (fold_of != f)[None, :], onehot * (fold_of == f)[None, :]
     diag, low, target = split_coefficients(train.sum(axis=1), gamma)
@@ -367,6 +388,28 @@ def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_
     arrays["valid_neg"].append(below / below.sum(axis=1, keepdims=True))
   return Problem(x_l.astype(np.float64), x_u.astype(np.float64), landmarks.astype(np.float64),
                  **{name: np.asarray(value, np.float64) for name, value in arrays.items()})
+
+
+def bucket(n: int) -> int:
+  """Rows of a padded axis of n: the next power of two (at least 8)."""
+  return max(8, 1 << max(n - 1, 1).bit_length())
+
+
+def pad(problem: Problem) -> Problem:
+  """``problem`` with its labeled and unlabeled rows padded to ``bucket`` sizes (zero points of
+  zero weight), so that a new number of rows (a fold, a refit) reuses ``descend``'s compilation.
+
+  The padded problem has the same fold solutions and held-out terms: the padded rows enter no
+  sum (``labeled_rows`` / ``unlabeled_rows`` weigh the shift and the unlabeled moments).
+  """
+  n_l, n_u = problem.x_labeled.shape[0], problem.x_unlabeled.shape[0]
+  grow = lambda a, size: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, size - a.shape[-1])])
+  rows = lambda n, size: grow(np.full(n, 1.0 / n), size)
+  b_l, b_u = bucket(n_l), bucket(n_u)
+  return problem._replace(
+      x_labeled=grow(problem.x_labeled.T, b_l).T, x_unlabeled=grow(problem.x_unlabeled.T, b_u).T,
+      labeled_rows=rows(n_l, b_l), unlabeled_rows=rows(n_u, b_u),
+      **{name: grow(getattr(problem, name), b_l) for name in PER_ROW_FIELDS})
 
 
 def check_length_scale(length_scale, dim: int) -> np.ndarray:
@@ -471,7 +514,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                   "returned. Label more points of that class.", LengthScaleWarning, stacklevel=2)
     num_steps = 0
   num_folds = min(num_folds, smallest)
-  shared = smallest < min_per_scale * x_l.shape[1]
+  shared = not learns_per_feature(y_l, k, x_l.shape[1], min_per_scale)
   if shared and num_steps:
     warnings.warn(f"the smallest labeled class has {smallest} points for {x_l.shape[1]} "
                   f"features (fewer than min_per_scale={min_per_scale:g} per feature): one "
@@ -480,8 +523,8 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                   LengthScaleWarning, stacklevel=2)
   if num_steps == 0:
     return (scales0, Trace(np.zeros(0), np.zeros(0))) if return_trace else scales0
-  problem = make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds,
-                         num_repeats)
+  problem = pad(make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled,
+                             num_folds, num_repeats))
   # One BLAS thread: LAPACK's Cholesky (dpotrf) spun OpenBLAS threads against XLA's, 190 ms
   # instead of 0.3 ms for three 128 x 128 factors on 2 cores (``system.one_blas_thread``).
   with jax.enable_x64(True), system.one_blas_thread():

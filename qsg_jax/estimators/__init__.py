@@ -58,31 +58,16 @@ Defaults that work: "auto"
 "auto": ``qsg_jax.direct``) with length_scale, lam and labeled_weight chosen per fit from the
 labeled rows by a smoothed, repeated 5-fold CV of the direct solver
 (``qsg_jax.direct.defaults``; deterministic given ``random_state``; the choices are in
-``length_scale_``, ``lam_``, ``labeled_weight_``). Measured with the peers' protocol
-(``experiments/peers.py``: 200 labels, 500 for sgemm, 20,000 unlabeled, 20,000 test points,
-trials 0-2 of seed 0), test AUC, mean of 3 trials; the papers' fixed values (sigma 0.1, lam 1e-3,
-gamma 0.5) in the same direct fit, and the previous default (DSG with those values) and the best
-tuned peer from the peers run::
-
-  dataset         "auto" (now)  papers' values, direct  previous default (DSG)  best tuned peer
-  skin            0.9990        0.9673                  0.965                   SVC 0.9989
-  bank_marketing  0.7534        0.6544                  0.627 (trial 0)         LogReg 0.709
-  cod_rna         0.9770        0.9763                  0.976                   SVC 0.975
-  ijcnn1          0.8249        0.7986                  0.798                   LightGBM 0.917
-  accelerometer   0.8597        -                       0.829 (issue 27)        LightGBM 0.812
-  sgemm (ordinal) 0.8909        -                       0.886                   LightGBM 0.928
-
-(per trial: skin 0.9990 / 0.9996 / 0.9984 against SVC 0.9997 / 0.9985 / 0.9986; bank 0.7437 /
-0.7459 / 0.7705 against LogisticRegression 0.7372 / 0.6351 / 0.7538 and LibAUC 0.7388 /
-0.7497 / not yet run.) ``experiments.peers``' own qsg_defaults cells reproduce every
-figure of the first column. ``length_scale="ard"`` (peers' cells): sgemm 0.9460 (ahead of
-LightGBM), cod_rna 0.9782, but ijcnn1 0.7485, so it is not the default. The choice costs 2-15 s
-per fit on an idle-to-loaded 2-core machine at these sizes (the peers' cells: 33-116 s while
-the machine ran 15-20 jobs on its 2 cores, sgemm's 500 labels the most); at most 1,000 labeled and 2,000 unlabeled rows enter it, so it does not
-grow with the data. Given values are kept (``QSGS2AUC(lam=1e-3)`` chooses the other two);
-``length_scale="ard"`` learns one length scale per feature after the "auto" choice. The
-previous release's fit, bit for bit: ``QSGS2AUC(solver="dsg", length_scale=5 ** 0.5,
-lam=1e-3, labeled_weight=0.5)``.
+``length_scale_``, ``lam_``, ``labeled_weight_``). Where the smallest labeled class has at
+least 2 rows per feature, one length scale per feature is then learned
+(``qsg_jax.direct.learn_length_scales``) and lam and labeled_weight are chosen again;
+``length_scale="isotropic"`` keeps one shared scale, ``length_scale="ard"`` always learns them.
+At most 1,000 labeled and 2,000 unlabeled rows enter these choices, so their cost (seconds)
+does not grow with the data. Their test AUC against the tuned peers (SVC, LogisticRegression,
+LightGBM, self-training, mord, LibAUC) on six datasets and three unseen ones, and their cost:
+``experiments/reproduction/RESULTS.md#peers`` (``python -m experiments.peers``). Given values
+are kept (``QSGS2AUC(lam=1e-3)`` chooses the other two). The previous release's fit, bit for
+bit: ``QSGS2AUC(solver="dsg", length_scale=5 ** 0.5, lam=1e-3, labeled_weight=0.5)``.
 
 Compilation and JAX's persistent cache
 --------------------------------------

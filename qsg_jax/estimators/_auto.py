@@ -1,14 +1,20 @@
-"""The estimators' "auto" and "ard" values: lam, the kernel and labeled_weight chosen from the data.
+"""The estimators' "auto", "ard" and "isotropic" values: lam, the kernel and labeled_weight
+chosen from the data.
 
 ``resolve`` turns the estimator's length_scale / lam / labeled_weight (each "auto" or a value;
-length_scale also "ard") into the values a fit uses, on the inputs already scaled as the fit
-sees them:
+length_scale also "ard" or "isotropic") into the values a fit uses, on the inputs already
+scaled as the fit sees them:
 
-* any "auto": ``qsg_jax.direct.defaults.choose`` (a smoothed, repeated 5-fold CV of the direct
-  solver on the labeled rows; the given values stay fixed);
-* "ard": the isotropic "auto" choice first, then ``qsg_jax.direct.learn_length_scales`` from it
-  (one length scale per feature), then lam and labeled_weight chosen again ("auto" ones) on the
-  rescaled inputs with sigma = 1/2.
+* lam / labeled_weight "auto", length_scale "isotropic": ``qsg_jax.direct.defaults.choose``
+  (a smoothed, repeated 5-fold CV of the direct solver on the labeled rows; the given values
+  stay fixed);
+* "ard": the isotropic choice first, then ``qsg_jax.direct.learn_length_scales`` from it (one
+  length scale per feature), then lam and labeled_weight chosen again ("auto" ones) on the
+  rescaled inputs with sigma = 1/2;
+* length_scale "auto": "ard" where the labels can tell features apart (the smallest class has
+  ``bandwidths.MIN_PER_SCALE`` rows per feature: ``bandwidths.learns_per_feature``), else
+  "isotropic" (with fewer, ARD learns one common factor of the scales, which moved test AUC by
+  noise only and doubled the cost: ``experiments/reproduction/RESULTS.md#ard``).
 
 Only labeled rows of the training data are cross-validated; nothing else is looked at.
 """
@@ -17,6 +23,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from qsg_jax.direct import bandwidths
 from qsg_jax.direct import defaults
 from qsg_jax.estimators import _params
 
@@ -30,16 +37,13 @@ class Resolved(NamedTuple):
   cv_score: float            # the automatic choice's smoothed CV AUC (NaN: none ran).
 
 
-def _ard_scales(x_l, y_l, x_u, k, lam, gamma, length_scale, seed):
-  """Per-feature length scales of ``direct.learn_length_scales`` (helper ARD's module)."""
-  try:
-    from qsg_jax.direct import bandwidths   # pylint: disable=g-import-not-at-top
-  except ImportError as e:   # pragma: no cover - the module ships with the package
-    raise ValueError("length_scale='ard' needs qsg_jax.direct.bandwidths, which is missing "
-                     f"from this installation ({e}); pass length_scale='auto'.") from None
-  return np.asarray(bandwidths.learn_length_scales(
-      x_l, y_l, x_u, num_classes=k, lam=lam, gamma=gamma, length_scale=length_scale,
-      key=seed), np.float64)
+def wants_ard(length_scale, y_l, num_classes: int, num_features: int) -> bool:
+  """Whether ``length_scale`` ("auto", "ard", "isotropic" or a value) learns per-feature scales."""
+  if not isinstance(length_scale, str):
+    return False
+  return length_scale == _params.ARD or (length_scale == _params.AUTO and
+                                         bandwidths.learns_per_feature(y_l, num_classes,
+                                                                       num_features))
 
 
 def resolve(length_scale, sigma: Optional[float], lam, gamma, x_l, y_l, x_u, *, num_classes: int,
@@ -47,9 +51,9 @@ def resolve(length_scale, sigma: Optional[float], lam, gamma, x_l, y_l, x_u, *, 
   """The values of one fit (module docstring).
 
   Args:
-    length_scale: the estimator's parameter ("auto", "ard", or a value already folded into
-      ``sigma``).
-    sigma: the kernel parameter of a given length_scale (None for "auto" / "ard").
+    length_scale: the estimator's parameter ("auto", "ard", "isotropic", or a value already
+      folded into ``sigma``).
+    sigma: the kernel parameter of a given length_scale (None for the strings).
     lam: "auto" or a float.
     gamma: "auto", a float or k-1 floats (1.0 when there is no unlabeled row).
     x_l: [n_l, d] float32 scaled labeled rows; y_l: [n_l] classes 0..k-1.
@@ -67,10 +71,12 @@ def resolve(length_scale, sigma: Optional[float], lam, gamma, x_l, y_l, x_u, *, 
                            sigma=sigma, gamma=shared_gamma)
   best = choice.best
   chosen_gamma = best["gamma"] if free_gamma else gamma
-  if not (isinstance(length_scale, str) and length_scale == _params.ARD) or not choice.num_folds:
+  if (sigma is not None or not choice.num_folds
+      or not wants_ard(length_scale, y_l, num_classes, x_l.shape[1])):
     return Resolved(best["sigma"], best["lam"], chosen_gamma, ones, choice.score)
-  scales = _ard_scales(x_l, y_l, x_u, num_classes, best["lam"], best["gamma"],
-                       _params.length_scale_of(best["sigma"]), seed)
+  scales = np.asarray(bandwidths.learn_length_scales(
+      x_l, y_l, x_u, num_classes=num_classes, lam=best["lam"], gamma=best["gamma"],
+      length_scale=_params.length_scale_of(best["sigma"]), key=seed), np.float64)
   if fixed_lam is not None and not free_gamma:
     return Resolved(0.5, fixed_lam, gamma, scales, choice.score)
   again = defaults.choose(x_l / scales, y_l, None if x_u is None else x_u / scales,

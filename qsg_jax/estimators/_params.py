@@ -26,6 +26,8 @@ DEPRECATED = "deprecated"
 RENAMED = {"sigma": "length_scale", "gamma": "labeled_weight", "step_size": "learning_rate"}
 AUTO = "auto"
 ARD = "ard"
+ISOTROPIC = "isotropic"
+LENGTH_SCALES = (AUTO, ARD, ISOTROPIC)   # the strings length_scale takes
 # The papers' fixed values (``FitConfig``): what "auto" was before it chose from the data; with
 # them and solver="dsg" a fit is the previous release's, bit for bit.
 PAPERS_LENGTH_SCALE = float(np.sqrt(0.5 / FitConfig.sigma))   # sigma = 0.1
@@ -94,8 +96,9 @@ def check_lam(lam):
 
 def check_length_scale(length_scale, num_features: int) -> np.ndarray:
   """float64 length_scale: a scalar, or [d] (one per feature) after checking d and the values."""
-  if isinstance(length_scale, str) and length_scale not in (AUTO, ARD):
-    raise ValueError(f"length_scale must be 'auto', 'ard', a number > 0 or one per feature; "
+  if isinstance(length_scale, str) and length_scale not in LENGTH_SCALES:
+    raise ValueError(f"length_scale must be 'auto', 'ard', 'isotropic', a number > 0 or one per "
+                     f"feature; "
                      f"received {length_scale!r:.40}.")
   try:
     arr = np.asarray(length_scale, np.float64)
@@ -125,11 +128,11 @@ def check_length_scale(length_scale, num_features: int) -> np.ndarray:
 def kernel_of(estimator, sigma, num_features: int):
   """(sigma, column_scale [d]): the deprecated ``sigma`` as it is, a scalar length_scale as
   sigma = 1 / (2 length_scale^2), one per feature as sigma = 1/2 with each scaled column divided
-  by its length scale (folded into the stored input scaling); "auto" and "ard": sigma None
+  by its length scale (folded into the stored input scaling); "auto", "ard", "isotropic": sigma None
   (chosen from the data, ``_auto``)."""
   if sigma is not None:
     return validation.check_positive("sigma", sigma), np.ones(num_features)
-  if isinstance(estimator.length_scale, str) and estimator.length_scale in (AUTO, ARD):
+  if isinstance(estimator.length_scale, str) and estimator.length_scale in LENGTH_SCALES:
     return None, np.ones(num_features)
   length_scale = check_length_scale(estimator.length_scale, num_features)
   if length_scale.ndim == 0:
@@ -159,17 +162,21 @@ def doc(*names: str) -> str:
 # numpydoc entries shared by QS3ORAO, QSGS2AUC and their CV versions.
 PARAMETERS = {
     "length_scale": f"""\
-length_scale : "auto", "ard", float or array-like of shape (n_features,), default="auto"
+length_scale : "auto", "ard", "isotropic", float or array-like of shape (n_features,), \
+default="auto"
     Length scale l of the Gaussian kernel k(x, x') = exp(-||x - x'||^2 / (2 l^2)) on the
     scaled inputs, as scikit-learn's ``gaussian_process.kernels.RBF``. The papers' sigma
     (``FitConfig.sigma``, scikit-learn SVC's ``gamma``) is 1 / (2 l^2); their fixed value
-    sigma = {FitConfig.sigma} is l = {PAPERS_LENGTH_SCALE:.4f}. "auto": chosen from the data
-    with lam and labeled_weight by a cross-validation of the direct solver on the labeled rows
-    (Notes; ``qsg_jax.direct.defaults``), kept in ``length_scale_``. "ard": one length scale
-    per feature learned from the labeled rows (``qsg_jax.direct.learn_length_scales``, started
-    from the "auto" choice; lam and labeled_weight "auto" are then chosen again on the
-    rescaled inputs). An array (one per feature) gives an anisotropic kernel: each scaled
-    column is divided by its length scale (stored in ``input_scale_``).""",
+    sigma = {FitConfig.sigma} is l = {PAPERS_LENGTH_SCALE:.4f}. "isotropic": one l chosen from
+    the data with lam and labeled_weight by a cross-validation of the direct solver on the
+    labeled rows (Notes; ``qsg_jax.direct.defaults``). "ard": one length scale per feature
+    learned from the labeled rows (``qsg_jax.direct.learn_length_scales``, started from the
+    "isotropic" choice; lam and labeled_weight "auto" are then chosen again on the rescaled
+    inputs). "auto": "ard" when the smallest labeled class has at least 2 rows per feature
+    (``direct.bandwidths.learns_per_feature``: enough to tell features apart), else
+    "isotropic". The result is kept in ``length_scale_``. An array (one per feature) gives an
+    anisotropic kernel: each scaled column is divided by its length scale (stored in
+    ``input_scale_``).""",
     "lam": f"""\
 lam : "auto" or float, default="auto"
     Regularization lambda >= 0 (the weight of ||f||^2 / 2 in the objective). "auto": chosen

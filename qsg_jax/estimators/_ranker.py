@@ -121,7 +121,7 @@ classes_ : ndarray of shape (k,)
       landmarks (``FrozenNystrom``), or DSG's random features (``FrozenModel``: frequencies
       [num_steps, num_frequencies, n_features] and coefficients [num_steps, 2 num_frequencies]).
   length_scale_ : float or ndarray of shape (n_features,)
-      The length scale used ("auto": the chosen one; "ard" or an array: one per feature).
+      The length scale used (the chosen one, or one per feature: learned, or given).
   lam_ : float
       The regularization used ("auto": the chosen one).
   labeled_weight_ : float or list of float
@@ -159,10 +159,12 @@ The objective is lam/2 ||f||^2 + 1/(k-1) sum_j [w_j R_PN^j + (1 - w_j)(R_PU^j + 
   2^-4..2^6 divided by the data's median squared distance, lam over 2^-15..2^3,
   labeled_weight over 0..1 in steps of 0.25, each point scored by the mean validation AUC of
   a 5-fold CV repeated 3 times (folds from ``random_state``), averaged over its grid
-  neighbours, the best taken; the given values stay fixed. It costs 2-15 s per fit at 200
-  labels and 20,000 unlabeled rows on a loaded 2-core machine (at most 1,000 labeled and
-  2,000 unlabeled rows enter the CV); with fewer than 2 labels in some class the papers'
-  values (sigma 0.1, lam 1e-3, labeled_weight 0.5) are used. A chosen narrow kernel may leave
+  neighbours, the best taken; the given values stay fixed. Where the smallest labeled class
+  has at least 2 rows per feature, "auto" length_scale then learns one length scale per
+  feature ("ard", ``qsg_jax.direct.learn_length_scales``) and chooses lam and labeled_weight
+  again. It costs seconds per fit (at most 1,000 labeled and 2,000 unlabeled rows enter the
+  CV; ``experiments/reproduction/RESULTS.md#peers``); with fewer than 2 labels in some class
+  the papers' values (sigma 0.1, lam 1e-3, labeled_weight 0.5) are used. A chosen narrow kernel may leave
   part of k(x, x) unexplained by the 512 landmarks (``training_metrics_["kernel_residual"]``);
   the CV chose it with that approximation, so no ``ApproximationWarning`` is raised then.
   Against the papers' fixed values on the peers' protocol (``experiments/peers.py``) it raised
