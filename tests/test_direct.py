@@ -142,14 +142,17 @@ def _moments_reference(feature_map, x, shift):
   return psi.mean(axis=0), psi.T @ psi / psi.shape[0]
 
 
-@pytest.mark.parametrize("kind,tol", [("rff", 1e-7), ("nystrom", 1e-6)])
-def test_moments_of_every_source_agree(tmp_path, kind, tol):
+@pytest.mark.parametrize("kind,tol,p", [("rff", 1e-7, 32), ("nystrom", 1e-6, 32),
+                                        ("rff", 1e-7, 208)])
+def test_moments_of_every_source_agree(tmp_path, kind, tol, p):
   """One pass over an array, a memory map or uneven chunks gives the float64 moments of the
   float32 features (Nystrom features k(x, Z) P: the float32 product's rounding depends on the
-  chunk's shape and P amplifies it, hence the looser tolerance)."""
+  chunk's shape and P amplifies it, hence the looser tolerance). p = 208: the second moment
+  from three half blocks (``moments.SYMMETRIC_MIN``)."""
+  assert (p >= direct.moments.SYMMETRIC_MIN) == (p == 208)
   x_l, y, _ = _data()
   x_u = np.random.default_rng(1).random((101, 3)).astype(np.float32)
-  psi = direct.fitting.make_feature_map(kind, jax.random.key(0), 4.0, 32, 3, points=x_u,
+  psi = direct.fitting.make_feature_map(kind, jax.random.key(0), 4.0, p, 3, points=x_u,
                                         num_frequencies=8)
   shift = direct.moments.feature_shift(psi, x_l)
   mean, second = _moments_reference(psi, x_u, shift)
