@@ -80,6 +80,20 @@ def subsample(x: ArrayLike, size: Optional[int], seed: int) -> np.ndarray:
   return x[np.sort(pick.choice(x.shape[0], size, replace=False))]
 
 
+def stratified_subsample(labels: ArrayLike, size: int, min_per_class: int,
+                         rng: np.random.Generator) -> np.ndarray:
+  """Sorted indices of about ``size`` labeled points, each class its proportional share (at
+  least ``min_per_class``, at most all of it), drawn from ``rng``: what the automatic choices
+  (``direct.defaults``, ``direct.bandwidths``) learn from when there are many labels."""
+  labels = np.asarray(labels)
+  classes, counts = np.unique(labels, return_counts=True)
+  keep = []
+  for c, n in zip(classes, counts):
+    take = int(min(n, max(min_per_class, round(size * n / labels.size))))
+    keep.append(rng.choice(np.nonzero(labels == c)[0], take, replace=False))
+  return np.sort(np.concatenate(keep))
+
+
 def check_fold_labels(labels: ArrayLike) -> np.ndarray:
   """``labels`` as an int64 vector [n] of finite whole numbers, else a clear error.
 

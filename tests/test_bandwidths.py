@@ -204,6 +204,20 @@ def test_padding_changes_no_fold_term_and_new_sizes_reuse_the_compilation():
   assert bandwidths.descend._cache_size() == compiled
 
 
+def test_many_labels_are_a_stratified_subsample():
+  x_l, y, x_u = _data(k=3, n_l=36)
+  problem = bandwidths.make_problem(x_l, y, x_u, 3, np.full(2, 0.5), jax.random.key(0), 8,
+                                    bandwidths.NUM_UNLABELED, 3, num_labeled=20)
+  rows = problem.x_labeled.astype(np.float32)
+  assert 20 <= rows.shape[0] < 36
+  index = [int(np.flatnonzero(np.all(x_l == row, axis=1))[0]) for row in rows]
+  assert len(set(index)) == rows.shape[0]                  # distinct input rows
+  assert np.bincount(y[index], minlength=3).min() >= 3      # every class, one per fold
+  scales = bandwidths.learn_length_scales(x_l, y, x_u, num_steps=2, num_features=8,
+                                          num_labeled=20, min_per_scale=0.0)
+  assert scales.shape == (3,) and np.all(np.isfinite(scales))
+
+
 def test_zero_steps_and_supervised():
   x_l, y, x_u = _data(k=2, n_l=20)
   np.testing.assert_array_equal(

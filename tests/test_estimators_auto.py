@@ -11,6 +11,7 @@ import pytest
 import scipy.spatial.distance
 
 import qsg_jax
+from qsg_jax import folds
 from qsg_jax import io
 from qsg_jax import model_selection
 from qsg_jax.config import FitConfig
@@ -164,7 +165,7 @@ def test_choose_subsamples_but_keeps_every_class_and_its_folds():
   rng = np.random.default_rng(0)
   x = rng.random((60, 2)).astype(np.float32)
   y = (x[:, 0] > 0.9).astype(int)                          # a rare class
-  keep = defaults._stratified_subsample(y, 20, 5, rng)     # pylint: disable=protected-access
+  keep = folds.stratified_subsample(y, 20, 5, rng)
   assert np.bincount(y[keep]).min() >= 5 and keep.size < 60
   choice = defaults.choose(x, y, None, seed=0)
   assert choice.best["gamma"] == 1.0 and choice.grid["gamma"].tolist() == [1.0]

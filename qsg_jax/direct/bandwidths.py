@@ -28,26 +28,15 @@ iterate with the highest is returned (ties to the earliest: s0 itself unless som
 it; ``select="surrogate"``: the lowest objective). s stays within [s0 / ``MAX_SHRINK``,
 s0 * ``MAX_GROWTH``].
 
-Too few labels: d scales over-fit the folds. Measured on development splits (trials 10-12 of
-the papers' protocol, not the reported ones): with 200 labels of which 4-24 positive
-(bank_marketing, d = 62; accelerometer, d = 6; ijcnn1, d = 22) the folds' held-out AUC rose to
-0.94-0.99 while the test AUC fell by up to 0.08 in 6 of 9 trials (trial 10 also with penalty
-0.1, the logistic surrogate or 5 folds); sgemm (500 labels, >= 82 per class, d = 14) gained
-0.05 on every trial. So with fewer than ``min_per_scale`` (2) points of the smallest class per feature
-only one common factor of s0 is learned (``LengthScaleWarning``). Cost: one compilation per data
-shape, then about num_folds * num_repeats * n_l p^2 + n_u p^2 flops per step, 60 steps.
-
-Defaults p = 256 landmarks, 2 repeats of 3 folds: on the development trials sgemm reached
-0.934 / 0.939 / 0.941 / 0.944 / 0.944 test AUC with (p, repeats) = (128, 1) / (128, 3) /
-(256, 1) / (256, 2) / (256, 3), cod_rna 0.978 / 0.980 / 0.978 / 0.979 / 0.980; CPU time for
-500 labels x 20 features (after compilation, loaded 2-core machine): 0.8 / 1.7 / 2.5 / 4.3 /
-6.0 s.
-
-Reported trials 0-2 (20,000 unlabeled, test on 20,000 disjoint points; sgemm: unlabeled pool
-points outside the training ones), ``direct.fit`` at lam = 1e-3, gamma = 0.5, isotropic
-sigma = 0.1 against these defaults from it: sgemm 0.883 -> 0.937, skin 0.961 -> 0.994,
-cod_rna 0.973 -> 0.976, bank_marketing 0.666 -> 0.705, accelerometer 0.870 -> 0.884,
-ijcnn1 0.830 -> 0.825 (the last three learn one common factor: too few positives).
+Too few labels: d scales over-fit the folds. On development splits (trials 10-12 of the
+papers' protocol, not the reported ones), with 4-24 positives among 200 labels the folds'
+held-out AUC rose while the test AUC fell, and sgemm (>= 82 rows per class, d = 14) gained on
+every trial. So with fewer than ``min_per_scale`` (2) points of the smallest class per feature
+(``learns_per_feature``) only one common factor of s0 is learned (``LengthScaleWarning``). The
+defaults (p = 256 landmarks, 2 repeats of 3 folds) were chosen on the same trials. Those
+figures and the reported trials': ``experiments/reproduction/RESULTS.md#ard``. Rows are padded
+to power-of-two buckets (``pad``): one compilation per data width and bucket, then about
+num_folds * num_repeats * n_l p^2 + n_u p^2 flops per step, 60 steps.
 
     scales = direct.learn_length_scales(x_l, y_l, x_u, key=0)          # [d]
     fit = direct.fit(x_l / scales, y_l, x_u / scales, sigma=0.5)      # sigma = 1 / (2 * 1^2)
@@ -74,6 +63,7 @@ from qsg_jax.direct import system
 DEFAULT_LENGTH_SCALE = float(np.sqrt(0.5 / FitConfig.sigma))  # sigma = 0.1: the estimators' default
 NUM_FEATURES = 256       # landmarks p of the differentiable solve (module docstring).
 NUM_UNLABELED = 2000     # unlabeled points in the solves (a uniform subsample, drawn by key).
+NUM_LABELED = 1000       # labeled points beyond which a stratified subsample (by key) is used.
 NUM_FOLDS = 3            # stratified folds of the labeled points.
 NUM_REPEATS = 2          # fold partitions averaged (module docstring).
 NUM_STEPS = 60           # Adam steps on log s.
@@ -355,10 +345,16 @@ def descend(problem: Problem, log_scales0, lam, penalty, jitter, *, num_steps: i
 
 
 def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds,
-                 num_repeats=1):
+                 num_repeats=1, num_labeled=NUM_LABELED):
   """``Problem`` (NumPy float64) of checked inputs, F = num_folds * num_repeats held-out folds
-  (each repeat a fresh stratified partition); draws are a pure function of ``key``."""
-  seeds = [np.asarray(jax.random.key_data(jax.random.fold_in(key, i))).tolist() for i in range(3)]
+  (each repeat a fresh stratified partition), on at most ``num_labeled`` labeled points (a
+  stratified subsample) and ``num_unlabeled`` unlabeled ones; draws are a pure function of
+  ``key``."""
+  seeds = [np.asarray(jax.random.key_data(jax.random.fold_in(key, i))).tolist() for i in range(4)]
+  if x_l.shape[0] > num_labeled:
+    keep = folds_lib.stratified_subsample(y_l, num_labeled, num_folds,
+                                          np.random.default_rng(seeds[3]))
+    x_l, y_l = x_l[keep], y_l[keep]
   if x_u is None or x_u.shape[0] == 0:
     x_u = x_l[:1]                     # a placeholder: gamma = 1 gives it weight 0
   elif x_u.shape[0] > num_unlabeled:
@@ -429,6 +425,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                         num_classes: Optional[int] = None, lam: float = FitConfig.lam,
                         gamma=FitConfig.gamma, length_scale=DEFAULT_LENGTH_SCALE,
                         num_features: int = NUM_FEATURES, num_unlabeled: int = NUM_UNLABELED,
+                        num_labeled: int = NUM_LABELED,
                         num_folds: int = NUM_FOLDS, num_repeats: int = NUM_REPEATS,
                         num_steps: int = NUM_STEPS,
                         learning_rate: float = LEARNING_RATE, penalty: float = PENALTY,
@@ -449,6 +446,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
       (sigma = 0.1, s0 = sqrt(5)). The descent also regularizes toward it (``penalty``).
     num_features: landmarks p of the differentiable solve.
     num_unlabeled: cap on the unlabeled points used.
+    num_labeled: cap on the labeled points used (a stratified subsample beyond it).
     num_folds: stratified folds (at most the smallest class size).
     num_repeats: independent fold partitions averaged (F = num_folds * num_repeats solves per
       step).
@@ -492,6 +490,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   min_per_scale = validation.check_positive("min_per_scale", min_per_scale, allow_zero=True)
   num_features = validation.check_count("num_features", num_features)
   num_unlabeled = validation.check_count("num_unlabeled", num_unlabeled)
+  num_labeled = validation.check_count("num_labeled", num_labeled)
   num_steps = validation.check_count("num_steps", num_steps, minimum=0)
   num_folds = validation.check_count("num_folds", num_folds, minimum=2)
   num_repeats = validation.check_count("num_repeats", num_repeats)
@@ -524,7 +523,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   if num_steps == 0:
     return (scales0, Trace(np.zeros(0), np.zeros(0))) if return_trace else scales0
   problem = pad(make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled,
-                             num_folds, num_repeats))
+                             num_folds, num_repeats, num_labeled))
   # One BLAS thread: LAPACK's Cholesky (dpotrf) spun OpenBLAS threads against XLA's, 190 ms
   # instead of 0.3 ms for three 128 x 128 factors on 2 cores (``system.one_blas_thread``).
   with jax.enable_x64(True), system.one_blas_thread():

@@ -25,11 +25,8 @@ Steps (every one a pure function of the data and ``seed``):
 Too few labels to cross-validate (a class with one labeled point): ``FALLBACK``, the papers'
 defaults (sigma = 0.1, lam = 1e-3, gamma = 0.5), for the axes left free.
 
-Measured with the peers' protocol (``experiments/peers.py``: 200 labels, 20,000 unlabeled
-points, 3 trials; sgemm 500 labels ordinal), test AUC, mean of 3 trials, against the papers'
-fixed defaults in the same direct fit and the best tuned peer (estimators package docstring).
-Cost: 2-15 s per fit on a loaded 2-core machine at those sizes (the refit itself: 0.2-0.5 s),
-bounded in the number of points by the subsamples.
+Test AUC against the tuned peers and the cost per fit: ``experiments/reproduction/RESULTS.md#peers``
+(the subsamples bound the cost whatever the number of points).
 """
 
 from typing import NamedTuple, Optional
@@ -95,17 +92,6 @@ def smooth(scores: np.ndarray) -> np.ndarray:
   return np.where(ok, total / np.maximum(count, 1e-12), np.nan)
 
 
-def _stratified_subsample(y, size, num_folds, rng):
-  """Sorted indices of about ``size`` labeled points, each class its proportional share (at
-  least ``num_folds``, at most all of it)."""
-  classes, counts = np.unique(y, return_counts=True)
-  keep = []
-  for c, n in zip(classes, counts):
-    take = int(min(n, max(num_folds, round(size * n / y.size))))
-    keep.append(rng.choice(np.nonzero(y == c)[0], take, replace=False))
-  return np.sort(np.concatenate(keep))
-
-
 def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int] = None,
            seed: int = 0, key=None, lam=None, sigma=None, gamma=None) -> Choice:
   """lam, sigma and gamma of the direct solver chosen by a smoothed, repeated k-fold CV.
@@ -146,7 +132,7 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
     return Choice(best, float("nan"), None,
                   {name: np.array([value]) for name, value in best.items()}, 0)
   if x_l.shape[0] > MAX_LABELED:
-    keep = _stratified_subsample(y_l, MAX_LABELED, num_folds, rng)
+    keep = folds.stratified_subsample(y_l, MAX_LABELED, num_folds, rng)
     x_l, y_l = x_l[keep], y_l[keep]
   x_u = x_unlabeled
   if x_u is not None and x_u.shape[0] > MAX_UNLABELED:
