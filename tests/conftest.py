@@ -4,10 +4,19 @@ import os
 import pathlib
 import tempfile
 
-import jax
-import pytest
+# The suite runs in two worker processes on two cores (pyproject's -n 2): each worker computes on
+# one thread, so that XLA's and BLAS's thread pools do not spin against the other worker's.
+# Before jax is imported; a user's own XLA_FLAGS are kept.
+if os.environ.get("PYTEST_XDIST_WORKER") and "XLA_FLAGS" not in os.environ:
+  os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+import jax  # pylint: disable=g-import-not-at-top,wrong-import-position
+import pytest  # pylint: disable=g-import-not-at-top,wrong-import-position
+import threadpoolctl  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 jax.config.update("jax_numpy_rank_promotion", "raise")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+  threadpoolctl.threadpool_limits(limits=1)
 
 # Tests never touch the internet, and keep parsed-data caches out of the user's home.
 os.environ.setdefault("QSG_JAX_DOWNLOAD", "0")

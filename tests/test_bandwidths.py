@@ -248,6 +248,8 @@ def test_bad_inputs():
   raises_short(ValueError, "lam must be", learn, x_l, y, x_u, lam=0.0)
   raises_short(TypeError, "num_steps must be a whole number", learn, x_l, y, x_u, num_steps=2.5)
   raises_short(ValueError, "gamma must lie in", learn, x_l, y, x_u, gamma=1.5)
+  raises_short(ValueError, "num_labeled must be a whole number >= 1", learn, x_l, y, x_u,
+               num_labeled=0)
 
 
 def test_validation_key_and_folds_limited_by_smallest_class():

@@ -86,6 +86,7 @@ def test_stratified_sampling_covers_each_stratum():
     sampling.strata(3, 4)
 
 
+@pytest.mark.slow   # the tests above on 4 devices (test_multiprocess runs a 4-device mesh)
 def test_on_four_cpu_devices():
   if jax.device_count() >= 4:
     pytest.skip("already on 4 devices: the tests above ran directly")
@@ -95,4 +96,4 @@ def test_on_four_cpu_devices():
                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         check=False)
   assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-  assert "4 passed" in proc.stdout and "1 skipped" in proc.stdout, proc.stdout[-2000:]
+  assert "4 passed" in proc.stdout, proc.stdout[-2000:]     # and this test skipped or deselected
