@@ -155,8 +155,8 @@ class DsgUpdateVariantsTest(chex.TestCase):
 def test_jit_equals_no_jit(key):
   data = _data(2, n_l=10, n_u=20)
   hyper = _hyper(2)
-  config = engine.EngineConfig(num_classes=2, num_steps=4, num_frequencies=3,
-                               unlabeled_batch_size=4, chunk_size=4, block_group=2)
+  config = engine.EngineConfig(num_classes=2, num_steps=2, num_frequencies=3,
+                               unlabeled_batch_size=4, chunk_size=2, block_group=2)
   jitted, _ = _run(key, data, hyper, config)
   with jax.disable_jit():
     eager, _ = _run(key, data, hyper, config)

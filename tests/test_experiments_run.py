@@ -223,6 +223,7 @@ def _wait_for(path, proc, timeout=240):
     time.sleep(0.005)
 
 
+@pytest.mark.slow   # the CLI killed and resumed end to end (test_experiments_resume: the store)
 def test_killed_run_resumes_to_the_uninterrupted_numbers(tmp_path):
   out = tmp_path / "killed"
   args = [sys.executable, "-m", "experiments.run", f"--trials={_TRIALS}", "--seed=3",

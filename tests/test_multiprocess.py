@@ -92,6 +92,7 @@ def _write_data(data_dir, n_l=40, n_u=301, d=4):
   np.save(data_dir / "x_test.npy", x_u[:101])
 
 
+@pytest.mark.slow   # DSG on 2 processes x 2 devices (direct's 2-process test runs by default)
 def test_two_processes_equal_one_process_of_four_devices(tmp_path):
   _write_data(tmp_path)
   one, two = tmp_path / "one_process", tmp_path / "two_processes"
