@@ -1,7 +1,8 @@
 """Data-driven defaults: lam, sigma and gamma chosen by a cheap cross-validation of the direct solver.
 
 What ``QSGS2AUC()`` / ``QS3ORAO()`` do with ``length_scale``, ``lam`` or ``labeled_weight`` left
-at "auto" (issue 27, "defaults that work"):
+at "auto" (issue 27, "defaults that work"; with enough labels per feature the estimators then
+learn per-feature length scales, ``bandwidths``, and call ``choose`` again on the rescaled data):
 
     choice = direct.defaults.choose(x_l, y_l, x_u, seed=0)      # any of lam/sigma/gamma fixed
     result = direct.fit(x_l, y_l, x_u, key=0, **choice.best)
