@@ -111,14 +111,5 @@ def run(settings: Settings, log=cli.log_line):
   return rows
 
 
-def _define_flags():
-  cli.define_flags(Settings)
-
-
-def main(argv):
-  run(cli.settings_from_flags(Settings, argv))
-
-
 if __name__ == "__main__":
-  _define_flags()
-  cli.run_main(main)
+  cli.script(Settings, run)

@@ -132,14 +132,5 @@ def run_all(**settings):
   return run(Settings(**settings))
 
 
-def _define_flags():
-  cli.define_flags(Settings)
-
-
-def main(argv):
-  run(cli.settings_from_flags(Settings, argv))
-
-
 if __name__ == "__main__":
-  _define_flags()
-  cli.run_main(main)
+  cli.script(Settings, run)

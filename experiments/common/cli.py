@@ -8,15 +8,8 @@ pure code as plain values; only ``main`` reads flags)::
     dataset: str = "lev"                                     # help and checks from COMMON
     cv_folds: int = cli.setting(5, "Folds of the CV.", lower=2)
 
-  def _define_flags():
-    cli.define_flags(Settings)                               # --dataset, --cv_folds, ...
-
-  def main(argv):
-    run(cli.settings_from_flags(Settings, argv))
-
   if __name__ == "__main__":
-    _define_flags()
-    cli.run_main(main)
+    cli.script(Settings, run)       # flags --dataset, --cv_folds, ...; then run(settings)
 
 Each field becomes the flag of the same name (``bool`` -> bool flag, ``int``/``float``/``str``,
 ``tuple[...]`` -> comma-separated list, ``Union[float, str]`` -> a number or one of ``words``);
@@ -358,6 +351,17 @@ def run_main(main):
       print(f"error: {e}", file=sys.stderr)
       sys.exit(2)
   app.run(wrapped)
+
+
+def script(settings_cls, run_fn):
+  """A script's entry point, ``if __name__ == "__main__": cli.script(Settings, run)``: the flags
+  of ``settings_cls`` (``define_flags``), then ``run_fn(settings)`` through ``run_main``."""
+  define_flags(settings_cls)
+
+  def main(argv):   # returns None: absl exits with main's return value
+    run_fn(settings_from_flags(settings_cls, argv))
+
+  run_main(main)
 
 
 def log_line(line: Optional[str]):
