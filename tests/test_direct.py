@@ -210,10 +210,11 @@ def test_a_new_size_does_not_recompile():
   shift = direct.moments.feature_shift(psi, x_l)
   direct.moments.group_moments(psi, x_u, shift, chunk_rows=16)
   direct.moments.labeled_moments(psi, x_l[:20], y[:20], 3, shift)   # bucket of 32 rows
-  before = direct.moments.add_chunk._cache_size()
+  features = direct.moments._features   # pylint: disable=protected-access
+  before = direct.moments.add_chunk._cache_size(), features._cache_size()
   direct.moments.group_moments(psi, np.concatenate([x_u, x_u]), shift, chunk_rows=16)
   direct.moments.labeled_moments(psi, x_l[:29], y[:29], 3, shift)
-  assert direct.moments.add_chunk._cache_size() == before
+  assert (direct.moments.add_chunk._cache_size(), features._cache_size()) == before
 
 
 def test_compensated_sums_keep_float64_accuracy():

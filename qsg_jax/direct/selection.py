@@ -58,20 +58,9 @@ def _aucs(scores, positive, negative):
                    for row in scores]).reshape(scores.shape[0], positive.shape[0])
 
 
-def _class_sums(phi, labels, k):
-  """(counts [k], first [k, p], outer [k, p, p]) float64 sums of rows of (shifted) psi by class."""
-  counts = np.bincount(labels, minlength=k).astype(np.float64)
-  first = np.zeros((k, phi.shape[1]))
-  outer = np.zeros((k, phi.shape[1], phi.shape[1]))
-  for c in range(k):
-    rows = phi[labels == c]
-    first[c], outer[c] = rows.sum(axis=0), rows.T @ rows
-  return counts, first, outer
-
-
 def _fold_moments(totals, phi, labels, held_out, k, unlabeled):
   """``Moments`` (classes of the fold's training points, then U) by subtracting held-out sums."""
-  out = _class_sums(phi[held_out], labels[held_out], k)
+  out = moments_lib.class_sums(phi[held_out], labels[held_out], k)
   counts, first, outer = (t - o for t, o in zip(totals, out))
   scale = 1.0 / np.maximum(counts, 1.0)
   labeled = moments_lib.Moments(counts, first * scale[:, None], outer * scale[:, None, None],
@@ -185,7 +174,7 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, ke
     phi, unlabeled = phi[:, active], unlabeled._replace(      # a Nystrom map's dropped columns
         means=unlabeled.means[:, active], second=unlabeled.second[:, active][:, :, active],
         shift=unlabeled.shift[active])
-    totals = _class_sums(phi, y_l, k)
+    totals = moments_lib.class_sums(phi, y_l, k)
     for f in range(num_folds):
       held_out = np.ones(y_l.shape[0], bool)
       held_out[train[f]] = False
