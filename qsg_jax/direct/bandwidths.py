@@ -103,11 +103,12 @@ class Problem(NamedTuple):
   target: jax.Array        # [F, G] r = target @ M (M: the group means [G, p]).
   valid_pos: jax.Array     # [F, s, n_l] 1 / |P| on fold f's held-out points of classes > j.
   valid_neg: jax.Array     # [F, s, n_l] 1 / |N| on its held-out points of classes <= j.
-  labeled_rows: Optional[jax.Array] = None    # [n_l] 1 / n on real rows, 0 on padding (``pad``).
-  unlabeled_rows: Optional[jax.Array] = None  # [n_u] likewise; None: every row is real.
+  labeled_rows: jax.Array    # [n_l] 1 / n on the real rows, 0 on padding rows (``pad``).
+  unlabeled_rows: jax.Array  # [n_u] likewise.
 
 
-FOLD_FIELDS = Problem._fields[3:10]   # the per-fold arrays ([F, ...])
+FOLD_FIELDS = ("point_weight", "unlabeled_weight", "class_mean", "low", "target", "valid_pos",
+               "valid_neg")   # the per-fold arrays ([F, ...])
 PER_ROW_FIELDS = ("point_weight", "class_mean", "valid_pos", "valid_neg")   # [F, ..., n_l]
 
 
@@ -199,16 +200,10 @@ def fold_scores(log_scales, problem: Problem, lam, jitter=JITTER):
   x_l, x_u, z = problem.x_labeled * inv, problem.x_unlabeled * inv, problem.landmarks * inv
   c_l, c_u, gram = kernel(x_l, z), kernel(x_u, z), kernel(z, z)
   hp = jax.lax.Precision.HIGHEST
-  if problem.labeled_rows is None:
-    shift = jnp.mean(c_l, axis=0)
-    c_l, c_u = c_l - shift[None, :], c_u - shift[None, :]
-    mu_u = jnp.mean(c_u, axis=0)
-    second_u = jnp.matmul(c_u.T, c_u, precision=hp) / c_u.shape[0]
-  else:                                # padded rows (``pad``) weigh nothing
-    shift = jnp.matmul(problem.labeled_rows, c_l, precision=hp)
-    c_l, c_u = c_l - shift[None, :], c_u - shift[None, :]
-    mu_u = jnp.matmul(problem.unlabeled_rows, c_u, precision=hp)
-    second_u = jnp.matmul(c_u.T, problem.unlabeled_rows[:, None] * c_u, precision=hp)
+  shift = jnp.matmul(problem.labeled_rows, c_l, precision=hp)   # padded rows (``pad``): weight 0
+  c_l, c_u = c_l - shift[None, :], c_u - shift[None, :]
+  mu_u = jnp.matmul(problem.unlabeled_rows, c_u, precision=hp)
+  second_u = jnp.matmul(c_u.T, problem.unlabeled_rows[:, None] * c_u, precision=hp)
 
   def one_fold(point_weight, unlabeled_weight, class_mean, low, target):
     q, r = fold_system(c_l, mu_u, second_u, point_weight, unlabeled_weight, class_mean, low,
@@ -383,7 +378,9 @@ def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_
     arrays["valid_pos"].append(above / above.sum(axis=1, keepdims=True))
     arrays["valid_neg"].append(below / below.sum(axis=1, keepdims=True))
   return Problem(x_l.astype(np.float64), x_u.astype(np.float64), landmarks.astype(np.float64),
-                 **{name: np.asarray(value, np.float64) for name, value in arrays.items()})
+                 **{name: np.asarray(value, np.float64) for name, value in arrays.items()},
+                 labeled_rows=np.full(n, 1.0 / n), unlabeled_rows=np.full(x_u.shape[0],
+                                                                          1.0 / x_u.shape[0]))
 
 
 def bucket(n: int) -> int:
@@ -398,13 +395,12 @@ def pad(problem: Problem) -> Problem:
   The padded problem has the same fold solutions and held-out terms: the padded rows enter no
   sum (``labeled_rows`` / ``unlabeled_rows`` weigh the shift and the unlabeled moments).
   """
-  n_l, n_u = problem.x_labeled.shape[0], problem.x_unlabeled.shape[0]
   grow = lambda a, size: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, size - a.shape[-1])])
-  rows = lambda n, size: grow(np.full(n, 1.0 / n), size)
-  b_l, b_u = bucket(n_l), bucket(n_u)
+  b_l, b_u = bucket(problem.x_labeled.shape[0]), bucket(problem.x_unlabeled.shape[0])
   return problem._replace(
       x_labeled=grow(problem.x_labeled.T, b_l).T, x_unlabeled=grow(problem.x_unlabeled.T, b_u).T,
-      labeled_rows=rows(n_l, b_l), unlabeled_rows=rows(n_u, b_u),
+      labeled_rows=grow(problem.labeled_rows, b_l),
+      unlabeled_rows=grow(problem.unlabeled_rows, b_u),
       **{name: grow(getattr(problem, name), b_l) for name in PER_ROW_FIELDS})
 
 

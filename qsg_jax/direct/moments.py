@@ -159,10 +159,15 @@ def finalize(sums: Sums, shift, mesh=None, axis_name: str = "data") -> Moments:
   count = host_value(sums.count).astype(np.float64)
   first = host_value(sums.first).astype(np.float64) + host_value(sums.first_lo)
   outer = host_value(sums.outer).astype(np.float64) + host_value(sums.outer_lo)
-  scale = 1.0 / np.maximum(count, 1.0)
   outer = 0.5 * (outer + np.swapaxes(outer, 1, 2))    # exactly symmetric
-  return Moments(count, first * scale[:, None], outer * scale[:, None, None],
-                 np.asarray(shift, np.float32).astype(np.float64))
+  return from_sums(count, first, outer, np.asarray(shift, np.float32).astype(np.float64))
+
+
+def from_sums(counts, first, outer, shift) -> Moments:
+  """``Moments`` of float64 group sums (counts [G], first [G, p], outer [G, p, p]): the means
+  (0 for an empty group)."""
+  scale = 1.0 / np.maximum(counts, 1.0)
+  return Moments(counts, first * scale[:, None], outer * scale[:, None, None], shift)
 
 
 def _chunks(source, dim, rows, name):
@@ -291,9 +296,7 @@ def labeled_moments(feature_map, x_labeled, y_labeled, num_classes: int, shift,
   shift = np.asarray(shift, np.float32).astype(np.float64)
   phi = point_features(feature_map, x, chunk_rows).astype(np.float64) - shift
   with feature_maps.one_blas_thread():
-    counts, first, outer = class_sums(phi, labels, num_classes)
-  scale = 1.0 / np.maximum(counts, 1.0)
-  return Moments(counts, first * scale[:, None], outer * scale[:, None, None], shift)
+    return from_sums(*class_sums(phi, labels, num_classes), shift)
 
 
 def class_sums(phi: np.ndarray, labels: np.ndarray, num_classes: int):
@@ -428,6 +431,6 @@ def empty(num_features: int, shift) -> Moments:
 
 
 __all__ = ["CHUNK_ROWS", "Moments", "Sums", "add_chunk", "bucket_rows", "chunk_sums",
-           "class_sums", "concatenate", "empty", "feature_shift", "finalize", "group_moments",
-           "init_sums", "labeled_moments", "mean_square_norm", "point_features",
+           "class_sums", "concatenate", "empty", "feature_shift", "finalize", "from_sums",
+           "group_moments", "init_sums", "labeled_moments", "mean_square_norm", "point_features",
            "sharded_unlabeled_moments"]

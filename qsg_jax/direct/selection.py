@@ -61,10 +61,7 @@ def _aucs(scores, positive, negative):
 def _fold_moments(totals, phi, labels, held_out, k, unlabeled):
   """``Moments`` (classes of the fold's training points, then U) by subtracting held-out sums."""
   out = moments_lib.class_sums(phi[held_out], labels[held_out], k)
-  counts, first, outer = (t - o for t, o in zip(totals, out))
-  scale = 1.0 / np.maximum(counts, 1.0)
-  labeled = moments_lib.Moments(counts, first * scale[:, None], outer * scale[:, None, None],
-                                unlabeled.shift)
+  labeled = moments_lib.from_sums(*(t - o for t, o in zip(totals, out)), unlabeled.shift)
   return moments_lib.concatenate(labeled, unlabeled)
 
 
