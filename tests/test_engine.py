@@ -152,6 +152,7 @@ class DsgUpdateVariantsTest(chex.TestCase):
     np.testing.assert_array_equal(frozen.alpha[1:], 0.0)
 
 
+@pytest.mark.slow   # eager dispatch of every engine op (18 s): `make test-slow`
 def test_jit_equals_no_jit(key):
   data = _data(2, n_l=10, n_u=20)
   hyper = _hyper(2)
