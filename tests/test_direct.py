@@ -204,6 +204,62 @@ def test_dropped_nystrom_directions_are_zero_features():
   assert np.all(fit.weights[dropped] == 0) and np.isfinite(fit.weights).all()
 
 
+def test_the_pass_skips_the_zero_columns_of_a_low_rank_map_with_the_same_moments():
+  """A smooth kernel's Nystrom map has fewer directions than landmarks: the pass, the labeled
+  moments and the shift compute only the first r' = rank rounded up to RANK_STEP features
+  (``feature_maps.live_map``) and give the float64 moments of all p features (zeros past r'),
+  on an array, in chunks and on a mesh; the fit equals the one from the full map's moments."""
+  rng = np.random.default_rng(2)
+  x_u = rng.random((300, 3)).astype(np.float32)
+  x_l, y, _ = _data(n_l=40)
+  nystrom = direct.fitting.make_feature_map("nystrom", jax.random.key(0), 0.05, 192, 3,
+                                            points=x_u)
+  live = direct.feature_maps.live_map(nystrom)
+  p, step = 192, direct.feature_maps.RANK_STEP
+  assert live.projection.shape[1] < p and live.projection.shape[1] % step == 0
+  np.testing.assert_array_equal(np.asarray(nystrom.projection)[:, live.projection.shape[1]:], 0)
+  full = direct.moments.point_features(nystrom, x_u).astype(np.float64)   # every column
+  np.testing.assert_allclose(direct.moments.point_features(live, x_u), full[:, :step * (
+      live.projection.shape[1] // step)], atol=1e-6)
+  shift = direct.moments.feature_shift(nystrom, x_l)
+  np.testing.assert_allclose(shift, direct.moments.point_features(nystrom, x_l).mean(axis=0),
+                             atol=1e-7)
+  mean, second = _moments_reference(nystrom, x_u, shift)
+  # Features of the live map and of the full one are two float32 roundings of k(x, Z) P, whose
+  # entries here reach |P| ~ 200 (a nearly singular K_ZZ): means agree to ~1e-8 |P|, second
+  # moments to twice that times |psi|.
+  tol = 1e-8 * np.abs(np.asarray(nystrom.projection)).max()
+  mesh = distributed.global_mesh()
+  sources = {"array": (x_u, {}), "chunks": ((x_u[a:a + 70] for a in range(0, 300, 70)), {}),
+             "mesh": (x_u, dict(mesh=mesh))}
+  for name, (source, options) in sources.items():
+    stats = direct.moments.group_moments(nystrom, source, shift, chunk_rows=64, **options)
+    assert stats.second.shape == (1, p, p) and stats.means.shape == (1, p), name
+    np.testing.assert_allclose(stats.means[0], mean, atol=tol, err_msg=name)
+    np.testing.assert_allclose(stats.second[0], second, atol=2 * tol * np.sqrt(second.max()),
+                               err_msg=name)
+  sharded = direct.fitting.unlabeled_moments(
+      nystrom, distributed.load_unlabeled(x_u, mesh), shift, chunk_rows=64, mesh=mesh)
+  np.testing.assert_allclose(sharded.second[0], second, atol=2 * tol * np.sqrt(second.max()))
+  by_class = direct.moments.labeled_moments(nystrom, x_l, y, 3, shift)
+  for c in range(3):
+    m, sec = _moments_reference(nystrom, x_l[y == c], shift)
+    np.testing.assert_allclose(by_class.means[c], m, atol=tol)
+    np.testing.assert_allclose(by_class.second[c], sec, atol=2 * tol * np.sqrt(sec.max()))
+  fit = direct.fit(x_l, y, x_u, sigma=0.05, lam=1e-3, gamma=0.5, num_features=192,
+                   landmarks=np.asarray(nystrom.landmarks))
+  reference = direct.moments.concatenate(
+      direct.moments.from_sums(*direct.moments.class_sums(
+          direct.moments.point_features(nystrom, x_l).astype(np.float64) - shift, y, 3),
+          shift.astype(np.float64)),
+      direct.moments.Moments(np.array([300.0]), mean[None], second[None],
+                             shift.astype(np.float64)))
+  weights, _ = direct.system.solve(reference, 1e-3, 0.5, None)
+  # The same ranking function: its weakly determined directions (tiny features) may differ.
+  np.testing.assert_allclose(full @ fit.weights, full @ weights,
+                             atol=1e-4 * np.abs(full @ weights).max())
+
+
 def test_a_new_size_does_not_recompile():
   x_l, y, x_u = _data()
   psi = direct.fitting.make_feature_map("rff", jax.random.key(0), 0.5, 32, 3, num_frequencies=8)

@@ -82,7 +82,31 @@ def num_features(feature_map: FeatureMap) -> int:
   if isinstance(feature_map, FourierMap):
     t, m, _ = feature_map.omega.shape
     return 2 * m * t
-  return feature_map.landmarks.shape[0]
+  return feature_map.projection.shape[1]
+
+
+# ``live_map`` rounds a Nystrom map's rank up to a multiple of this many features (shapes, hence
+# compilations, come in steps of it).
+RANK_STEP = 64
+
+
+def live_map(feature_map: FeatureMap) -> FeatureMap:
+  """The map without the feature columns that are zero for every x: a Nystrom map's P keeps its
+  r landmarks' directions in its first r columns (``nystrom_map``), so psi(x)[r:] = 0 exactly;
+  the result's features are the first r' = min(p, r rounded up to ``RANK_STEP``) of ``feature_map``'s.
+  A Fourier map is returned as it is. Host-side (reads P)."""
+  if not isinstance(feature_map, NystromMap):
+    return feature_map
+  p = feature_map.projection.shape[1]
+  projection = feature_map.projection
+  if isinstance(projection, jax.Array) and not projection.is_fully_addressable:
+    projection = projection.addressable_data(0)
+  used = np.flatnonzero(np.any(np.asarray(projection) != 0, axis=0))
+  rank = int(used[-1]) + 1 if used.size else 0
+  live = min(p, max(RANK_STEP, -(-rank // RANK_STEP) * RANK_STEP))
+  if live == p:
+    return feature_map
+  return feature_map._replace(projection=feature_map.projection[:, :live])
 
 
 def input_dim(feature_map: FeatureMap) -> int:

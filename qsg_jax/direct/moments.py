@@ -15,9 +15,13 @@ Accumulation (pure functions around an explicit state, as optax's ``init`` / ``u
 
 A chunk's products run in float32 at HIGHEST precision and are added to the running sums with
 a compensated (two-sum) addition, so the sums carry about twice float32's precision on any
-device, x64 or not; ``finalize`` adds the two parts in float64. Every chunk has the same shape
-(the last one padded, padding rows marked by group -1), so one compilation serves any number of
-points. On a mesh each device keeps its own sums of its rows ([D, ...] arrays split over the
+device, x64 or not; ``finalize`` adds the two parts in float64. A Nystrom map of rank r < p has
+zero features past its first r columns (``feature_maps.live_map``): the passes compute only the
+first r' (r rounded up to ``feature_maps.RANK_STEP``; the papers' sigma = 0.1 on cod-rna: 64 of
+512, so 1/8 of the projection's and 1/64 of the second moment's flops) and ``padded`` restores
+the p-feature moments, whose entries there are exactly 0. Every chunk has the same shape (the
+last one padded, padding rows marked by group -1), so one compilation serves any number of
+points (and one per multiple of ``RANK_STEP``). On a mesh each device keeps its own sums of its rows ([D, ...] arrays split over the
 axis) and ``finalize`` adds them with one ``psum``; several processes do the same through
 ``distributed.load_unlabeled``'s strata (``sharded_unlabeled_moments``).
 """
@@ -227,6 +231,8 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
   """
   dim = feature_maps.input_dim(feature_map)
   p = feature_maps.num_features(feature_map)
+  full_shift, feature_map = shift, feature_maps.live_map(feature_map)   # zero columns skipped
+  live = feature_maps.num_features(feature_map)
   num_groups = validation.check_count("num_groups", num_groups)
   devices = 1 if mesh is None else int(mesh.shape[axis_name])
   rows = validation.check_count("chunk_rows", chunk_rows) * devices
@@ -234,11 +240,12 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
   if shift.shape != (p,):
     raise ValueError(f"shift must have shape [{p}] (one per feature, feature_shift); received "
                      f"{shift.shape}.")
+  shift = shift[:live]
   ids = None if groups is None else _checked_groups(groups, num_groups, source)
   if mesh is None:
-    sums, add = init_sums(num_groups, p), add_chunk
+    sums, add = init_sums(num_groups, live), add_chunk
   else:
-    sums, add = init_sums(num_groups, p, devices), _sharded_add(mesh, axis_name)
+    sums, add = init_sums(num_groups, live, devices), _sharded_add(mesh, axis_name)
     split = jax.sharding.NamedSharding(mesh, _P(axis_name))
     sums = jax.device_put(sums, split)
   start = 0
@@ -257,7 +264,21 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
   if ids is not None and start != ids.shape[0]:
     raise ValueError(f"groups has {ids.shape[0]} entries but {name} has {start} rows; pass one "
                      "group per point.")
-  return finalize(sums, shift, mesh, axis_name)
+  return padded(finalize(sums, shift, mesh, axis_name), full_shift)
+
+
+def padded(moments: Moments, shift) -> Moments:
+  """``moments`` of a ``feature_maps.live_map`` (its first p' features) as the moments of all p
+  features of the full map with shift ``shift`` [p]: the features past p' are 0 for every x
+  (and so is their shift, the mean of such features), so their moments are 0."""
+  shift = np.asarray(shift, np.float32).astype(np.float64)
+  p, live = shift.shape[0], moments.shift.shape[0]
+  if live == p:
+    return moments
+  g = moments.counts.shape[0]
+  means, second = np.zeros((g, p)), np.zeros((g, p, p))
+  means[:, :live], second[:, :live, :live] = moments.means, moments.second
+  return Moments(moments.counts, means, second, shift)
 
 
 def _checked_groups(groups, num_groups, source):
@@ -293,10 +314,12 @@ def labeled_moments(feature_map, x_labeled, y_labeled, num_classes: int, shift,
                          for c in range(num_classes)))
   x = validation.check_chunk("x_labeled", x_labeled, feature_maps.input_dim(feature_map))
   labels = _checked_groups(y_labeled, num_classes, x)
-  shift = np.asarray(shift, np.float32).astype(np.float64)
-  phi = point_features(feature_map, x, chunk_rows).astype(np.float64) - shift
+  live_map = feature_maps.live_map(feature_map)      # zero columns skipped (``padded``)
+  live_shift = np.asarray(shift, np.float32)[:feature_maps.num_features(live_map)]
+  phi = point_features(live_map, x, chunk_rows).astype(np.float64) - live_shift
   with feature_maps.one_blas_thread():
-    return from_sums(*class_sums(phi, labels, num_classes), shift)
+    return padded(from_sums(*class_sums(phi, labels, num_classes),
+                            live_shift.astype(np.float64)), shift)
 
 
 def class_sums(phi: np.ndarray, labels: np.ndarray, num_classes: int):
@@ -339,8 +362,11 @@ def feature_shift(feature_map, x, max_rows: int = CHUNK_ROWS) -> np.ndarray:
   """[p] float32 shift c: the mean of psi over the first ``max_rows`` points of ``x``."""
   if len(x) == 0:
     raise ValueError("feature_shift needs at least one point (the shift is their mean feature).")
-  phi = point_features(feature_map, np.asarray(x[:max_rows], np.float32))
-  return np.mean(phi.astype(np.float64), axis=0).astype(np.float32)
+  live_map = feature_maps.live_map(feature_map)      # the other features are 0 everywhere
+  phi = point_features(live_map, np.asarray(x[:max_rows], np.float32))
+  shift = np.zeros(feature_maps.num_features(feature_map), np.float32)
+  shift[:phi.shape[1]] = np.mean(phi.astype(np.float64), axis=0)
+  return shift
 
 
 @functools.lru_cache(maxsize=None)
@@ -391,11 +417,13 @@ def sharded_unlabeled_moments(feature_map, unlabeled, shift, mesh, axis_name: st
   devices = int(mesh.shape[axis_name])
   sizes, _ = sampling.strata(unlabeled.num_unlabeled, devices)
   split = jax.sharding.NamedSharding(mesh, _P(axis_name))
-  sums = jax.device_put(init_sums(1, feature_maps.num_features(feature_map), devices), split)
+  live_map = feature_maps.live_map(feature_map)           # zero columns skipped (group_moments)
+  live = feature_maps.num_features(live_map)
+  live_shift = jnp.asarray(shift, jnp.float32)[:live]
+  sums = jax.device_put(init_sums(1, live, devices), split)
   sums = _strata_pass(mesh, axis_name, int(chunk_rows))(
-      sums, feature_map, jnp.asarray(shift, jnp.float32), unlabeled.x,
-      jnp.asarray(sizes, jnp.int32))
-  return finalize(sums, shift, mesh, axis_name)
+      sums, live_map, live_shift, unlabeled.x, jnp.asarray(sizes, jnp.int32))
+  return padded(finalize(sums, live_shift, mesh, axis_name), shift)
 
 
 def mean_square_norm(moments: Moments, groups=None) -> float:
@@ -432,5 +460,6 @@ def empty(num_features: int, shift) -> Moments:
 
 __all__ = ["CHUNK_ROWS", "Moments", "Sums", "add_chunk", "bucket_rows", "chunk_sums",
            "class_sums", "concatenate", "empty", "feature_shift", "finalize", "from_sums",
-           "group_moments", "init_sums", "labeled_moments", "mean_square_norm", "point_features",
+           "group_moments", "init_sums", "labeled_moments", "mean_square_norm", "padded",
+           "point_features",
            "sharded_unlabeled_moments"]
