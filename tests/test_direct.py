@@ -215,20 +215,20 @@ def test_the_pass_skips_the_zero_columns_of_a_low_rank_map_with_the_same_moments
   nystrom = direct.fitting.make_feature_map("nystrom", jax.random.key(0), 0.05, 192, 3,
                                             points=x_u)
   live = direct.feature_maps.live_map(nystrom)
-  p, step = 192, direct.feature_maps.RANK_STEP
-  assert live.projection.shape[1] < p and live.projection.shape[1] % step == 0
-  np.testing.assert_array_equal(np.asarray(nystrom.projection)[:, live.projection.shape[1]:], 0)
+  p, columns = 192, live.projection.shape[1]
+  assert columns < p and columns % direct.feature_maps.RANK_STEP == 0
+  np.testing.assert_array_equal(np.asarray(nystrom.projection)[:, columns:], 0)
+  # Features of the live map and of the full one are two float32 roundings of k(x, Z) P, whose
+  # entries here reach |P| ~ 200 (a nearly singular K_ZZ): features and means agree to ~1e-8 |P|,
+  # second moments to twice that times |psi|.
+  tol = 1e-8 * np.abs(np.asarray(nystrom.projection)).max()
   full = direct.moments.point_features(nystrom, x_u).astype(np.float64)   # every column
-  np.testing.assert_allclose(direct.moments.point_features(live, x_u), full[:, :step * (
-      live.projection.shape[1] // step)], atol=1e-6)
+  np.testing.assert_allclose(direct.moments.point_features(live, x_u), full[:, :columns],
+                             atol=tol)
   shift = direct.moments.feature_shift(nystrom, x_l)
   np.testing.assert_allclose(shift, direct.moments.point_features(nystrom, x_l).mean(axis=0),
-                             atol=1e-7)
+                             atol=tol)
   mean, second = _moments_reference(nystrom, x_u, shift)
-  # Features of the live map and of the full one are two float32 roundings of k(x, Z) P, whose
-  # entries here reach |P| ~ 200 (a nearly singular K_ZZ): means agree to ~1e-8 |P|, second
-  # moments to twice that times |psi|.
-  tol = 1e-8 * np.abs(np.asarray(nystrom.projection)).max()
   mesh = distributed.global_mesh()
   sources = {"array": (x_u, {}), "chunks": ((x_u[a:a + 70] for a in range(0, 300, 70)), {}),
              "mesh": (x_u, dict(mesh=mesh))}

@@ -93,8 +93,9 @@ RANK_STEP = 64
 def live_map(feature_map: FeatureMap) -> FeatureMap:
   """The map without the feature columns that are zero for every x: a Nystrom map's P keeps its
   r landmarks' directions in its first r columns (``nystrom_map``), so psi(x)[r:] = 0 exactly;
-  the result's features are the first r' = min(p, r rounded up to ``RANK_STEP``) of ``feature_map``'s.
-  A Fourier map is returned as it is. Host-side (reads P)."""
+  the result's features are the first r' = min(p, r rounded up to ``RANK_STEP``) of the map's
+  (r: the last nonzero column of P, whatever made it). A Fourier map is returned as it is.
+  Host-side: reads P."""
   if not isinstance(feature_map, NystromMap):
     return feature_map
   p = feature_map.projection.shape[1]

@@ -21,9 +21,10 @@ first r' (r rounded up to ``feature_maps.RANK_STEP``; the papers' sigma = 0.1 on
 512, so 1/8 of the projection's and 1/64 of the second moment's flops) and ``padded`` restores
 the p-feature moments, whose entries there are exactly 0. Every chunk has the same shape (the
 last one padded, padding rows marked by group -1), so one compilation serves any number of
-points (and one per multiple of ``RANK_STEP``). On a mesh each device keeps its own sums of its rows ([D, ...] arrays split over the
-axis) and ``finalize`` adds them with one ``psum``; several processes do the same through
-``distributed.load_unlabeled``'s strata (``sharded_unlabeled_moments``).
+points (one per multiple of ``RANK_STEP``). On a mesh each device keeps its own sums of its
+rows ([D, ...] arrays split over the axis) and ``finalize`` adds them with one ``psum``; several
+processes do the same through ``distributed.load_unlabeled``'s strata
+(``sharded_unlabeled_moments``).
 """
 
 import functools
@@ -461,5 +462,4 @@ def empty(num_features: int, shift) -> Moments:
 __all__ = ["CHUNK_ROWS", "Moments", "Sums", "add_chunk", "bucket_rows", "chunk_sums",
            "class_sums", "concatenate", "empty", "feature_shift", "finalize", "from_sums",
            "group_moments", "init_sums", "labeled_moments", "mean_square_norm", "padded",
-           "point_features",
-           "sharded_unlabeled_moments"]
+           "point_features", "sharded_unlabeled_moments"]
