@@ -14,13 +14,32 @@ MAX_PHASE and the cos / sin polynomials are float32's); ``as_float32`` casts at 
 MAX_PHASE: ``engine.features.cos_sin`` is accurate to 1.1e-7 for |omega . x| <= 2^19; beyond it
 a float32 phase has lost its fractional part (ulp(2^19) = 1/16 rad), so the features are NaN and
 the boundary checks refuse such inputs with a message to rescale them.
+
+``one_blas_thread``: every host-side BLAS / LAPACK call of the library (NumPy, SciPy, jaxlib's
+CPU linear algebra) that runs beside XLA runs on one thread.
 """
 
 import jax
 import jax.numpy as jnp
+import threadpoolctl
 
 HIGHEST = jax.lax.Precision.HIGHEST
 MAX_PHASE = 2.0**19
+_BLAS_CONTROLLER = []   # one threadpoolctl.ThreadpoolController, made on first use
+
+
+def one_blas_thread():
+  """Context with host BLAS / LAPACK (NumPy, SciPy, jaxlib's CPU eigh) on one thread.
+
+  Their OpenBLAS worker threads spin against XLA's on a small machine: a 512 x 512 float64
+  ``eigh`` took 2.0 s with the default threads on 2 cores while XLA had just run, 25 ms with
+  one (a 300 x 300 one 1.3 s against 14 ms). The controller is made once:
+  ``threadpoolctl.threadpool_limits`` scans the loaded libraries on every call (10-35 ms each),
+  ``ThreadpoolController.limit`` 0.1 ms.
+  """
+  if not _BLAS_CONTROLLER:
+    _BLAS_CONTROLLER.append(threadpoolctl.ThreadpoolController())
+  return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 def as_float32(tree):

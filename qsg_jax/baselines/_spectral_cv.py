@@ -28,9 +28,9 @@ both, and a float64 LU path to 1e-9).
 """
 
 import numpy as np
-import threadpoolctl
 
 from qsg_jax import metrics
+from qsg_jax import numerics
 
 
 def _gaussian_kernel64(x, sigma):
@@ -65,7 +65,7 @@ def fold_scores(coefficient_fn, grid, x_l, y_l, x_u, folds, num_folds, k):
     folds: [n_l] fold index of each labeled point.
     num_folds: F; k: number of classes.
   """
-  with threadpoolctl.threadpool_limits(1, user_api="blas"):
+  with numerics.one_blas_thread():
     return _fold_scores(coefficient_fn, grid, np.asarray(x_l, np.float64),
                         np.asarray(y_l), np.asarray(x_u, np.float64), folds, num_folds, k)
 

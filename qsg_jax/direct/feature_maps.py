@@ -32,28 +32,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
-import threadpoolctl
 
+from qsg_jax import numerics
 from qsg_jax.engine import features as rff
 from qsg_jax.engine import kernels
 from qsg_jax.numerics import HIGHEST
 from qsg_jax.roc_svm import clustering
 
-_BLAS_CONTROLLER = []   # one threadpoolctl.ThreadpoolController, made on first use
-
-
-def one_blas_thread():
-  """Context with host BLAS / LAPACK (NumPy, SciPy) on one thread.
-
-  Their OpenBLAS worker threads spin against XLA's on a small machine: a 512 x 512 float64
-  ``eigh`` took 2.0 s with the default threads on 2 cores while XLA had just run, 25 ms with
-  one (``roc_svm.nystrom`` measured the same). Every host solve of ``qsg_jax.direct`` runs
-  inside. The controller is made once: ``threadpoolctl.threadpool_limits`` scans the loaded
-  libraries on every call (10-35 ms each, three per fit), ``ThreadpoolController.limit`` 0.1 ms.
-  """
-  if not _BLAS_CONTROLLER:
-    _BLAS_CONTROLLER.append(threadpoolctl.ThreadpoolController())
-  return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
+one_blas_thread = numerics.one_blas_thread   # every host solve of ``qsg_jax.direct`` runs inside
 
 
 # Landmarks whose conditional variance is below this share of K_ZZ's largest eigenvalue (estimate)

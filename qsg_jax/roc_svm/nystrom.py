@@ -15,9 +15,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import threadpoolctl
 
 from qsg_jax import _validation as validation
+from qsg_jax import numerics
 from qsg_jax.engine import kernels
 from qsg_jax.roc_svm import clustering
 
@@ -128,7 +128,7 @@ def nystrom_map(landmarks, sigma, rcond=None):
   Returns:
     ``NystromMap``.
   """
-  with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+  with numerics.one_blas_thread():
     return jax.block_until_ready(_nystrom_map(landmarks, sigma, rcond))
 
 
