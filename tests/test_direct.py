@@ -207,16 +207,16 @@ def test_dropped_nystrom_directions_are_zero_features():
 def test_the_pass_skips_the_zero_columns_of_a_low_rank_map_with_the_same_moments():
   """A smooth kernel's Nystrom map has fewer directions than landmarks: the pass, the labeled
   moments and the shift compute only the first r' = rank rounded up to RANK_STEP features
-  (``feature_maps.live_map``) and give the float64 moments of all p features (zeros past r'),
+  (``moments.live_map``) and give the float64 moments of all p features (zeros past r'),
   on an array, in chunks and on a mesh; the fit equals the one from the full map's moments."""
   rng = np.random.default_rng(2)
   x_u = rng.random((300, 3)).astype(np.float32)
   x_l, y, _ = _data(n_l=40)
   nystrom = direct.fitting.make_feature_map("nystrom", jax.random.key(0), 0.05, 192, 3,
                                             points=x_u)
-  live = direct.feature_maps.live_map(nystrom)
+  live = direct.moments.live_map(nystrom)
   p, columns = 192, live.projection.shape[1]
-  assert columns < p and columns % direct.feature_maps.RANK_STEP == 0
+  assert columns < p and columns % direct.moments.RANK_STEP == 0
   np.testing.assert_array_equal(np.asarray(nystrom.projection)[:, columns:], 0)
   # Features of the live map and of the full one are two float32 roundings of k(x, Z) P, whose
   # entries here reach |P| ~ 200 (a nearly singular K_ZZ): features and means agree to ~1e-8 |P|,

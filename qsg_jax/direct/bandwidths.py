@@ -57,6 +57,7 @@ import optax
 
 from qsg_jax import _validation as validation
 from qsg_jax import folds as folds_lib
+from qsg_jax import numerics
 from qsg_jax.config import FitConfig
 from qsg_jax.direct import system
 
@@ -521,8 +522,8 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   problem = pad(make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled,
                              num_folds, num_repeats, num_labeled))
   # One BLAS thread: LAPACK's Cholesky (dpotrf) spun OpenBLAS threads against XLA's, 190 ms
-  # instead of 0.3 ms for three 128 x 128 factors on 2 cores (``system.one_blas_thread``).
-  with jax.enable_x64(True), system.one_blas_thread():
+  # instead of 0.3 ms for three 128 x 128 factors on 2 cores (``numerics.one_blas_thread``).
+  with jax.enable_x64(True), numerics.one_blas_thread():
     state, (losses, aucs) = descend(
         jax.tree.map(jnp.asarray, problem), jnp.asarray(np.log(scales0)), jnp.float64(lam),
         jnp.asarray([penalty, scale_penalty], jnp.float64), jnp.float64(JITTER),

@@ -39,9 +39,6 @@ from qsg_jax.engine import kernels
 from qsg_jax.numerics import HIGHEST
 from qsg_jax.roc_svm import clustering
 
-one_blas_thread = numerics.one_blas_thread   # every host solve of ``qsg_jax.direct`` runs inside
-
-
 # Landmarks whose conditional variance is below this share of K_ZZ's largest eigenvalue (estimate)
 # are dropped (``nystrom_map``).
 NYSTROM_RCOND = 1e-7
@@ -69,31 +66,6 @@ def num_features(feature_map: FeatureMap) -> int:
     t, m, _ = feature_map.omega.shape
     return 2 * m * t
   return feature_map.projection.shape[1]
-
-
-# ``live_map`` rounds a Nystrom map's rank up to a multiple of this many features (shapes, hence
-# compilations, come in steps of it).
-RANK_STEP = 64
-
-
-def live_map(feature_map: FeatureMap) -> FeatureMap:
-  """The map without the feature columns that are zero for every x: a Nystrom map's P keeps its
-  r landmarks' directions in its first r columns (``nystrom_map``), so psi(x)[r:] = 0 exactly;
-  the result's features are the first r' = min(p, r rounded up to ``RANK_STEP``) of the map's
-  (r: the last nonzero column of P, whatever made it). A Fourier map is returned as it is.
-  Host-side: reads P."""
-  if not isinstance(feature_map, NystromMap):
-    return feature_map
-  p = feature_map.projection.shape[1]
-  projection = feature_map.projection
-  if isinstance(projection, jax.Array) and not projection.is_fully_addressable:
-    projection = projection.addressable_data(0)
-  used = np.flatnonzero(np.any(np.asarray(projection) != 0, axis=0))
-  rank = int(used[-1]) + 1 if used.size else 0
-  live = min(p, max(RANK_STEP, -(-rank // RANK_STEP) * RANK_STEP))
-  if live == p:
-    return feature_map
-  return feature_map._replace(projection=feature_map.projection[:, :live])
 
 
 def input_dim(feature_map: FeatureMap) -> int:
@@ -180,7 +152,7 @@ def nystrom_map(landmarks: np.ndarray, sigma: float, rcond: float = NYSTROM_RCON
   sq = np.sum(z * z, axis=1)
   kernel = np.exp(-float(sigma) * np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0))
   projection = np.zeros((p, p))
-  with one_blas_thread():
+  with numerics.one_blas_thread():
     factor, pivots, rank, _ = scipy.linalg.lapack.dpstrf(kernel, tol=rcond * kernel.sum() / p,
                                                          lower=1)
     if rank:

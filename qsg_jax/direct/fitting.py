@@ -25,6 +25,7 @@ from qsg_jax import _validation as validation
 from qsg_jax import distributed
 from qsg_jax import engine
 from qsg_jax import memory
+from qsg_jax import numerics
 from qsg_jax.direct import feature_maps
 from qsg_jax.direct import moments as moments_lib
 from qsg_jax.direct import system as solve_lib
@@ -375,7 +376,7 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
     ValueError, TypeError: bad inputs (what was received and the fix).
     IllPosedSystemError: the system is singular (lam = 0 with a singular Q).
   """
-  with solve_lib.one_blas_thread():
+  with numerics.one_blas_thread():
     return _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
                 split_lam, feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh,
                 axis_name)

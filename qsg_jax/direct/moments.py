@@ -16,8 +16,8 @@ Accumulation (pure functions around an explicit state, as optax's ``init`` / ``u
 A chunk's products run in float32 at HIGHEST precision and are added to the running sums with
 a compensated (two-sum) addition, so the sums carry about twice float32's precision on any
 device, x64 or not; ``finalize`` adds the two parts in float64. A Nystrom map of rank r < p has
-zero features past its first r columns (``feature_maps.live_map``): the passes compute only the
-first r' (r rounded up to ``feature_maps.RANK_STEP``; the papers' sigma = 0.1 on cod-rna: 64 of
+zero features past its first r columns (``live_map``): the passes compute only the
+first r' (r rounded up to ``RANK_STEP``; the papers' sigma = 0.1 on cod-rna: 64 of
 512, so 1/8 of the projection's and 1/64 of the second moment's flops) and ``padded`` restores
 the p-feature moments, whose entries there are exactly 0. Every chunk has the same shape (the
 last one padded, padding rows marked by group -1), so one compilation serves any number of
@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import _validation as validation
+from qsg_jax import numerics
 from qsg_jax.direct import feature_maps
 from qsg_jax.engine import sampling
 from qsg_jax.numerics import HIGHEST
@@ -232,7 +233,7 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
   """
   dim = feature_maps.input_dim(feature_map)
   p = feature_maps.num_features(feature_map)
-  full_shift, feature_map = shift, feature_maps.live_map(feature_map)   # zero columns skipped
+  full_shift, feature_map = shift, live_map(feature_map)   # zero columns skipped
   live = feature_maps.num_features(feature_map)
   num_groups = validation.check_count("num_groups", num_groups)
   devices = 1 if mesh is None else int(mesh.shape[axis_name])
@@ -268,8 +269,30 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
   return padded(finalize(sums, shift, mesh, axis_name), full_shift)
 
 
+# ``live_map`` rounds a Nystrom map's rank up to a multiple of this many features (shapes, hence
+# compilations, come in steps of it).
+RANK_STEP = 64
+
+
+def live_map(feature_map):
+  """The map without the feature columns that are zero for every x: a Nystrom map's P keeps its
+  r landmarks' directions in its first r columns (``feature_maps.nystrom_map``), so psi(x)[r:] = 0
+  exactly; the result's features are the first r' = min(p, r rounded up to ``RANK_STEP``) of
+  the map's (r: the last nonzero column of P, whatever made it; ``padded`` restores the p-feature
+  moments). A Fourier map is returned as it is. Host-side: reads P."""
+  if not isinstance(feature_map, feature_maps.NystromMap):
+    return feature_map
+  p = feature_maps.num_features(feature_map)
+  used = np.flatnonzero(np.any(host_value(feature_map.projection) != 0, axis=0))
+  rank = int(used[-1]) + 1 if used.size else 0
+  live = min(p, max(RANK_STEP, -(-rank // RANK_STEP) * RANK_STEP))
+  if live == p:
+    return feature_map
+  return feature_map._replace(projection=feature_map.projection[:, :live])
+
+
 def padded(moments: Moments, shift) -> Moments:
-  """``moments`` of a ``feature_maps.live_map`` (its first p' features) as the moments of all p
+  """``moments`` of a ``live_map`` (its first p' features) as the moments of all p
   features of the full map with shift ``shift`` [p]: the features past p' are 0 for every x
   (and so is their shift, the mean of such features), so their moments are 0."""
   shift = np.asarray(shift, np.float32).astype(np.float64)
@@ -315,10 +338,10 @@ def labeled_moments(feature_map, x_labeled, y_labeled, num_classes: int, shift,
                          for c in range(num_classes)))
   x = validation.check_chunk("x_labeled", x_labeled, feature_maps.input_dim(feature_map))
   labels = _checked_groups(y_labeled, num_classes, x)
-  live_map = feature_maps.live_map(feature_map)      # zero columns skipped (``padded``)
-  live_shift = np.asarray(shift, np.float32)[:feature_maps.num_features(live_map)]
-  phi = point_features(live_map, x, chunk_rows).astype(np.float64) - live_shift
-  with feature_maps.one_blas_thread():
+  live = live_map(feature_map)          # zero columns skipped (``padded``)
+  live_shift = np.asarray(shift, np.float32)[:feature_maps.num_features(live)]
+  phi = point_features(live, x, chunk_rows).astype(np.float64) - live_shift
+  with numerics.one_blas_thread():
     return padded(from_sums(*class_sums(phi, labels, num_classes),
                             live_shift.astype(np.float64)), shift)
 
@@ -363,8 +386,7 @@ def feature_shift(feature_map, x, max_rows: int = CHUNK_ROWS) -> np.ndarray:
   """[p] float32 shift c: the mean of psi over the first ``max_rows`` points of ``x``."""
   if len(x) == 0:
     raise ValueError("feature_shift needs at least one point (the shift is their mean feature).")
-  live_map = feature_maps.live_map(feature_map)      # the other features are 0 everywhere
-  phi = point_features(live_map, np.asarray(x[:max_rows], np.float32))
+  phi = point_features(live_map(feature_map), np.asarray(x[:max_rows], np.float32))  # others: 0
   shift = np.zeros(feature_maps.num_features(feature_map), np.float32)
   shift[:phi.shape[1]] = np.mean(phi.astype(np.float64), axis=0)
   return shift
@@ -418,12 +440,11 @@ def sharded_unlabeled_moments(feature_map, unlabeled, shift, mesh, axis_name: st
   devices = int(mesh.shape[axis_name])
   sizes, _ = sampling.strata(unlabeled.num_unlabeled, devices)
   split = jax.sharding.NamedSharding(mesh, _P(axis_name))
-  live_map = feature_maps.live_map(feature_map)           # zero columns skipped (group_moments)
-  live = feature_maps.num_features(live_map)
-  live_shift = jnp.asarray(shift, jnp.float32)[:live]
-  sums = jax.device_put(init_sums(1, live, devices), split)
+  live = live_map(feature_map)               # zero columns skipped (group_moments)
+  live_shift = jnp.asarray(shift, jnp.float32)[:feature_maps.num_features(live)]
+  sums = jax.device_put(init_sums(1, live_shift.shape[0], devices), split)
   sums = _strata_pass(mesh, axis_name, int(chunk_rows))(
-      sums, live_map, live_shift, unlabeled.x, jnp.asarray(sizes, jnp.int32))
+      sums, live, live_shift, unlabeled.x, jnp.asarray(sizes, jnp.int32))
   return padded(finalize(sums, live_shift, mesh, axis_name), shift)
 
 
@@ -461,5 +482,5 @@ def empty(num_features: int, shift) -> Moments:
 
 __all__ = ["CHUNK_ROWS", "Moments", "Sums", "add_chunk", "bucket_rows", "chunk_sums",
            "class_sums", "concatenate", "empty", "feature_shift", "finalize", "from_sums",
-           "group_moments", "init_sums", "labeled_moments", "mean_square_norm", "padded",
-           "point_features", "sharded_unlabeled_moments"]
+           "group_moments", "init_sums", "labeled_moments", "live_map", "mean_square_norm",
+           "padded", "point_features", "RANK_STEP", "sharded_unlabeled_moments"]

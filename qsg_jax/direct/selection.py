@@ -30,6 +30,7 @@ from qsg_jax import _validation as validation
 from qsg_jax import distributed
 from qsg_jax import folds as folds_lib
 from qsg_jax import metrics
+from qsg_jax import numerics
 from qsg_jax.direct import feature_maps
 from qsg_jax.direct import fitting
 from qsg_jax.direct import moments as moments_lib
@@ -120,7 +121,7 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
   Raises:
     ValueError, TypeError: bad inputs, or every task ill-posed.
   """
-  with solve_lib.one_blas_thread():
+  with numerics.one_blas_thread():
     return _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, key,
                            num_classes, feature_map, num_features, num_frequencies, landmarks,
                            chunk_rows, mesh, axis_name)

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.linalg
 
 from qsg_jax import _validation as validation
-from qsg_jax.direct import feature_maps
+from qsg_jax import numerics
 from qsg_jax.direct.moments import Moments
 
 # Systems whose reciprocal condition number (LAPACK's 1-norm estimate) is below this are refused:
@@ -47,7 +47,6 @@ from qsg_jax.direct.moments import Moments
 RCOND_MIN = 1e-12
 
 
-one_blas_thread = feature_maps.one_blas_thread   # host BLAS / LAPACK on one thread
 
 
 class IllPosedSystemError(FloatingPointError):
@@ -204,7 +203,7 @@ def solve(moments: Moments, lam: float, gamma, split_lam: Optional[float] = None
   validation.check_gamma(gamma, moments.counts.shape[0] - 1)   # checked, used as given
   if split_lam is not None:
     split_lam = validation.check_positive("split_lam", split_lam, allow_inf=True)
-  with one_blas_thread():
+  with numerics.one_blas_thread():
     return _solve(moments, lam, gamma, split_lam)
 
 
