@@ -14,9 +14,13 @@ training points, a random subset of the trial's):
   fit:       warm fit time and AUC of the direct solver (default map and p), DSG (``qsg_jax.fit``,
              defaults), the exact minimizer and scikit-learn's SVC (binary; SVR on the class
              index for ordinal sgemm), defaults of each; the speed ratio direct / DSG.
-  unlabeled: time of the statistics pass over every unlabeled sgemm point (241,100), and time
-             and peak resident memory against n_u for chunks read from an .npy file (a fresh
-             peak per size: Linux /proc/self/clear_refs).
+  unlabeled: time of the statistics pass over every unlabeled sgemm point (241,100) at each
+             --pass_chunk_rows, its rate (the floating-point operations the pass executes per
+             second, ``pass_flops``) against the rate of one --peak_size square float32 matmul
+             at HIGHEST precision on the same device in the same run (run it with
+             JAX_PLATFORMS=cuda for a GPU's figure), and time and peak resident memory against
+             n_u for chunks read from an .npy file (a fresh peak per size: Linux
+             /proc/self/clear_refs).
   labeled:   fully labeled data (no unlabeled points, gamma = 1): fit time and AUC against the
              number of labels, side by side with LightGBM (n_jobs 1 and 2, the faster counts)
              and SVC (SVC up to --svc_max_labels); the direct solver at the defaults and at lam
@@ -35,6 +39,7 @@ import time
 from absl import app
 from absl import flags
 import jax
+import jax.numpy as jnp
 import numpy as np
 from sklearn import metrics as sk_metrics
 
@@ -63,6 +68,11 @@ _FEATURE_COUNTS = flags.DEFINE_list("feature_counts", ["128", "256", "512", "102
 _MAPS = flags.DEFINE_list("maps", ["rff", "nystrom", "nystrom_uniform"], "Feature maps.")
 _UNLABELED_COUNTS = flags.DEFINE_list("unlabeled_counts", ["10000", "30000", "100000", "241100"],
                                       "n_u values of the unlabeled part.")
+_PASS_CHUNKS = flags.DEFINE_list("pass_chunk_rows", ["4096", "32768"],
+                                 "Chunk rows of the unlabeled part's in-memory pass (the first: "
+                                 "the library's default).")
+_PEAK_SIZE = flags.DEFINE_integer("peak_size", 4096, "N of the N x N x N float32 matmul whose "
+                                  "rate the unlabeled part's pass rate is compared with.")
 _LABELED_COUNTS = flags.DEFINE_list("labeled_counts", ["cod_rna:10000", "cod_rna:47628",
                                                        "skin:10000", "skin:50000",
                                                        "skin:196045"],
@@ -106,9 +116,12 @@ def _validate_flags():
                                        data_lib.available() and _whole(s.split(":")[1], 2)
                                        for s in v), "dataset:labels entries, labels >= 2"),
       ("lightgbm_jobs", lambda v: all(_whole(j, 1) for j in v), "whole numbers >= 1"),
+      ("pass_chunk_rows", lambda v: bool(v) and all(_whole(n, 1) for n in v),
+       "whole numbers >= 1"),
       ("output", lambda v: bool(v.strip()), "a file name (not empty)")]
   for name, low in (("splits", 1), ("exact_splits", 0), ("num_unlabeled", 1), ("eval_size", 1),
-                    ("svc_max_labels", 0), ("fit_exact_splits", 0), ("dsg_repeats", 0)):
+                    ("svc_max_labels", 0), ("fit_exact_splits", 0), ("dsg_repeats", 0),
+                    ("peak_size", 1)):
     checks.append((name, lambda v, low=low: v is not None and v >= low, f"an integer >= {low}"))
   for name, check, what in checks:
     flags.register_validator(name, check, message=f"--{name} must be {what}.")
@@ -292,8 +305,30 @@ def npy_chunks(path, rows, limit):
       yield np.fromfile(f, dtype, count=count).reshape(-1, shape[1])
 
 
+def pass_flops(feature_map, num_points):
+  """Floating-point operations the statistics pass executes on ``num_points`` points of one
+  group: the kernel's distances (2 p d per point), the projection onto the live features
+  (2 p r), the second moment (2 r^2, three quarters of it from ``moments.SYMMETRIC_MIN``
+  features on) and the sum (r); padding rows of the last chunk not counted."""
+  dim, p = direct.feature_maps.input_dim(feature_map), direct.feature_maps.num_features(
+      feature_map)
+  r = direct.feature_maps.num_features(direct.moments.live_map(feature_map))
+  outer = 2 * r * r * (0.75 if r >= direct.moments.SYMMETRIC_MIN else 1.0)
+  return float(num_points) * (2 * p * dim + 2 * p * r + outer + r)
+
+
+def matmul_rate(n):
+  """Floating-point operations per second of one [n, n] x [n, n] float32 product at HIGHEST
+  precision on the default device (fastest of 5 after a compiling call)."""
+  a = jax.random.uniform(jax.random.key(0), (n, n), jnp.float32)
+  product = jax.jit(lambda a: jnp.matmul(a, a, precision=jax.lax.Precision.HIGHEST))
+  seconds, _ = timed(lambda: product(a).block_until_ready(), repeats=5)
+  return 2.0 * n ** 3 / seconds
+
+
 def part_unlabeled():
-  """Statistics over every unlabeled sgemm point; time and peak memory against n_u (chunks)."""
+  """Statistics over every unlabeled sgemm point: time and rate against the device's matmul
+  rate per chunk size; time and peak memory against n_u (chunks from a file)."""
   x_l, y_l, _, _, _, k = trial_data("sgemm", 0, 1, 1)
   dataset = data_lib.load("sgemm")
   trial = protocols.make_trial(dataset, protocols.protocol_for(dataset), protocols.trial_key(0, 0))
@@ -304,9 +339,15 @@ def part_unlabeled():
       points=direct.fitting.landmark_points(key, x_l, x_all)[0])
   shift = direct.moments.feature_shift(psi, x_l)
   rows = []
-  seconds, _ = timed(lambda: direct.moments.group_moments(psi, x_all, shift), repeats=3)
-  rows.append(dict(what="in-memory array", n_u=x_all.shape[0], seconds=seconds))
-  print(json.dumps(rows[-1]), flush=True)
+  peak = matmul_rate(_PEAK_SIZE.value)
+  for chunk_rows in [int(c) for c in _PASS_CHUNKS.value]:
+    seconds, _ = timed(lambda: direct.moments.group_moments(psi, x_all, shift,
+                                                            chunk_rows=chunk_rows), repeats=3)
+    rate = pass_flops(psi, x_all.shape[0]) / seconds
+    rows.append(dict(what="in-memory array", n_u=x_all.shape[0], chunk_rows=chunk_rows,
+                     seconds=seconds, pass_gflops=rate / 1e9, matmul_gflops=peak / 1e9,
+                     fraction_of_matmul=rate / peak, device=str(jax.devices()[0])))
+    print(json.dumps(rows[-1]), flush=True)
   with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "x_u.npy")
     np.save(path, x_all)
@@ -420,7 +461,8 @@ def main(argv):
                        "exact_s", "svc_s", "dsg_over_direct_time"]))
   if "unlabeled" in _PARTS.value:
     rows = results["unlabeled"] = part_unlabeled()
-    print(table(rows, ["what", "n_u", "seconds", "peak_growth_mib"]))
+    print(table(rows, ["what", "n_u", "chunk_rows", "seconds", "pass_gflops", "matmul_gflops",
+                       "fraction_of_matmul", "peak_growth_mib"]))
   if "labeled" in _PARTS.value:
     rows = results["labeled"] = part_labeled()
     print(table(rows, ["dataset", "labels", "direct", "direct_cv", "lightgbm", "svc",

@@ -643,6 +643,25 @@ def test_bench_direct_smoke(tmp_path, shared_data_dir):
   assert results["cv"][0]["best"]["lam"] in folds_lib.PAPER_POWERS
 
 
+@pytest.mark.parametrize("sigma", [0.1, 30.0])     # a rank-64 map and a full-rank one
+def test_the_benchmarks_pass_flops_count_what_xla_compiles(sigma):
+  """The unlabeled part's rate (issue 26: the pass at >= 50 % of the device's matmul rate)
+  divides ``pass_flops`` by time: it must count the chunk's products as XLA's cost analysis does
+  (which adds a few percent of elementwise work)."""
+  from experiments import bench_direct  # pylint: disable=import-outside-toplevel
+  z = np.random.default_rng(0).uniform(size=(256, 5)).astype(np.float32)
+  full = direct.feature_maps.nystrom_map(z, sigma)
+  live = direct.moments.live_map(full)
+  rows, r = 1024, direct.feature_maps.num_features(live)
+  assert r == (64 if sigma == 0.1 else 256)
+  compiled = direct.moments.add_chunk.lower(
+      direct.moments.init_sums(1, r), live, jnp.zeros(r), jnp.zeros((rows, 5)),
+      jnp.zeros(rows, jnp.int32)).compile()
+  analysis = compiled.cost_analysis()
+  flops = (analysis[0] if isinstance(analysis, list) else analysis)["flops"]
+  assert 1.0 <= flops / bench_direct.pass_flops(full, rows) < 1.08
+
+
 @pytest.mark.parametrize("args, message", [
     (["--parts=fits"], r"--parts must be entries of"),
     (["--splits=0"], r"flag --splits=0: --splits must be an integer >= 1"),
