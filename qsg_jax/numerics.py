@@ -28,6 +28,14 @@ MAX_PHASE = 2.0**19
 _BLAS_CONTROLLER = []   # one threadpoolctl.ThreadpoolController, made on first use
 
 
+def full_precision(fn):
+  """Decorator: every matrix product inside ``fn`` at HIGHEST precision (the rule above, for
+  functions outside the engine: the baselines, the ROC-SVM, online pairwise). TF32 / bf16
+  products on GPUs and TPUs moved exact-baseline scores by 1e-2 and Nystrom scores by 4e-3
+  (H200, 2026-11-27)."""
+  return jax.default_matmul_precision("highest")(fn)
+
+
 def one_blas_thread():
   """Context with host BLAS / LAPACK (NumPy, SciPy, jaxlib's CPU eigh) on one thread.
 

@@ -36,6 +36,7 @@ import numpy as np
 from qsg_jax import _validation as validation
 from qsg_jax.engine import kernels
 from qsg_jax import memory
+from qsg_jax import numerics
 from qsg_jax.baselines import kernel_expansion
 from qsg_jax.baselines import pairwise_risk
 from qsg_jax.baselines import samult
@@ -48,9 +49,7 @@ class ExactSplitModel(NamedTuple):
   split_lam: float                            # lam_g.
 
 
-# Products at full float32 precision (numerics.HIGHEST): TF32 / bf16 on GPUs and TPUs
-# moved exact-baseline scores by 1e-2 and Nystrom scores by 4e-3 (H200, 2026-11-27).
-@jax.default_matmul_precision("highest")
+@numerics.full_precision
 def split_system(kernel, group_w, coef, lam, split_lam):
   """The [k n, k n] matrix and [k n] right-hand side of the block equations (module docstring).
 

@@ -27,6 +27,7 @@ import numpy as np
 from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax import _validation as validation
+from qsg_jax import numerics
 from qsg_jax.baselines import pairwise_risk
 
 # Bytes of one kernel block while scoring: chunks of x are sized to keep [chunk, n] under this.
@@ -192,9 +193,7 @@ def split_coefficients(coefficient_fn, gamma, prior):
 
 
 @jax.jit
-# Products at full float32 precision (numerics.HIGHEST): TF32 / bf16 on GPUs and TPUs
-# moved exact-baseline scores by 1e-2 and Nystrom scores by 4e-3 (H200, 2026-11-27).
-@jax.default_matmul_precision("highest")
+@numerics.full_precision
 def _solve_splits(centers, group_w, coef, lam, sigma):
   """[k-1, n] coefficients: for each split, its kernel matrix and one LU solve, in sequence."""
   def one_split(args):

@@ -33,6 +33,8 @@ gives the global minimizer; tests check it against ``jax.grad`` and an iterative
 import jax
 import jax.numpy as jnp
 
+from qsg_jax import numerics
+
 NUM_GROUPS = 3
 POSITIVE, NEGATIVE, UNLABELED = 0, 1, 2
 
@@ -69,9 +71,7 @@ def group_weights(positive, negative, unlabeled, dtype=jnp.float32):
   return masks / jnp.maximum(sizes, 1.0)
 
 
-# Products at full float32 precision (numerics.HIGHEST): TF32 / bf16 on GPUs and TPUs
-# moved exact-baseline scores by 1e-2 and Nystrom scores by 4e-3 (H200, 2026-11-27).
-@jax.default_matmul_precision("highest")
+@numerics.full_precision
 def risk(f, group_w, coef, const):
   """R(f) from group moments in O(n): mean (1 - f_a + f_b)^2 = 1 + s_g + s_h - 2 m_g + 2 m_h
   - 2 m_g m_h with m_g, s_g the group means of f and f^2.

@@ -32,6 +32,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import numerics
+
 
 class PolynomialStepSize(NamedTuple):
   """gamma_t = t^-theta / mu (Theorem 1); hashable, so jit caches on its values."""
@@ -219,9 +221,7 @@ def step_size_at(step_size: Callable, t, dtype):
   return jnp.asarray(step_size(t)).astype(dtype)
 
 
-# Products at full float32 precision (numerics.HIGHEST): TF32 / bf16 on GPUs and TPUs
-# moved exact-baseline scores by 1e-2 and Nystrom scores by 4e-3 (H200, 2026-11-27).
-@jax.default_matmul_precision("highest")
+@numerics.full_precision
 def gradient(state: IncrementalState, x_t, y_t):
   """The bracket of Eq. (1) from the running moments, O(d^2); zero before any example is seen.
 

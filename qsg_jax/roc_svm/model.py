@@ -20,6 +20,7 @@ from qsg_jax import errors
 from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax import metrics
+from qsg_jax import numerics
 from qsg_jax.baselines import kernel_expansion
 from qsg_jax.roc_svm import nystrom as nystrom_lib
 from qsg_jax.roc_svm import objective as objective_lib
@@ -139,9 +140,7 @@ def _design(kernel, key, x, y, pairs, *, sigma, num_landmarks, landmarks, kmeans
 
 
 @jax.jit
-# Products at full float32 precision (numerics.HIGHEST): TF32 / bf16 on GPUs and TPUs
-# moved exact-baseline scores by 1e-2 and Nystrom scores by 4e-3 (H200, 2026-11-27).
-@jax.default_matmul_precision("highest")
+@numerics.full_precision
 def _masked_gram(points, sigma):
   """Kernel rows of the (padded) positives and negatives, zero on padded rows and columns."""
   support = jnp.concatenate([points.x_pos, points.x_neg])

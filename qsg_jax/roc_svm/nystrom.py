@@ -91,9 +91,7 @@ def select_landmarks(key, x, y, num_landmarks, method="stratified", kmeans_iters
   return jnp.asarray(x[np.concatenate(picks)])
 
 
-# Products at full float32 precision (numerics.HIGHEST): TF32 / bf16 on GPUs and TPUs
-# moved exact-baseline scores by 1e-2 and Nystrom scores by 4e-3 (H200, 2026-11-27).
-@jax.default_matmul_precision("highest")
+@numerics.full_precision
 def pinv_sqrt(matrix, rcond=None):
   """Symmetric square root of the pseudo-inverse of a PSD matrix: (A^+)^(1/2).
 

@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 
 from qsg_jax import memory
+from qsg_jax import numerics
 
 # Default pairs per streamed block: 2^20 margins = 4 MiB per float32 array (fastest on CPU).
 DEFAULT_PAIRS_PER_BLOCK = 2**20
@@ -136,9 +137,7 @@ def check_pair_block(num_positive, num_negative, pairs_per_block, itemsize=4):
   return rows
 
 
-# Products at full float32 precision (numerics.HIGHEST): TF32 / bf16 on GPUs and TPUs
-# moved exact-baseline scores by 1e-2 and Nystrom scores by 4e-3 (H200, 2026-11-27).
-@jax.default_matmul_precision("highest")
+@numerics.full_precision
 def _stream(s_pos, s_neg, loss, pairs_per_block, with_grads):
   """One pass over blocks of positives: (sum of losses, d sum/d s_pos, d sum/d s_neg)."""
   n_pos, n_neg = s_pos.shape[0], s_neg.shape[0]

@@ -24,6 +24,7 @@ import numpy as np
 import optax
 
 from qsg_jax import _validation as validation
+from qsg_jax import numerics
 
 
 class MinimizeState(NamedTuple):
@@ -126,9 +127,7 @@ def _update(optimizer, grads, opt_state, params, value, objective_fn):
 
 
 @functools.partial(jax.jit, static_argnames=("objective", "optimizer", "max_steps", "patience"))
-# Products at full float32 precision (numerics.HIGHEST): TF32 / bf16 on GPUs and TPUs
-# moved exact-baseline scores by 1e-2 and Nystrom scores by 4e-3 (H200, 2026-11-27).
-@jax.default_matmul_precision("highest")
+@numerics.full_precision
 def minimize(objective: Callable, params, data, lam, optimizer: optax.GradientTransformation,
              *, max_steps: int, tol, patience: int = 10):
   """Minimizes ``objective(params, data, lam)`` by full-batch steps of ``optimizer``.
