@@ -28,8 +28,8 @@ Protocol (issue 27's contract), per dataset and trial t (randomness from SeedSeq
     output (SVR, LightGBM regressor on the class index).
 The test set is only scored, never used to choose anything; "best peer" in the report is the
 peer with the best mean test AUC, the comparison target (as in the issue), not a tuned choice;
-a peer variant paired with another peer (``baseline``: LightGBM stumps) is a diagnostic, never
-the best peer.
+a peer paired with another peer (``baseline``: LightGBM stumps, a diagnostic of the trees' lead)
+counts as a peer like the others.
 
 Adding a method is one ``Method`` entry in ``METHODS``. Each (dataset, trial, method) is one cell
 of ``experiments.common.store`` (``--resume``; a finished directory is never replaced without
@@ -303,7 +303,7 @@ METHODS = (
     Method("lgbm_regressor", "LightGBM regressor", "peer", ("ordinal",), _fit_lgbm_regressor,
            LGBM_GRID, LGBM_FIXED, "regression output (class index target)",
            requires=("lightgbm",)),
-    # A diagnostic of trees' lead (paired with the classifier, never the best peer): boosted
+    # A diagnostic of the trees' lead (paired with the classifier in the report): boosted
     # stumps (num_leaves 2) fit an additive model, one step function per feature, no
     # interactions.
     Method("lgbm_stumps", "LightGBM classifier, stumps", "peer", ("binary", "ordinal"),
@@ -655,15 +655,14 @@ def summarize(dataset, task, rows_by_method):
   """(table rows of one dataset, the best peer): AUC mean +- SE over trials, the paired
   difference to the best peer (the peer with the best mean test AUC) +- SE, and wins."""
   aucs = {key: np.array([r["auc"] for r in rows]) for key, rows in rows_by_method.items()}
-  peers = [m for m in METHODS if m.key in aucs and m.family == "peer" and not m.baseline]
+  peers = [m for m in METHODS if m.key in aucs and m.family == "peer"]
   best = max(peers, key=lambda m: aucs[m.key].mean()) if peers else None
   table = []
   for method in (m for m in METHODS if m.key in aucs):
     rows, a = rows_by_method[method.key], aucs[method.key]
     mean, se = _mean_se(a)
     row = {"dataset": dataset, "key": method.key, "method": method.name(task),
-           "label": method.label, "family": method.family, "variant": bool(method.baseline),
-           "AUC": f"{mean:.4f} +- {se:.4f}",
+           "label": method.label, "family": method.family, "AUC": f"{mean:.4f} +- {se:.4f}",
            "auc_mean": mean, "auc_se": se, "vs best peer": "(best peer)" if best else "-",
            "wins": "-"}
     if best is not None and method.key != best.key:
@@ -697,7 +696,7 @@ def goal_rows(tables):
   ahead of every peer, and (``MOONSHOT`` datasets) ahead of every LightGBM variant."""
   rows = []
   for dataset, table in tables.items():
-    peer_rows = [r for r in table if r["family"] == "peer" and not r.get("variant")]
+    peer_rows = [r for r in table if r["family"] == "peer"]
     if not peer_rows:
       continue
     best = max(r["auc_mean"] for r in peer_rows)
