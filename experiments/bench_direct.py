@@ -307,14 +307,17 @@ def npy_chunks(path, rows, limit):
 
 def pass_flops(feature_map, num_points):
   """Floating-point operations the statistics pass executes on ``num_points`` points of one
-  group: the kernel's distances (2 p d per point), the projection onto the live features
-  (2 p r), the second moment (2 r^2, three quarters of it from ``moments.SYMMETRIC_MIN``
-  features on) and the sum (r); padding rows of the last chunk not counted."""
-  dim, p = direct.feature_maps.input_dim(feature_map), direct.feature_maps.num_features(
-      feature_map)
-  r = direct.feature_maps.num_features(direct.moments.live_map(feature_map))
+  group, on the map's live features and landmarks (``moments.live_map``: r features, q
+  landmarks): the kernel's distances (2 q d per point), the projection (2 q r), the second
+  moment (2 r^2, three quarters of it from ``moments.SYMMETRIC_MIN`` features on) and the sum
+  (r); padding rows of the last chunk not counted."""
+  if not isinstance(feature_map, direct.feature_maps.NystromMap):
+    raise TypeError("pass_flops counts the pass of a NystromMap.")
+  live = direct.moments.live_map(feature_map)
+  dim, r = direct.feature_maps.input_dim(live), direct.feature_maps.num_features(live)
+  q = live.landmarks.shape[0]
   outer = 2 * r * r * (0.75 if r >= direct.moments.SYMMETRIC_MIN else 1.0)
-  return float(num_points) * (2 * p * dim + 2 * p * r + outer + r)
+  return float(num_points) * (2 * q * dim + 2 * q * r + outer + r)
 
 
 def matmul_rate(n):

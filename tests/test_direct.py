@@ -218,6 +218,14 @@ def test_the_pass_skips_the_zero_columns_of_a_low_rank_map_with_the_same_moments
   p, columns = 192, live.projection.shape[1]
   assert columns < p and columns % direct.moments.RANK_STEP == 0
   np.testing.assert_array_equal(np.asarray(nystrom.projection)[:, columns:], 0)
+  # ... and only the landmarks with a nonzero row of P there (as many as features, here).
+  projection = np.asarray(nystrom.projection)[:, :columns]
+  used = np.any(projection != 0, axis=1)
+  assert live.landmarks.shape == (columns, 3) and used.sum() <= columns
+  kept = [np.flatnonzero(np.all(np.asarray(nystrom.landmarks) == z, axis=1))[0]
+          for z in np.asarray(live.landmarks)]
+  np.testing.assert_array_equal(np.asarray(live.projection), projection[kept])
+  assert set(np.flatnonzero(used)) <= set(kept)
   # Features of the live map and of the full one are two float32 roundings of k(x, Z) P, whose
   # entries here reach |P| ~ 200 (a nearly singular K_ZZ): features and means agree to ~1e-8 |P|,
   # second moments to twice that times |psi|.

@@ -275,20 +275,30 @@ RANK_STEP = 64
 
 
 def live_map(feature_map):
-  """The map without the feature columns that are zero for every x: a Nystrom map's P keeps its
-  r landmarks' directions in its first r columns (``feature_maps.nystrom_map``), so psi(x)[r:] = 0
-  exactly; the result's features are the first r' = min(p, r rounded up to ``RANK_STEP``) of
-  the map's (r: the last nonzero column of P, whatever made it; ``padded`` restores the p-feature
-  moments). A Fourier map is returned as it is. Host-side: reads P."""
+  """The map without the feature columns that are zero for every x, and without the landmarks
+  those features do not use: a Nystrom map's P keeps its r landmarks' directions in its first r
+  columns (``feature_maps.nystrom_map``), so psi(x)[r:] = 0 exactly, and only r rows of P (its
+  pivots) are nonzero there. The result's features are the first r' = min(p, r rounded up to
+  ``RANK_STEP``) of the map's (r: the last nonzero column of P, whatever made it; ``padded``
+  restores the p-feature moments), on the landmarks with a nonzero row there (their count rounded
+  up the same way; the added ones have zero rows): the same features, with r' instead of p
+  kernel columns per point. A Fourier map is returned as it is. Host-side: reads P."""
   if not isinstance(feature_map, feature_maps.NystromMap):
     return feature_map
-  p = feature_maps.num_features(feature_map)
-  used = np.flatnonzero(np.any(host_value(feature_map.projection) != 0, axis=0))
+  projection = host_value(feature_map.projection)
+  landmarks, p = projection.shape
+  nonzero = projection != 0
+  used = np.flatnonzero(np.any(nonzero, axis=0))
   rank = int(used[-1]) + 1 if used.size else 0
   live = min(p, max(RANK_STEP, -(-rank // RANK_STEP) * RANK_STEP))
-  if live == p:
+  rows = np.flatnonzero(np.any(nonzero[:, :live], axis=1))
+  size = min(landmarks, max(live, -(-rows.size // RANK_STEP) * RANK_STEP))
+  if live == p and size == landmarks:
     return feature_map
-  return feature_map._replace(projection=feature_map.projection[:, :live])
+  keep = np.sort(np.concatenate([rows, np.setdiff1d(np.arange(landmarks), rows)[
+      :size - rows.size]]))
+  return feature_maps.NystromMap(jnp.asarray(host_value(feature_map.landmarks)[keep]),
+                                 jnp.asarray(projection[keep, :live]), feature_map.sigma)
 
 
 def padded(moments: Moments, shift) -> Moments:
