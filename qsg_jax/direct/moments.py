@@ -16,10 +16,11 @@ Accumulation (pure functions around an explicit state, as optax's ``init`` / ``u
 A chunk's products run in float32 at HIGHEST precision and are added to the running sums with
 a compensated (two-sum) addition, so the sums carry about twice float32's precision on any
 device, x64 or not; ``finalize`` adds the two parts in float64. A Nystrom map of rank r < p has
-zero features past its first r columns (``live_map``): the passes compute only the
-first r' (r rounded up to ``RANK_STEP``; the papers' sigma = 0.1 on cod-rna: 64 of
-512, so 1/8 of the projection's and 1/64 of the second moment's flops) and ``padded`` restores
-the p-feature moments, whose entries there are exactly 0. Every chunk has the same shape (the
+zero features past its first r columns, which use only r of its landmarks (``live_map``): the
+passes compute only the first r' features (r rounded up to ``RANK_STEP``) from r' landmarks
+(the papers' sigma = 0.1 on cod-rna: 64 of 512, so 1/8 of the kernel's, 1/64 of the
+projection's and of the second moment's flops) and ``padded`` restores the p-feature moments,
+whose entries there are exactly 0. Every chunk has the same shape (the
 last one padded, padding rows marked by group -1), so one compilation serves any number of
 points (one per multiple of ``RANK_STEP``). On a mesh each device keeps its own sums of its
 rows ([D, ...] arrays split over the axis) and ``finalize`` adds them with one ``psum``; several
