@@ -31,6 +31,7 @@ test:
 # (ignored); open build/docs/index.html. Modules setting __docformat__ = "numpy" (the estimators)
 # are read as numpydoc, the others as Google style.
 docs:
+	@$(PYTHON) -c "import pdoc" 2>/dev/null || { echo "make docs needs pdoc, the docs extra: pip install -e '.[docs]'"; exit 1; }
 	$(PYTHON) -m pdoc --docformat google --output-directory build/docs qsg_jax
 
 test-slow:
