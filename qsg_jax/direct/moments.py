@@ -20,9 +20,9 @@ zero features past its first r columns, which use only r of its landmarks (``liv
 passes compute only the first r' features (r rounded up to ``RANK_STEP``) from r' landmarks
 (the papers' sigma = 0.1 on cod-rna: 64 of 512, so 1/8 of the kernel's, 1/64 of the
 projection's and of the second moment's flops) and ``padded`` restores the p-feature moments,
-whose entries there are exactly 0. Every chunk has the same shape (the
-last one padded, padding rows marked by group -1), so one compilation serves any number of
-points (one per multiple of ``RANK_STEP``). On a mesh each device keeps its own sums of its
+whose entries there are exactly 0. Every chunk has the same shape (the last one padded, padding
+rows marked by group -1), so one compilation serves any number of points (one per multiple of
+``RANK_STEP``). On a mesh each device keeps its own sums of its
 rows ([D, ...] arrays split over the axis) and ``finalize`` adds them with one ``psum``; several
 processes do the same through ``distributed.load_unlabeled``'s strata
 (``sharded_unlabeled_moments``).

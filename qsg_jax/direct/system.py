@@ -47,8 +47,6 @@ from qsg_jax.direct.moments import Moments
 RCOND_MIN = 1e-12
 
 
-
-
 class IllPosedSystemError(FloatingPointError):
   """The linear system of the direct solver is singular (or nearly) to working precision."""
 

@@ -78,10 +78,9 @@ DSG (``solver="dsg"``) compiles its training program for the shapes of its data:
 on a new number of rows takes seconds, a warm fit often a fraction of one, so a 5-fold
 ``cross_val_score`` spends most of its time compiling once per fold size (e.g. 29 s against
 0.2 s for the five fits warm, ``QSGS2AUC(solver="dsg", num_steps=256)`` on 2,003 rows, 2 CPU
-cores). JAX's persistent
-compilation cache keeps compiled programs on disk for the next process (there: 29 s down to
-4.6 s; for ``QSGS2AUC()`` on 2,000 rows of cod_rna, a fresh process's 33 compilations took 2.9 s,
-0.2 s read from the cache). Turn it on before the first fit::
+cores). JAX's persistent compilation cache keeps compiled programs on disk for the next process
+(there: 29 s down to 4.6 s; for ``QSGS2AUC()`` on 2,000 rows of cod_rna, a fresh process's 33
+compilations took 2.9 s, 0.2 s read from the cache). Turn it on before the first fit::
 
     import jax
     jax.config.update("jax_compilation_cache_dir", "/path/to/jax_cache")
