@@ -862,6 +862,12 @@ def plan_datasets(settings):
                                  settings.cv_folds)
     plan.append((labeled, [m for m in methods_for(labeled.task, keys)
                            if m.label not in unavailable]))
+    skipped += [{"method": m.label, "why": f"not a method for {labeled.task} data ({name}): it "
+                 f"runs on {' and '.join(m.tasks)} sets"}
+                for m in METHODS if m.key in keys and labeled.task not in m.tasks]
+  if not any(methods for _, methods in plan):
+    raise cli.UserError("--methods: none of them runs on these datasets (" + "; ".join(
+        f"{row['method']}: {row['why']}" for row in skipped) + "). Add a method for their task.")
   return plan, skipped
 
 
@@ -883,11 +889,13 @@ def command_line(settings):
 
 def run(settings, log=cli.log_line):
   """Runs every (dataset, trial, method) cell not yet stored; writes results.md / .json."""
+  plan, skipped = plan_datasets(settings)        # refuses a selection that runs nothing
   store = store_lib.RunStore(settings.output_dir, "results")
   store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
               overwrite=settings.overwrite, selection=SELECTION)
   stamp = {"commit": str(reporting.git_commit()), "machine": machine()}
-  plan, skipped = plan_datasets(settings)
+  for row in skipped:
+    log(f"skipped: {row['method']}: {row['why']}")
   progress = reporting.Progress(sum(settings.trials * len(ms) for _, ms in plan), unit="cells",
                                 enabled=settings.progress, log=log)
   datasets, tables, summary, cells = [], {}, [], {}

@@ -239,8 +239,10 @@ def timing_summary(rows, wall_time_s, compile_time_s):
 def summary_lines(summary):
   """The human summary of a finished run (list of lines)."""
   t = summary["timing"]
+  solver = summary["solver_used"] + " solver" + (
+      " (chosen by --solver=auto)" if summary["solver"] == "auto" else "")
   lines = [f"{summary['method']} on {summary['dataset']}, {summary['num_trials']} trials, "
-           f"scored on {summary['evaluated_on']}:",
+           f"{solver}, scored on {summary['evaluated_on']}:",
            f"  {summary['metric']}: {summary['auc_mean']:.4f} +- {summary['auc_std']:.4f} (std)",
            f"  MAE: {summary['mae_mean']:.3f} +- {summary['mae_std']:.3f}"]
   if t["steady_trials"]:
@@ -371,7 +373,8 @@ def run(settings: Settings, log=cli.log_line):
            {"trial": "std", "auc": auc[1], "mae": mae[1]}]
   paths = store.finish(summary, [(None, rows + stats, COLUMNS), ("Timing", [summary["timing"]],
                                                                  None)],
-                       title=f"{method} on {data.name} ({metric} on {rows[0]['evaluated_on']})")
+                       title=f"{method} on {data.name} ({solver_used} solver; {metric} on "
+                             f"{rows[0]['evaluated_on']})")
   if paths:
     pngs = plot.draw(output_dir)
     log(f"wrote {paths['json']}, {paths['md']} and " + ", ".join(str(p) for p in pngs))

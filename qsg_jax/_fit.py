@@ -333,8 +333,9 @@ def _checked_result(result, x, name="x"):
     raise TypeError(f"result must be the FitResult of qsg_jax.fit; received "
                     f"{type(result).__name__}. For a bare engine.Model use "
                     f"qsg_jax.engine.{name}(model, x).")
-  x = validation.check_points("x", x, dim=result.num_features)
-  if isinstance(result.model, direct.NystromModel):   # no Fourier phases
+  nystrom = isinstance(result.model, direct.NystromModel)
+  x = validation.check_points("x", x, dim=result.num_features, kernel=nystrom)
+  if nystrom:   # no Fourier phases; kernel: squared norms must fit in float32
     return x
   validation.check_phase_range("x", x, float(result.model.sigma))
   return jnp.asarray(x)

@@ -67,7 +67,7 @@ def _row_col(bad):
 
 
 def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
-                 allow_empty: bool = False) -> np.ndarray:
+                 allow_empty: bool = False, kernel: bool = False) -> np.ndarray:
   """Returns ``x`` as a float32 [n, d] array after checking type, rank, size and finiteness.
 
   Args:
@@ -75,11 +75,14 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
     x: array-like (NumPy, JAX, pandas; not scipy sparse).
     dim: expected number of features d, or None.
     allow_empty: whether n = 0 is acceptable.
+    kernel: also refuse points whose squared norms overflow float32 (``check_kernel_scale``):
+      a Gaussian kernel of them would be NaN.
 
   Raises:
     TypeError: scipy sparse input, or non-numeric entries.
     ValueError: wrong rank, wrong d, empty, non-finite entries (count, first row and column, in
-      the caller's row numbering), or values that overflow float32.
+      the caller's row numbering), or values that overflow float32 (or, with ``kernel``, whose
+      squares do).
   """
   _refuse_sparse(name, x)
   if isinstance(x, collections.abc.Iterator):   # NumPy would make a 0-d object array of it
@@ -112,6 +115,8 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
         f"row {row}), e.g. column {col} = {arr[row, col]}. Impute or drop those rows before "
         "fitting.")
   refuse_beyond_float32(name, arr)
+  if kernel:
+    check_kernel_scale(name, arr)
   return arr.astype(np.float32)
 
 
@@ -129,7 +134,8 @@ def refuse_beyond_float32(name: str, arr: np.ndarray, where=lambda row: row):
           "minmax_apply).")
 
 
-def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None) -> np.ndarray:
+def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None,
+                kernel: bool = False) -> np.ndarray:
   """One chunk of a source read in pieces (an iterator of chunks, rows of a memory map) as a
   float32 [n_i, d] array, with ``check_points``' checks and rows numbered in the whole source.
 
@@ -139,6 +145,7 @@ def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None) -> np
     dim: d.
     first_row: the source's row number of the chunk's row 0.
     rows: optional [n_i] source row numbers of the chunk's rows (a sample), instead.
+    kernel: as ``check_points``.
 
   Raises:
     TypeError: sparse or non-numeric chunks (strings, objects, complex).
@@ -166,6 +173,8 @@ def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None) -> np
     raise ValueError(f"{name} has NaN or infinite values (first at row {where(row)}), e.g. column "
                      f"{col} = {arr[row, col]}; impute or drop those rows first.")
   refuse_beyond_float32(name, arr, where)
+  if kernel:
+    check_kernel_scale(name, arr)
   return arr.astype(np.float32, copy=False)
 
 
@@ -454,6 +463,57 @@ def check_phase_range(name: str, x: ArrayLike, sigma: float | jax.Array) -> None
         f"reach {bound:.3g}, beyond {numerics.MAX_PHASE:.0f} where float32 phases lose their "
         "precision. Rescale the features (e.g. qsg_jax.data.minmax_fit on the training data) "
         "or lower sigma.")
+
+
+def check_kernel_scale(name, x, sigma=None, dtype=np.float32):
+  """Refuses points and a kernel width whose Gaussian kernel would be noise or constant.
+
+  k(x, z) = exp(-sigma ||x - z||^2) is computed in ``dtype`` as exp(-sigma (|x|^2 + |z|^2 -
+  2 x.z)). That fails silently when (1) the squared norms overflow (NaN), (2) sigma does not
+  fit in ``dtype``, (3) sigma times every squared distance is below its resolution (every
+  kernel value rounds to 1: a constant model), or (4) the rounding error of the expansion,
+  about eps |x|^2, times sigma exceeds 1 (features far from the origin compared with their
+  spread). Min-max scaled features (``qsg_jax.data.minmax_fit``) pass all four.
+
+  Args:
+    name: what to call ``x`` in messages.
+    x: [n, d] float points (training points, or test points with ``sigma`` None: check 1 only).
+    sigma: scalar or [k-1] kernel parameters, or None.
+    dtype: float32 (default) or float64, the precision of the kernel.
+
+  Raises:
+    ValueError: naming the failing quantity and the fix.
+  """
+  x = np.asarray(x, np.float64)
+  if x.size == 0:
+    return
+  info = np.finfo(dtype)
+  big, eps, what = float(info.max), float(info.eps), np.dtype(dtype).name
+  with np.errstate(over="ignore"):
+    norm2 = float(np.max(np.sum(x * x, axis=1)))
+  fix = "Min-max scale the features (qsg_jax.data.minmax_fit on the training rows)"
+  if not norm2 < big / 4:
+    raise ValueError(f"points of {name} have norms up to {np.sqrt(norm2):.3g}: their squares "
+                     f"(squared distances, gradient norms) overflow {what}. {fix}.")
+  if sigma is None:
+    return
+  sigma = np.atleast_1d(np.asarray(sigma, np.float64))
+  if np.max(sigma) > big:
+    raise ValueError(f"sigma={np.max(sigma):.3g} does not fit in {what} (max {big:.3g}). {fix}, "
+                     "or choose a smaller sigma.")
+  spread2 = float(np.sum(np.square(x.max(axis=0) - x.min(axis=0))))   # >= every squared distance
+  if spread2 == 0:
+    raise ValueError(f"the points of {name} are all the same point: a kernel model has "
+                     "nothing to learn from. Pass points that differ.")
+  if np.min(sigma) * spread2 < eps:
+    raise ValueError(f"sigma * (largest squared distance) = {np.min(sigma) * spread2:.3g} is "
+                     f"below {what} resolution: every kernel value between points of {name} "
+                     f"rounds to 1 and the model is constant. {fix}, or raise sigma.")
+  if np.max(sigma) * eps * norm2 > 1.0:
+    raise ValueError(f"the points of {name} lie far from the origin (norm "
+                     f"{np.sqrt(norm2):.3g}) for their spread: with sigma={np.max(sigma):.3g} "
+                     f"{what} rounding of the squared distances exceeds 1 in the kernel's "
+                     f"exponent. {fix}.")
 
 
 def check_key(key: "int | jax.Array", name: str = "key") -> jax.Array:

@@ -340,6 +340,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     gamma, score = _coordinate_gamma(run, best, grid, k, num_folds)
     if score is not None and score > best_score:
       best["gamma"], best_score = gamma, score
+    else:                    # the shared value won: still one gamma per split, as documented
+      best["gamma"] = np.full(k - 1, float(best["gamma"]))
   return CVResult(best, best_score, scores, fold_scores, grid, solver="dsg")
 
 

@@ -200,8 +200,12 @@ def test_dropped_nystrom_directions_are_zero_features():
   psi = direct.moments.point_features(nystrom, x_u)
   assert np.all(psi[:, dropped] == 0)
   x_l, y, _ = _data(n_l=40)
-  fit = direct.fit(x_l, y, x_u, sigma=0.05, lam=0.0, num_features=32)   # lam = 0 still solves
+  fit = direct.fit(x_l, y, x_u, sigma=0.05, lam=1e-6, num_features=32)  # solved on the others
   assert np.all(fit.weights[dropped] == 0) and np.isfinite(fit.weights).all()
+  # lam = 0: f + c costs what f costs and a constant is nearly in the span of so smooth a map,
+  # so the system is singular to the statistics' float32 accuracy (rcond ~5e-8): refused.
+  with pytest.raises(direct.IllPosedSystemError, match=r"reciprocal condition .* < 1e-07"):
+    direct.fit(x_l, y, x_u, sigma=0.05, lam=0.0, num_features=32)
 
 
 def test_the_pass_skips_the_zero_columns_of_a_low_rank_map_with_the_same_moments():
@@ -374,6 +378,12 @@ def test_ill_posed_and_bad_inputs_raise():
   with pytest.raises(ValueError, match="Rescale the features"), \
       pytest.warns(errors.UnscaledFeaturesWarning, match="x_(un)?labeled has values up to"):
     direct.fit(x_l * 1e6, y, x_u * 1e6, feature_map="rff", num_features=64, sigma=10.0)
+  # Finite in float32, but the kernel's squared distances are not (they would be NaN features).
+  with pytest.raises(ValueError, match=r"x_labeled have norms up to [0-9.]+e\+20: their squares"):
+    direct.fit(x_l * 1e20, y, x_u)
+  model = direct.fit(x_l, y, x_u, num_features=16).model
+  with pytest.raises(ValueError, match=r"points of x have norms up to [0-9.]+e\+20: their squares"):
+    direct.decision_function(model, np.r_[x_l[:2], [[1e20, 0.0, 0.0]]])
 
 
 def _bad_unlabeled_sources(x_u, tmp_path):
@@ -381,8 +391,9 @@ def _bad_unlabeled_sources(x_u, tmp_path):
   def memmap(name, array):
     np.save(tmp_path / name, array)
     return np.load(tmp_path / name, mmap_mode="r")
-  nan, big = x_u.copy(), x_u.astype(np.float64)
-  nan[7, 2], big[3, 0] = np.nan, 1e39
+  nan, big, huge = x_u.copy(), x_u.astype(np.float64), x_u.copy()
+  nan[7, 2], big[3, 0], huge[5, 1] = np.nan, 1e39, 1e20   # huge: finite, its square is not
+  squares = r"x_unlabeled have norms up to [0-9.]+e\+20: their squares .* overflow float32"
   sparse = pytest.importorskip("scipy.sparse")
   pd = pytest.importorskip("pandas")
   frame = pd.DataFrame(x_u).astype("Float64")
@@ -394,6 +405,9 @@ def _bad_unlabeled_sources(x_u, tmp_path):
       (memmap("wide.npy", x_u[:, :2]), ValueError, r"must be \[n, 3\].*shape \(10, 2\)"),
       (memmap("text.npy", np.array([["a", "b", "c"]])), TypeError, "real numbers; received dtype"),
       (iter([x_u, big[:5]]), ValueError, float32_range + r" \(first at row 13"),
+      (memmap("huge.npy", huge), ValueError, squares),
+      (iter([x_u, huge]), ValueError, squares),
+      (huge, ValueError, squares),
       (iter([x_u, x_u.astype(np.complex64)]), TypeError, "chunk of dtype complex64 at row 10"),
       (iter([x_u, np.array([["a", "b", "c"]])]), TypeError, "chunk of dtype <U1 at row 10"),
       (iter([x_u, [[0.1, 0.2], [0.3]]]), ValueError, "rectangular.*chunk at row 10"),

@@ -306,7 +306,10 @@ def test_solver_flag_runs_and_records_the_direct_solver(tmp_path):
   models (FrozenNystrom) predict the trials' numbers; DSG-only flags are a short error."""
   settings = run.Settings(output_dir=str(tmp_path), trials=2, save_models=True,
                           solver="direct", cv="quick", cv_unlabeled=200, progress=False)
-  run.run(settings, log=lambda _: None)
+  lines = []
+  run.run(settings, log=lines.append)
+  assert any("direct solver, scored on" in line for line in lines)   # the summary says which
+  assert "(direct solver; " in (tmp_path / "run.md").read_text()
   stored = json.loads((tmp_path / "run.json").read_text())
   assert stored["solver"] == stored["solver_used"] == stored["settings"]["solver"] == "direct"
   assert stored["hyperparams"]["solver"] == "direct" and stored["cv"]["chosen"]

@@ -464,6 +464,9 @@ def test_decision_function_checks_points():
   with pytest.raises(ValueError, match="beyond the float32 range"):
     qsg_jax.decision_function(result, np.full((2, 3), 1e300))
   assert np.isfinite(qsg_jax.decision_function(result, toy.X_U)).all()
+  direct_fit = qsg_jax.fit(toy.X_L, toy.Y_L, toy.X_U, solver="direct", num_landmarks=8)
+  with pytest.raises(ValueError, match=r"norms up to 1e\+20: their squares .* overflow float32"):
+    qsg_jax.decision_function(direct_fit, toy.with_value(toy.X_U, (2, 1), 1e20))  # NaN before
 
 
 def test_a_slow_num_steps_warns_at_the_callers_line():

@@ -79,6 +79,10 @@ def test_per_split_gamma_searches_each_coordinate():
     scores = qsg_jax.decision_function(fitted, x_l)[valid[f]]
     aucs.append(baselines.split_aucs(scores, y_l[valid[f]], 3))
   assert split.best_score == pytest.approx(np.mean(aucs), abs=1e-6)
+  # One gamma in the grid: nothing to change per split, still one value per split.
+  one = model_selection.cross_validate(x_l, y_l, x_u, grid=dict(grid, gamma=[0.5]),
+                                       per_split_gamma=True, **_CV)
+  np.testing.assert_array_equal(one.best["gamma"], [0.5, 0.5])
 
 
 def test_method_errors_name_the_fix():

@@ -47,6 +47,13 @@ def test_smoke_table_fields_grids_and_sizes(tmp_path):
   assert best["vs best peer"] == "(best peer)"
   other = next(r for r in binary if r is not best)
   assert other["wins"].endswith("/2") and other["diff_mean"] <= 0
+  skipped = {(row["method"], row["why"].split("(")[1].split(")")[0]) for row in payload["skipped"]}
+  assert skipped == {("SVC (rbf)", "lev"), ("SVR (rbf)", "breast_cancer"),
+                     ("mord LogisticAT", "breast_cancer")}      # said, not silently dropped
+  assert "## Not run" in text and "not a method for ordinal data (lev)" in text
+  with pytest.raises(cli.UserError, match="none of them runs on these datasets.*SVC"):
+    peers.run(_settings(tmp_path, name="none", datasets=("lev",), methods=("svc",)), log=_quiet)
+  assert not (tmp_path / "none").exists()      # refused before the run store starts
   sizes = {d["dataset"]: d for d in payload["datasets"]}
   assert (sizes["breast_cancer"]["labeled"], sizes["breast_cancer"]["unlabeled"],
           sizes["breast_cancer"]["test"]) == (45, 60, 60)

@@ -119,6 +119,8 @@ _FIT_FIELDS = {f.name: f for f in dataclasses.fields(qsg_jax.FitConfig)}
 ENGINE_DEFAULTS = {name: _FIT_FIELDS[name].default for name in ENGINE_PARAMS}
 for _name in ENGINE_PARAMS:
   COMMON[_name]["help"] = _FIT_FIELDS[_name].metadata["help"]
+COMMON["gamma"]["help"] += (" The flag takes one value, shared by the splits (one per split: "
+                           "qsg_jax.fit(gamma=[...]) or the estimators' labeled_weight).")
 StepSize = Union[float, str]
 
 

@@ -170,7 +170,7 @@ def fit_exact_split(x_labeled, y_labeled, x_unlabeled, *, lam, sigma, gamma, spl
            "system and",
       fix="Subsample x_unlabeled, or use the scalable qsg_jax.fit(..., split_lam=...).",
       fraction=memory_fraction)
-  kernel_expansion.check_kernel_scale("x_labeled and x_unlabeled", np.concatenate([x_l, x_u]),
+  validation.check_kernel_scale("x_labeled and x_unlabeled", np.concatenate([x_l, x_u]),
                                      sigma, dtype)
   centers = jnp.asarray(np.concatenate([x_l, x_u]), dtype)
   group_w = kernel_expansion.split_groups(y_l, k, x_u.shape[0], dtype)

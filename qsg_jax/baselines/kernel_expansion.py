@@ -78,57 +78,6 @@ def check_kernel_memory(method, num_labeled, num_unlabeled, itemsize=4, fraction
       fraction=fraction)
 
 
-def check_kernel_scale(name, x, sigma=None, dtype=np.float32):
-  """Refuses points and a kernel width whose Gaussian kernel would be noise or constant.
-
-  k(x, z) = exp(-sigma ||x - z||^2) is computed in ``dtype`` as exp(-sigma (|x|^2 + |z|^2 -
-  2 x.z)). That fails silently when (1) the squared norms overflow (NaN), (2) sigma does not
-  fit in ``dtype``, (3) sigma times every squared distance is below its resolution (every
-  kernel value rounds to 1: a constant model), or (4) the rounding error of the expansion,
-  about eps |x|^2, times sigma exceeds 1 (features far from the origin compared with their
-  spread). Min-max scaled features (``qsg_jax.data.minmax_fit``) pass all four.
-
-  Args:
-    name: what to call ``x`` in messages.
-    x: [n, d] float points (training points, or test points with ``sigma`` None: check 1 only).
-    sigma: scalar or [k-1] kernel parameters, or None.
-    dtype: float32 (default) or float64, the precision of the kernel.
-
-  Raises:
-    ValueError: naming the failing quantity and the fix.
-  """
-  x = np.asarray(x, np.float64)
-  if x.size == 0:
-    return
-  info = np.finfo(dtype)
-  big, eps, what = float(info.max), float(info.eps), np.dtype(dtype).name
-  with np.errstate(over="ignore"):
-    norm2 = float(np.max(np.sum(x * x, axis=1)))
-  fix = "Min-max scale the features (qsg_jax.data.minmax_fit on the training rows)"
-  if not norm2 < big / 4:
-    raise ValueError(f"points of {name} have norms up to {np.sqrt(norm2):.3g}: their squares "
-                     f"(squared distances, gradient norms) overflow {what}. {fix}.")
-  if sigma is None:
-    return
-  sigma = np.atleast_1d(np.asarray(sigma, np.float64))
-  if np.max(sigma) > big:
-    raise ValueError(f"sigma={np.max(sigma):.3g} does not fit in {what} (max {big:.3g}). {fix}, "
-                     "or choose a smaller sigma.")
-  spread2 = float(np.sum(np.square(x.max(axis=0) - x.min(axis=0))))   # >= every squared distance
-  if spread2 == 0:
-    raise ValueError(f"the points of {name} are all the same point: a kernel model has "
-                     "nothing to learn from. Pass points that differ.")
-  if np.min(sigma) * spread2 < eps:
-    raise ValueError(f"sigma * (largest squared distance) = {np.min(sigma) * spread2:.3g} is "
-                     f"below {what} resolution: every kernel value between points of {name} "
-                     f"rounds to 1 and the model is constant. {fix}, or raise sigma.")
-  if np.max(sigma) * eps * norm2 > 1.0:
-    raise ValueError(f"the points of {name} lie far from the origin (norm "
-                     f"{np.sqrt(norm2):.3g}) for their spread: with sigma={np.max(sigma):.3g} "
-                     f"{what} rounding of the squared distances exceeds 1 in the kernel's "
-                     f"exponent. {fix}.")
-
-
 def check_memory_fraction(fraction):
   """``fraction`` (share of free memory a fit may take) as a float in (0, 1], else an error."""
   return validation.check_positive(
@@ -272,7 +221,7 @@ def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabel
     if weightless:   # their coefficients would be exactly 0 (module docstring)
       x_u = x_u[:0]
   check_kernel_memory(method, x_l.shape[0], x_u.shape[0], dtype.itemsize, memory_fraction)
-  check_kernel_scale("x_labeled and x_unlabeled", np.concatenate([x_l, x_u]), sigma, dtype)
+  validation.check_kernel_scale("x_labeled and x_unlabeled", np.concatenate([x_l, x_u]), sigma, dtype)
   centers = jnp.asarray(np.concatenate([x_l, x_u]), dtype)
   group_w = split_groups(y_l, k, x_u.shape[0], dtype)
   solve = _solve_shared if shared else _solve_splits
@@ -311,7 +260,7 @@ def decision_function(model: KernelAUCModel, x, chunk_size=None):
   """
   n, d = model.centers.shape
   x = validation.check_points("x", x, dim=d, allow_empty=True)
-  check_kernel_scale("x", x, dtype=model.centers.dtype)
+  validation.check_kernel_scale("x", x, dtype=model.centers.dtype)
   m = x.shape[0]
   itemsize = model.centers.dtype.itemsize
   chunk_size = validation.check_count("chunk_size", chunk_size, allow_none=True)

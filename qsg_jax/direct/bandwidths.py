@@ -464,9 +464,9 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     return_trace: also return the ``Trace`` (objective and held-out AUC of every iterate).
 
   Returns:
-    [d] float64 length scales s (the iterate with the lowest objective, s0 included): use as
-    the estimators' ``length_scale``, or ``direct.fit(x / s, ..., sigma=0.5)``. With
-    ``return_losses``: (s, losses).
+    [d] float64 length scales s (the iterate ``select`` picks, s0 included): use as the
+    estimators' ``length_scale``, or ``direct.fit(x / s, ..., sigma=0.5)``. With
+    ``return_trace``: (s, ``Trace``).
 
   Raises:
     ValueError, TypeError: bad inputs (NaN, shapes, a class without points, gamma < 1 without
@@ -477,7 +477,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
       or the smallest class has fewer than min_per_scale * d points: one common factor learned.
   """
   key = validation.check_key(key)
-  x_l = validation.check_points("x_labeled", x_labeled)
+  x_l = validation.check_points("x_labeled", x_labeled, kernel=True)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   gamma = np.asarray(validation.check_gamma(gamma, k), np.float64)
   lam = validation.check_positive("lam", lam)
@@ -498,7 +498,8 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   scales0 = check_length_scale(length_scale, x_l.shape[1])
   x_u = None
   if x_unlabeled is not None:
-    x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], allow_empty=True)
+    x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], allow_empty=True,
+                                  kernel=True)
   if (x_u is None or x_u.shape[0] == 0) and np.any(gamma < 1):
     raise ValueError(f"no unlabeled data but gamma={gamma.tolist()} < 1 gives weight to the "
                      "unlabeled risks: pass x_unlabeled, or set gamma=1.")

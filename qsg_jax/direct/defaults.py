@@ -112,12 +112,12 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
     ``Choice``: ``best`` holds floats lam, sigma, gamma for ``direct.fit``.
   """
   seed = validation.check_count("seed", seed, minimum=0, fix="Pass e.g. seed=0.")
-  x_l = validation.check_points("x_labeled", x_labeled)
+  x_l = validation.check_points("x_labeled", x_labeled, kernel=True)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   if isinstance(x_unlabeled, np.ndarray) and x_unlabeled.size == 0:
     x_unlabeled = None
   if x_unlabeled is not None:
-    x_unlabeled = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
+    x_unlabeled = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], kernel=True)
   rng = np.random.default_rng([seed, 1])
   fixed = {"lam": lam, "sigma": sigma, "gamma": 1.0 if x_unlabeled is None else gamma}
   for name in ("lam", "sigma"):

@@ -120,11 +120,11 @@ def landmark_points(key, x_l, x_u, mesh=None, axis_name="data"):
     return np.concatenate([x_l, _gather_rows(x_u, index, mesh, axis_name)]), x_u
   if hasattr(x_u, "shape") and hasattr(x_u, "__getitem__"):
     index = sample_indices(key, x_u.shape[0])
-    sample = validation.check_chunk("x_unlabeled", x_u[index], dim, rows=index)
+    sample = validation.check_chunk("x_unlabeled", x_u[index], dim, rows=index, kernel=True)
     return np.concatenate([x_l, sample]), x_u
   iterator, skipped, seen = iter(x_u), [], 0
   for first in iterator:                # the first chunk with rows (empty ones are skipped)
-    first = validation.check_chunk("x_unlabeled", first, dim, seen)
+    first = validation.check_chunk("x_unlabeled", first, dim, seen, kernel=True)
     if first.shape[0]:
       chained = itertools.chain(skipped, [first], iterator)
       return np.concatenate([x_l, first[:LANDMARK_SAMPLE]]), chained
@@ -205,7 +205,7 @@ def check_unlabeled(x_unlabeled, dim: int, mesh=None, axis_name: str = "data"):
   if in_memory:
     if np.size(x_unlabeled) == 0:
       return None
-    return validation.check_points("x_unlabeled", x_unlabeled, dim=dim)
+    return validation.check_points("x_unlabeled", x_unlabeled, dim=dim, kernel=True)
   if hasattr(x_unlabeled, "shape") and hasattr(x_unlabeled, "__getitem__"):
     shape, dtype = tuple(x_unlabeled.shape), getattr(x_unlabeled, "dtype", None)
     if len(shape) != 2 or shape[1] != dim:
@@ -231,7 +231,7 @@ def check_options(feature_map, num_features, num_frequencies, chunk_rows, landma
       raise ValueError(f"landmarks must be an array [p, d] or one of "
                        f"{feature_maps.LANDMARK_METHODS}; received {landmarks!r:.40}.")
   elif feature_map == "nystrom":
-    landmarks = validation.check_points("landmarks", landmarks, dim=dim)
+    landmarks = validation.check_points("landmarks", landmarks, dim=dim, kernel=True)
   return num_features, num_frequencies, chunk_rows, landmarks
 
 
@@ -386,7 +386,7 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
          feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh, axis_name):
   """``fit``'s body (its arguments in order)."""
   key = validation.check_key(key)
-  x_l = validation.check_points("x_labeled", x_labeled)
+  x_l = validation.check_points("x_labeled", x_labeled, kernel=True)
   num_features, num_frequencies, chunk_rows, landmarks = check_options(
       feature_map, num_features, num_frequencies, chunk_rows, landmarks, x_l.shape[1])
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
@@ -483,11 +483,12 @@ def _checked_points(model, x):
   if isinstance(model, DirectFit):
     dim, model = feature_maps.input_dim(model.feature_map), model.model
   if isinstance(model, NystromModel):
-    return model, validation.check_points("x", x, dim=model.landmarks.shape[1], allow_empty=True)
+    return model, validation.check_points("x", x, dim=model.landmarks.shape[1], allow_empty=True,
+                                          kernel=True)
   if not isinstance(model, engine.Model):
     raise TypeError(f"model must be a direct fit (its DirectFit, or the model: NystromModel or "
                     f"engine.Model); received {type(model).__name__:.60}.")
-  x = validation.check_points("x", x, dim=dim, allow_empty=True)
+  x = validation.check_points("x", x, dim=dim, allow_empty=True, kernel=True)
   validation.check_phase_range("x", x, float(model.sigma))
   return model, x
 

@@ -199,7 +199,7 @@ def _chunks(source, dim, rows, name):
   # A fresh buffer per chunk: the device may alias a host buffer (CPU) while its computation,
   # dispatched asynchronously, has not run yet, so a filled buffer is never written again.
   for piece in pieces:
-    piece = validation.check_chunk(name, piece, dim, seen)   # shape, dtype, NaN, float32 range
+    piece = validation.check_chunk(name, piece, dim, seen, kernel=True)  # dtype, NaN, float32 range
     seen += piece.shape[0]
     while piece.shape[0]:
       take = min(rows - filled, piece.shape[0])
@@ -347,7 +347,8 @@ def labeled_moments(feature_map, x_labeled, y_labeled, num_classes: int, shift,
     return concatenate(*(group_moments(feature_map, x_labeled[y == c], shift,
                                        chunk_rows=chunk_rows, name="x_labeled")
                          for c in range(num_classes)))
-  x = validation.check_chunk("x_labeled", x_labeled, feature_maps.input_dim(feature_map))
+  x = validation.check_chunk("x_labeled", x_labeled, feature_maps.input_dim(feature_map),
+                            kernel=True)
   labels = _checked_groups(y_labeled, num_classes, x)
   live = live_map(feature_map)          # zero columns skipped (``padded``)
   live_shift = np.asarray(shift, np.float32)[:feature_maps.num_features(live)]

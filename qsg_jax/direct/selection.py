@@ -133,7 +133,7 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, ke
   """``cross_validate``'s body (its arguments in order)."""
   grid = folds_lib.check_grid(paper_grid() if grid is None else grid, "direct")
   key = validation.check_key(key)
-  x_l = validation.check_points("x_labeled", x_labeled)
+  x_l = validation.check_points("x_labeled", x_labeled, kernel=True)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   num_features, num_frequencies, chunk_rows, landmarks = fitting.check_options(
       feature_map, num_features, num_frequencies, chunk_rows, landmarks, x_l.shape[1])

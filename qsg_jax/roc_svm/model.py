@@ -21,7 +21,6 @@ from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax import metrics
 from qsg_jax import numerics
-from qsg_jax.baselines import kernel_expansion
 from qsg_jax.roc_svm import nystrom as nystrom_lib
 from qsg_jax.roc_svm import objective as objective_lib
 from qsg_jax.roc_svm import pairs as pairs_lib
@@ -219,7 +218,7 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   if np.all(x == x[:1]):
     raise ValueError(f"every row of x is the same point ({validation.summarize(x[0].tolist())}):"
                      " nothing separates the classes. Pass points that differ.")
-  kernel_expansion.check_kernel_scale("x", x, None if kernel == "linear" else sigma)
+  validation.check_kernel_scale("x", x, None if kernel == "linear" else sigma)
   if target_sensitivity is not None and target_specificity is not None:
     raise ValueError("pass target_sensitivity or target_specificity, not both.")
   for name, value in (("target_sensitivity", target_sensitivity),
@@ -318,7 +317,7 @@ def decision_function(model: RocSvmModel, x, chunk_size=8192):
     [n] scores; ``scores > 0`` predicts the positive class.
   """
   x = validation.check_points("x", x, dim=model.num_features)
-  kernel_expansion.check_kernel_scale("x", x)
+  validation.check_kernel_scale("x", x)
   if model.kernel == "linear":
     scores = np.asarray(x @ np.asarray(model.coef))
   elif model.kernel == "nystrom":
