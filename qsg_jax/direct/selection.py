@@ -77,7 +77,7 @@ def _solutions(matrix, vector, lams):
     proj = evecs.T @ vector
     for i, lam in enumerate(lams):
       shifted = evals + 0.5 * lam
-      if shifted.min() > solve_lib.RCOND_MIN * np.abs(shifted).max():
+      if shifted.min() > solve_lib.rcond_min(p) * np.abs(shifted).max():
         out[i] = evecs @ (proj / shifted)
     return out
   for i, lam in enumerate(lams):

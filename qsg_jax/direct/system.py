@@ -19,7 +19,7 @@ gradient 2 (Q w - r) + lam w with Q, r the means over j, so its minimizer solves
 
 Q is a mean of pair-difference covariances, so positive semi-definite: (*) is solved in float64
 by Cholesky, and a system singular to working precision (lam = 0 with a singular Q) raises
-``IllPosedSystemError`` (reciprocal condition number below ``RCOND_MIN``).
+``IllPosedSystemError`` (reciprocal condition number below ``rcond_min``).
 
 Per-split corrections (``engine.corrections``: split j ranks with f + g_j, g_j = v_j . psi,
 penalty lam_g/2 ||g_j||^2 inside the mean over splits). Stationarity in v_j and w reads
@@ -41,13 +41,21 @@ from qsg_jax import _validation as validation
 from qsg_jax import numerics
 from qsg_jax.direct.moments import Moments
 
-# Systems whose reciprocal condition number (LAPACK's 1-norm estimate) is below this are refused.
-# The statistics are sums of float32 features (relative rounding about 6e-8), and a solve
-# amplifies their error by up to 1 / rcond: below 1e-7 the solution (in its least determined
-# direction) is rounding. lam = 0 reaches it whenever a constant function is nearly in the span of
-# the features (the objective sees only differences f(a) - f(b), so f + c costs the same): with
-# 60 points and 54 Nystrom features, rcond 3e-10 and an offset of f set by rounding (about 9).
-RCOND_MIN = 1e-7
+# The statistics are sums of float32 features: relative rounding about 6e-8 (float32's unit
+# roundoff). A solve amplifies it by the condition number, so a system whose reciprocal condition
+# (2-norm) is below it has a solution set by rounding in its least determined direction. lam = 0
+# gets there whenever a constant function is nearly in the span of the features (the objective
+# sees only differences f(a) - f(b): f + c costs what f costs); with 60 points and 54 Nystrom
+# features the offset of f was rounding (about 9). LAPACK's 1-norm estimate can be up to p times
+# below the 2-norm value, so p x p systems are refused below ``STATISTICS_ROUNDING / p``
+# (``rcond_min``): only systems that are certainly beyond the statistics' accuracy. lam > 0
+# keeps the smallest eigenvalue at or above lam / 2.
+STATISTICS_ROUNDING = float(np.finfo(np.float32).eps) / 2
+
+
+def rcond_min(p: int) -> float:
+  """Smallest reciprocal condition number (LAPACK's 1-norm estimate) accepted for a p x p system."""
+  return STATISTICS_ROUNDING / max(int(p), 1)
 
 
 class IllPosedSystemError(FloatingPointError):
@@ -132,7 +140,7 @@ def cholesky(matrix: np.ndarray, what: str = "the system"):
 
   Raises:
     IllPosedSystemError: not positive definite (or not finite), or reciprocal condition below
-      ``RCOND_MIN``.
+      ``rcond_min(p)``.
   """
   fix = ("Increase lam (lam = 0 needs a positive definite Q: more data than features), or use "
          "fewer features.")
@@ -142,9 +150,9 @@ def cholesky(matrix: np.ndarray, what: str = "the system"):
                               f"precision). {fix}")
   norm = np.max(np.sum(np.abs(matrix), axis=0))
   rcond, info = scipy.linalg.lapack.dpocon(factor, norm, uplo="L")
-  if info != 0 or not rcond >= RCOND_MIN:
+  if info != 0 or not rcond >= rcond_min(matrix.shape[0]):
     raise IllPosedSystemError(f"{what} is singular to working precision (reciprocal condition "
-                              f"{rcond:.2g} < {RCOND_MIN:g}). {fix}")
+                              f"{rcond:.2g} < {rcond_min(matrix.shape[0]):.2g}). {fix}")
   return factor, True
 
 
