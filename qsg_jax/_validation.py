@@ -120,9 +120,12 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
   return arr.astype(np.float32)
 
 
-def refuse_beyond_float32(name: str, arr: np.ndarray, where=lambda row: row):
+def refuse_beyond_float32(name: str, arr: np.ndarray, where=lambda row: row,
+                          fix: str = "Rescale the features first (qsg_jax.data.minmax_fit / "
+                          "minmax_apply)"):
   """``ValueError`` if a wider-than-float32 ``arr`` [n, d] has values float32 cannot hold (they
-  would become inf); ``where`` maps a row of ``arr`` to the row number the user knows."""
+  would become inf); ``where`` maps a row of ``arr`` to the row number the user knows, ``fix``
+  is the message's advice."""
   if arr.size and arr.dtype.itemsize > 4:
     big = np.abs(arr) > _FLOAT32_MAX
     if big.any():
@@ -130,8 +133,7 @@ def refuse_beyond_float32(name: str, arr: np.ndarray, where=lambda row: row):
       raise ValueError(
           f"{name} has {int(big.sum())} values beyond the float32 range +-3.4e38 (first at row "
           f"{where(row)}, column {col}: {arr[row, col]:.3g}); qsg_jax computes in float32, where "
-          "they would become inf. Rescale the features first (qsg_jax.data.minmax_fit / "
-          "minmax_apply).")
+          f"they would become inf. {fix}.")
 
 
 def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None,
@@ -465,7 +467,9 @@ def check_phase_range(name: str, x: ArrayLike, sigma: float | jax.Array) -> None
         "or lower sigma.")
 
 
-def check_kernel_scale(name, x, sigma=None, dtype=np.float32):
+def check_kernel_scale(name, x, sigma=None, dtype=np.float32,
+                       fix="Min-max scale the features (qsg_jax.data.minmax_fit on the training "
+                       "rows)"):
   """Refuses points and a kernel width whose Gaussian kernel would be noise or constant.
 
   k(x, z) = exp(-sigma ||x - z||^2) is computed in ``dtype`` as exp(-sigma (|x|^2 + |z|^2 -
@@ -480,9 +484,10 @@ def check_kernel_scale(name, x, sigma=None, dtype=np.float32):
     x: [n, d] float points (training points, or test points with ``sigma`` None: check 1 only).
     sigma: scalar or [k-1] kernel parameters, or None.
     dtype: float32 (default) or float64, the precision of the kernel.
+    fix: the messages' advice.
 
   Raises:
-    ValueError: naming the failing quantity and the fix.
+    ValueError: naming the failing quantity (and for norms the row) and the fix.
   """
   x = np.asarray(x, np.float64)
   if x.size == 0:
@@ -490,11 +495,13 @@ def check_kernel_scale(name, x, sigma=None, dtype=np.float32):
   info = np.finfo(dtype)
   big, eps, what = float(info.max), float(info.eps), np.dtype(dtype).name
   with np.errstate(over="ignore"):
-    norm2 = float(np.max(np.sum(x * x, axis=1)))
-  fix = "Min-max scale the features (qsg_jax.data.minmax_fit on the training rows)"
+    norms2 = np.sum(x * x, axis=1)
+  row = int(np.argmax(norms2))
+  norm2 = float(norms2[row])
   if not norm2 < big / 4:
     raise ValueError(f"points of {name} have norms up to {np.sqrt(norm2):.3g}: their squares "
-                     f"(squared distances, gradient norms) overflow {what}. {fix}.")
+                     f"(squared distances, gradient norms) overflow {what} (the largest at row "
+                     f"{row}). {fix}.")
   if sigma is None:
     return
   sigma = np.atleast_1d(np.asarray(sigma, np.float64))
@@ -643,7 +650,8 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
     raise ValueError(
         f"y[{r}] = {value!r} ({type(value).__name__}) looks like the unlabeled marker but "
         f"unlabeled_label={marker!r} is a {type(marker).__name__}, so it would become a class. "
-        f"Use one type for both: e.g. y = y.astype(int), or unlabeled_label={str(marker)!r}.")
+        f"Use one type for both: unlabeled_label={value!r} (the marker in y's type), or y = "
+        f"y.astype({type(marker).__name__}).")
   labeled = np.unique(y[~unlabeled]) if classes is None else np.asarray(classes)
   if auto and unlabeled.any() and labeled.dtype.kind in "biuf" and labeled.size and (
       labeled.min() == MARKER + 1):

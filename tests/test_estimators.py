@@ -20,6 +20,7 @@ from qsg_jax import io
 from qsg_jax.online_pairwise import OnlinePairwiseRanker
 from qsg_jax.roc_svm import ROCSVM
 from tests import _cv_data
+from tests.conftest import raises_short
 
 ESTIMATORS = (estimators.QS3ORAO, estimators.QSGS2AUC, estimators.QS3ORAOCV,
               estimators.QSGS2AUCCV, ROCSVM, OnlinePairwiseRanker)
@@ -380,3 +381,99 @@ def test_the_api_reference_renders_the_numpydoc_sections(tmp_path):
   for name in ("QS3ORAO", "QSGS2AUC", "QS3ORAOCV", "QSGS2AUCCV"):
     assert f'id="{name}"' in page
   assert '<h6 id="parameters">Parameters</h6>' in page and "<strong>length_scale</strong>" in page
+
+
+# A direct fit with given values (no automatic choice): milliseconds.
+_DIRECT = dict(length_scale=1.0, random_state=0, **_PINNED)
+
+
+def _far_rows(model, x, scaled_value):
+  """x [3, d] with row 1's column 0 at ``scaled_value`` after the fit's input map."""
+  out = np.array(x[:3], np.float64)
+  out[1, 0] = model.input_min_[0] + scaled_value * model.input_scale_[0]
+  return out
+
+
+def test_rows_float32_cannot_score_are_refused_at_every_entry(monkeypatch):
+  """Rows beyond float32 after the input scaling (NaN, then class 0) or whose squared norms
+  overflow float32 (NaN from the kernel): a ValueError naming the row from decision_function,
+  predict, score and the scorers, as ``qsg_jax.decision_function`` refuses them."""
+  x, _, y_semi = _cv_data.semi_ordinal()
+  binary = np.where(y_semi < 0, -1, (y_semi > 0).astype(int))
+  # Column 0's length scale 0.1: scaled landmarks up to 10, so x' . z overflows at x' = 1e38.
+  model = estimators.QSGS2AUC(**dict(_DIRECT, length_scale=[0.1, 1.0, 1.0])).fit(x, binary)
+  labels = (np.arange(3) % 2)
+  entries = (model.decision_function, model.predict, lambda a: model.score(a, labels),
+             lambda a: estimators.accuracy_scorer(model, a, labels))
+  for value, message in (
+      (1e39, r"values beyond the float32 range .*first at row 1, column 0"),
+      (1e38, r"norms up to 1e\+38: their squares .* overflow float32 \(the largest at row 1\)"),
+      (1e20, r"norms up to 1e\+20: their squares .* overflow float32 \(the largest at row 1\)")):
+    for entry in entries:
+      text = raises_short(ValueError, message, entry, _far_rows(model, x, value))
+      assert "Pass rows on the training data's scale" in text
+  # Far but within float32's squares: the kernel is 0 there, f(x) = 0 and the decision is -b.
+  far = model.decision_function(_far_rows(model, x, 1e15))
+  np.testing.assert_array_equal(far[[0, 2]], model.decision_function(x[:3])[[0, 2]])
+  assert far[1] == -model.model_.thresholds[0]
+  # Scores that still come out NaN / inf (the last guard): named with their row.
+  monkeypatch.setattr(io, "frozen_scores", lambda *_: np.array([0.0, np.nan, np.inf], np.float32))
+  for entry in entries:
+    raises_short(ValueError, r"2 rows of X get a non-finite score \(first at row 1, whose scaled "
+                 r"values reach \|x'\| = ", entry, x[:3])
+
+
+def test_x_of_complex_numbers_or_text_is_refused_naming_the_columns():
+  pd = pytest.importorskip("pandas")
+  x, _, y_semi = _cv_data.semi_ordinal()
+  model = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT)
+  raises_short(ValueError, "Complex data not supported: X has dtype complex128.*"
+                        r"np.c_\[X.real, X.imag\]", model.fit, x + 1j, y_semi)
+  frame = pd.DataFrame({"a": x[:, 0], "b": np.where(x[:, 1] > 0.5, "v", "w"), "c": x[:, 2]})
+  raises_short(ValueError, r"X has text in column\(s\) b \(e.g. 'w' at row 0\).*"
+                        r"OneHotEncoder\(\), \['b'\]\)", model.fit, frame, y_semi)
+  fitted = model.fit(pd.DataFrame(x, columns=["a", "b", "c"]), y_semi)
+  raises_short(ValueError, r"text in column\(s\) b", fitted.predict, frame)
+  # Numbers as objects or as numeric text are numbers: the fit of the float values.
+  plain = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
+  as_objects = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x.astype(object), y_semi)
+  np.testing.assert_array_equal(as_objects.decision_function(x), plain.decision_function(x))
+
+
+def test_an_ordered_categorical_y_states_the_class_order():
+  """classes_ in the categories' order, predictions in the labels: the fit of the codes."""
+  pd = pytest.importorskip("pandas")
+  x, y, y_semi = _cv_data.semi_ordinal()
+  names = np.array(["low", "mid", "high"])
+  order = ["low", "mid", "high", "unused"]
+  ordered = pd.Series(pd.Categorical(names[y], categories=order, ordered=True))
+  model = estimators.QS3ORAO(unlabeled_label=None, **_DIRECT).fit(x, ordered)
+  codes = estimators.QS3ORAO(unlabeled_label=None, **_DIRECT).fit(x, y)
+  np.testing.assert_array_equal(model.classes_, ["low", "mid", "high"])
+  np.testing.assert_array_equal(model.decision_function(x), codes.decision_function(x))
+  np.testing.assert_array_equal(model.predict(x), names[codes.predict(x)])
+  assert model.score(x, ordered) == model.score(x, names[y]) == codes.score(x, y)
+  assert estimators.neg_mae_scorer(model, x, names[y]) == estimators.neg_mae_scorer(codes, x, y)
+  # With unlabeled rows marked by a category of their own (not a class).
+  marked = pd.Series(pd.Categorical(np.where(y_semi < 0, "?", names[y]),
+                                    categories=["?"] + order[:3], ordered=True))
+  semi = estimators.QS3ORAO(unlabeled_label="?", **_DIRECT).fit(x, marked)
+  np.testing.assert_array_equal(semi.classes_, ["low", "mid", "high"])
+  # Unordered text keeps the refusal: its sorted order is alphabetical.
+  with pytest.raises(ValueError, match="sorted order is alphabetical.*pd.Categorical"):
+    estimators.QS3ORAO(unlabeled_label=None, **_DIRECT).fit(
+        x, pd.Series(pd.Categorical(names[y])))
+
+
+def test_y_with_no_labeled_row_says_so():
+  x, _, _ = _cv_data.semi_ordinal()
+  raises_short(ValueError, r"y has no labeled rows: all 90 rows are marked unlabeled "
+                        r"\(-1\)", estimators.QSGS2AUC(**_DIRECT).fit, x, -np.ones(90))
+
+
+def test_a_marker_of_another_type_than_y_suggests_the_marker_in_ys_type():
+  x, y, y_semi = _cv_data.semi_ordinal()
+  binary = np.where(y_semi < 0, -1, (y_semi > 0).astype(int))
+  with pytest.raises(ValueError, match=r"unlabeled_label=-1 \(the marker in y's type\), or y = "
+                     r"y.astype\(str\)"):
+    estimators.QSGS2AUC(unlabeled_label="-1", **_DIRECT).fit(x, binary)

@@ -233,3 +233,19 @@ def test_a_new_number_of_rows_does_not_recompile():
   with pytest.warns(ApproximationWarning):                # a given one still warns
     QSGS2AUC(length_scale=0.06, lam=1e-3, random_state=0).fit(x[:700], semi[:700])
   assert not compiles
+
+
+def test_lam_zero_keeps_one_length_scale_and_ard_with_it_is_refused_first():
+  """lam=0 (allowed: lam >= 0) with "auto" used to fail deep in the ARD step; it is the
+  "isotropic" fit now, and "ard" with lam=0 is refused before any CV."""
+  x, semi, _ = _binary()
+  assert np.bincount(semi[semi != -1]).min() >= 2 * x.shape[1]   # "auto" would learn ARD
+  auto = QSGS2AUC(lam=0, random_state=0).fit(x, semi)
+  isotropic = QSGS2AUC(lam=0, length_scale="isotropic", random_state=0).fit(x, semi)
+  assert np.ndim(auto.length_scale_) == 0 and auto.length_scale_ == isotropic.length_scale_
+  assert auto.lam_ == 0.0
+  np.testing.assert_array_equal(auto.decision_function(x), isotropic.decision_function(x))
+  with pytest.raises(ValueError, match=r"length_scale='ard' needs lam > 0.*received lam=0\. "
+                                       r"Pass lam > 0 \(or lam='auto'\), or "
+                                       r"length_scale='isotropic'"):
+    QS3ORAO(lam=0, length_scale="ard", unlabeled_label=-1).fit(x, semi)

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import StratifiedKFold
 
 
 from qsg_jax import estimators
@@ -137,3 +138,73 @@ def test_cv_grid_in_the_papers_names_still_works_and_binary_auto_marker():
     estimators.QSGS2AUCCV(grid={"lam": [1.0], "length_scale": [1.0]}).fit(x, binary)
   with pytest.raises(ValueError, match=r"grid\['labeled_weight'\] must be a non-empty list"):
     estimators.QSGS2AUCCV(grid=dict(_GRID, labeled_weight=[2.0])).fit(x, binary)
+
+
+def test_cv_estimators_take_the_tags_of_the_estimator_they_refit():
+  """QSGS2AUCCV said multi_class=True (19 scikit-learn checks failed); now as QSGS2AUC."""
+  assert estimators.QSGS2AUCCV().__sklearn_tags__() == estimators.QSGS2AUC().__sklearn_tags__()
+  assert estimators.QS3ORAOCV().__sklearn_tags__() == estimators.QS3ORAO().__sklearn_tags__()
+  assert not estimators.QSGS2AUCCV().__sklearn_tags__().classifier_tags.multi_class
+
+
+def test_cv_is_named_in_its_errors_and_a_splitter_is_refused_not_ignored():
+  x, y, _ = _cv_data.semi_ordinal()
+  search = estimators.QS3ORAOCV(protocol="quick", unlabeled_label=None)
+  with pytest.raises(ValueError, match=r"cv must be a whole number >= 2; received 1\. Pass e\.g\. "
+                                       r"cv=5"):
+    search.set_params(cv=1).fit(x, y)
+  with pytest.raises(TypeError, match="cv must be a whole number >= 2; received '3'"):
+    search.set_params(cv="3").fit(x, y)
+  with pytest.raises(TypeError, match=r"cv must be an int number of folds; received "
+                                      r"StratifiedKFold\(n_splits=3.*Pass cv=3 \(the library's "
+                                      r"stratified folds"):
+    search.set_params(cv=StratifiedKFold(3)).fit(x, y)
+  assert not hasattr(search, "best_estimator_")
+
+
+def test_cv_uses_fewer_folds_where_the_smallest_class_is_smaller():
+  """10 rows, classes of 7 and 3 (scikit-learn's check_fit2d_1feature): 3 folds, the search
+  cross_validate makes with num_folds=3; a class of 1 row cannot be cross-validated."""
+  rng = np.random.default_rng(0)
+  x = rng.random((10, 1))
+  y = (np.arange(10) >= 7).astype(int)
+  model = estimators.QSGS2AUCCV(protocol="quick", random_state=0).fit(x, y)
+  assert model.n_splits_ == 3
+  scaled = ((x - x.min()) / (x.max() - x.min())).astype(np.float32)
+  expected = model_selection.cross_validate(scaled, y, None, grid=dict(
+      model_selection.quick_grid(), gamma=[1.0]), num_folds=3, key=0)
+  assert model.best_score_ == pytest.approx(expected.best_score)
+  assert _fitted_attributes(model) <= _documented(estimators.QSGS2AUCCV)
+  with pytest.raises(ValueError, match="needs at least 2 labeled rows of each class; class 1 "
+                                       "has 1"):
+    estimators.QSGS2AUCCV(protocol="quick").fit(x, (np.arange(10) >= 9).astype(int))
+
+
+def test_cv_estimator_refuses_rows_float32_cannot_score():
+  x, y, _ = _cv_data.semi_ordinal()
+  model = estimators.QS3ORAOCV(protocol="quick", unlabeled_label=None).fit(x, y)
+  far = np.array(x[:3])
+  far[1, 2] = 1e39 * (x[:, 2].max() - x[:, 2].min())
+  with pytest.raises(ValueError, match="beyond the float32 range .*first at row 1, column 2"):
+    model.predict(far)
+
+
+def test_learned_scales_are_searched_by_scikit_learns_cv_and_refused_in_the_grid():
+  """Issue 27's learned bandwidths in a CV: GridSearchCV learns them on each fold's training rows
+  (a grid of the CV estimators holds numbers only, and says where the others go)."""
+  from sklearn.model_selection import GridSearchCV  # pylint: disable=g-import-not-at-top
+  x, _, y_semi = _cv_data.semi_ordinal(n=150)
+  for values in (["ard"], [[1.0, 1.0, 1.0]], [0.7, "isotropic"]):
+    with pytest.raises(ValueError, match=r"length_scale values must be numbers .* GridSearchCV\("
+                       r"QS3ORAO\(\), \{'length_scale': \['ard', 'isotropic'\]\}\)"):
+      estimators.QS3ORAOCV(grid=dict(_GRID, length_scale=values), unlabeled_label=-1,
+                           **_SMALL).fit(x, y_semi)
+  search = GridSearchCV(estimators.QS3ORAO(unlabeled_label=-1, lam=1e-3, labeled_weight=0.5,
+                                           random_state=0),
+                        {"length_scale": ["ard", "isotropic"]},
+                        scoring=estimators.ordinal_auc_scorer, cv=estimators.LabeledStratifiedKFold(
+                            n_splits=2, unlabeled_label=-1))
+  search.fit(x, y_semi)
+  assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+  chosen = search.best_estimator_.length_scale_
+  assert np.ndim(chosen) == (1 if search.best_params_["length_scale"] == "ard" else 0)

@@ -7,7 +7,9 @@ both for the direct solver (``_DEFAULTS``: QSGS2AUC's "auto" values, per-feature
 included), and QS3ORAO for DSG (``_SMALL``) in ``make test-slow`` only: every check fits on a new
 data shape, which DSG compiles afresh (about 1 minute of the default run for checks of the same
 estimator plumbing the direct instances pass). QSGS2AUC is QS3ORAO restricted to two classes (a
-subclass), so its DSG checks would repeat QS3ORAO's: they are not run.
+subclass), so its DSG checks would repeat QS3ORAO's: they are not run. QS3ORAOCV and QSGS2AUCCV
+(``protocol="quick"``, the direct search: about 5 s for both) fail exactly the checks of the
+estimator they refit, for the same reasons.
 """
 
 import pytest
@@ -38,6 +40,8 @@ _EXPECTED_FAILURES = {
     },
     "QSGS2AUC": {"check_classifiers_classes": _MINUS_ONE},
 }
+_EXPECTED_FAILURES["QS3ORAOCV"] = _EXPECTED_FAILURES["QS3ORAO"]     # the estimators they refit
+_EXPECTED_FAILURES["QSGS2AUCCV"] = _EXPECTED_FAILURES["QSGS2AUC"]
 
 
 # The defaults (the direct solver, "auto" hyper-parameters) and the direct solver with fixed ones.
@@ -50,6 +54,14 @@ _expected = lambda estimator: _EXPECTED_FAILURES[type(estimator).__name__]
 
 @parametrize_with_checks(list(_DEFAULTS), expected_failed_checks=_expected)
 def test_sklearn_compatible(estimator, check):
+  check(estimator)
+
+
+# The CV estimators on their cheapest grid (12 points, the direct search).
+@parametrize_with_checks([estimators.QSGS2AUCCV(protocol="quick"),
+                          estimators.QS3ORAOCV(protocol="quick")],
+                         expected_failed_checks=_expected)
+def test_sklearn_compatible_cv(estimator, check):
   check(estimator)
 
 

@@ -425,8 +425,15 @@ def test_huge_and_tiny_values_blame_the_real_cause():
   with pytest.raises(ValueError, match="x has values up to \\|x\\| = .*e\\+20 .* products in the "
                      "O\\(d\\^2\\) update .* exceed the float32 range"):
     op.fit_stream([(x * 1e20, y)])
-  with pytest.raises(ValueError, match="y has values up to"):
+  with pytest.raises(ValueError, match=r"y has values up to.*Rescale y: a positive factor keeps "
+                     r"the ranking .*, or pass dtype=float64 to fit_stream"):
     op.fit_stream([(x, y * 1e25)])
+  with pytest.raises(ValueError, match=r"Rescale y: a positive factor keeps the ranking"):
+    op.OnlinePairwiseRanker().fit(x, y * 1e30)       # the estimator has no dtype: advice it can use
+  with pytest.raises(ValueError, match=r"first partial_fit chunk has n_samples = 1; it needs at "
+                     r"least 2 rows to estimate mu .* or set mu"):
+    op.OnlinePairwiseRanker().partial_fit(x[:1], y[:1])
+  op.OnlinePairwiseRanker(mu=1.0).partial_fit(x[:1], y[:1])   # with mu given, one row is a chunk
   with pytest.raises(ValueError, match="mu = estimate_mu\\(first chunk\\) .* reach \\|x\\| = "
                      ".*e-30\\) = .*e-59 makes the step size 1 / mu inf in float32"):
     op.fit_stream([(x * 1e-30, y)])

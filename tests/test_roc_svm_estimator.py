@@ -14,15 +14,19 @@ from qsg_jax.roc_svm.estimator import ROCSVM
 from tests import _bad_inputs as toy
 from tests.conftest import raises_short
 
-# Checks that fail by design, each with its reason (scikit-learn's own xfail mechanism). None
-# at present: all 55 applicable checks pass (1 is skipped by scikit-learn for binary-only
-# classifiers). Add {"check_name": "one-line reason"} here if one must fail by design.
-EXPECTED_FAILED_CHECKS = {}
+# Checks that fail by design, each with its reason (scikit-learn's own xfail mechanism). The
+# linear kernel: none (all 55 applicable checks pass; 1 is skipped by scikit-learn for
+# binary-only classifiers). The Nystrom kernel: one.
+EXPECTED_FAILED_CHECKS = {
+    "linear": {},
+    "nystrom": {"check_methods_subset_invariance": "float32 kernel features of a batch: a row's "
+                "score moves by ~1e-5 with the batch's size (XLA products of other shapes)"},
+}
 
 
 @estimator_checks.parametrize_with_checks(
-    [ROCSVM(random_state=0)],
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
+    [ROCSVM(random_state=0), ROCSVM(kernel="nystrom", num_landmarks=5, random_state=0)],
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS[est.kernel])
 def test_sklearn_estimator_checks(estimator, check):
   check(estimator)
 

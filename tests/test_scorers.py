@@ -6,6 +6,7 @@ import pytest
 from sklearn import metrics as skm
 from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
+from sklearn.exceptions import DataConversionWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.model_selection import StratifiedKFold
 from sklearn.model_selection import cross_val_score
@@ -174,3 +175,21 @@ def test_scikit_learns_strings_are_right_with_labeled_folds_and_wrong_without():
   assert ours.min() > 0.8
   plain = cross_val_score(model, x, binary, cv=StratifiedKFold(3), scoring="accuracy")
   assert plain.max() <= 0.76   # a quarter of each test fold is -1, never predicted
+
+
+def test_score_takes_a_column_vector_y_as_fit_does():
+  """fit accepts y [n, 1] with scikit-learn's DataConversionWarning; so does score (it said
+  "y must have shape [n]"). Other 2-D shapes are refused."""
+  x, y, _ = _cv_data.semi_ordinal()
+  model = estimators.QS3ORAO(unlabeled_label=None, length_scale=1.0, lam=1e-3,
+                             labeled_weight=0.5, random_state=0)
+  with pytest.warns(DataConversionWarning):
+    model.fit(x, y[:, None])
+  with pytest.warns(DataConversionWarning):
+    assert model.score(x, y[:, None]) == model.score(x, y)
+  with pytest.warns(DataConversionWarning):
+    assert estimators.accuracy_scorer(model, x, y[:, None]) == estimators.accuracy_scorer(
+        model, x, y)
+  with pytest.raises(ValueError, match=r"y must have shape \[n\] \(or \[n, 1\]\); received shape "
+                                       r"\(90, 2\)"):
+    model.score(x, np.c_[y, y])

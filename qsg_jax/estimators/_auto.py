@@ -12,8 +12,9 @@ scaled as the fit sees them:
   length scale per feature), then lam and labeled_weight chosen again ("auto" ones) on the
   rescaled inputs with sigma = 1/2;
 * length_scale "auto": "ard" where the labels can tell features apart (the smallest class has
-  ``bandwidths.MIN_PER_SCALE`` rows per feature: ``bandwidths.learns_per_feature``), else
-  "isotropic" (with fewer, ARD learns one common factor of the scales, which moved test AUC by
+  ``bandwidths.MIN_PER_SCALE`` rows per feature: ``bandwidths.learns_per_feature``) and lam > 0
+  (ARD's held-out surrogate needs it; "ard" with lam = 0 is refused), else "isotropic" (with
+  fewer, ARD learns one common factor of the scales, which moved test AUC by
   noise only and doubled the cost: ``experiments/reproduction/RESULTS.md#ard``).
 
 Only labeled rows of the training data are cross-validated; nothing else is looked at.
@@ -37,11 +38,22 @@ class Resolved(NamedTuple):
   cv_score: float            # the automatic choice's smoothed CV AUC (NaN: none ran).
 
 
-def wants_ard(length_scale, y_l, num_classes: int, num_features: int) -> bool:
-  """Whether ``length_scale`` ("auto", "ard", "isotropic" or a value) learns per-feature scales."""
+def check_ard_lam(length_scale, lam) -> None:
+  """Refuses length_scale "ard" with lam = 0 before the fit: ARD's held-out surrogate
+  (``bandwidths.learn_length_scales``) needs lam > 0. ("auto" then keeps the isotropic choice.)"""
+  if isinstance(length_scale, str) and length_scale == _params.ARD and not _params.is_auto(
+      lam) and float(lam) == 0.0:
+    raise ValueError("length_scale='ard' needs lam > 0 (its per-feature scales are learned on a "
+                     "held-out surrogate that lam = 0 leaves unregularized); received lam=0. "
+                     "Pass lam > 0 (or lam='auto'), or length_scale='isotropic'.")
+
+
+def wants_ard(length_scale, lam: float, y_l, num_classes: int, num_features: int) -> bool:
+  """Whether ``length_scale`` ("auto", "ard", "isotropic" or a value) learns per-feature scales
+  at the regularization ``lam`` used ("auto" does not at lam = 0: ARD needs lam > 0)."""
   if not isinstance(length_scale, str):
     return False
-  return length_scale == _params.ARD or (length_scale == _params.AUTO and
+  return length_scale == _params.ARD or (length_scale == _params.AUTO and lam > 0 and
                                          bandwidths.learns_per_feature(y_l, num_classes,
                                                                        num_features))
 
@@ -72,7 +84,7 @@ def resolve(length_scale, sigma: Optional[float], lam, gamma, x_l, y_l, x_u, *, 
   best = choice.best
   chosen_gamma = best["gamma"] if free_gamma else gamma
   if (sigma is not None or not choice.num_folds
-      or not wants_ard(length_scale, y_l, num_classes, x_l.shape[1])):
+      or not wants_ard(length_scale, best["lam"], y_l, num_classes, x_l.shape[1])):
     return Resolved(best["sigma"], best["lam"], chosen_gamma, ones, choice.score)
   scales = np.asarray(bandwidths.learn_length_scales(
       x_l, y_l, x_u, num_classes=num_classes, lam=best["lam"], gamma=best["gamma"],

@@ -4,7 +4,9 @@ Semi-supervised data follow scikit-learn's convention (``sklearn.semi_supervised
 points and one of labels, where ``unlabeled_label`` marks the unlabeled points. Fully labeled
 ``y`` is accepted: the unlabeled risks then have no data, so the fit is supervised
 (``labeled_weight`` is irrelevant and taken as 1). Classes may be any sortable labels; their
-sorted order is the ordinal order (``classes_``). Parameters, attributes and examples: the class
+sorted order is the ordinal order (``classes_``), except for y an ordered pandas Categorical,
+whose categories state the order (k > 2 text labels otherwise are refused: their alphabetical
+order is rarely the ordinal one). Parameters, attributes and examples: the class
 docstrings (``help(QS3ORAO)``); the names against ``FitConfig``'s: ``_params``.
 
 Prediction reads stored frequencies (``qsg_jax.io.FrozenModel``), so a pickled or saved
@@ -71,17 +73,26 @@ def seed_of(random_state) -> int:
 
 
 def check_features(X, name="X"):
-  """Short, row-naming errors for the commonest bad X before scikit-learn's ``validate_data``
-  (whose messages print the whole array): not 2-D, or NaN / inf. Anything NumPy cannot read as
-  numbers (sparse matrices, strings) is left to ``validate_data``."""
+  """Short, row- or column-naming errors for the commonest bad X before scikit-learn's
+  ``validate_data`` (whose messages print the whole array or do not name the column): complex
+  numbers, text columns, not 2-D, NaN / inf. Sparse matrices and objects ``float()`` cannot read
+  (a dict) are left to ``validate_data`` (it says to densify / raises its TypeError)."""
   if hasattr(X, "toarray") or hasattr(X, "tocsr"):
     return   # sparse: validate_data says to densify
   try:
     values = validation.as_numbers(X)
   except (TypeError, ValueError):
     return
+  if values.dtype.kind == "c":
+    raise ValueError(f"Complex data not supported: {name} has dtype {values.dtype}; the estimators "
+                     f"take real features. Pass e.g. np.c_[{name}.real, {name}.imag] (both parts "
+                     f"as columns) or np.abs({name}).")
+  if values.ndim == 2 and values.dtype.kind not in "biuf":
+    values = _text_columns_refused(X, values, name)
+    if values is None:
+      return   # objects float() cannot read: validate_data's TypeError
   if values.dtype.kind not in "biuf":
-    return   # complex, strings, objects: validate_data says what to do
+    return
   values = values.astype(np.float64)
   if values.ndim != 2:
     raise ValueError(f"{name} must be 2-D [n_samples, n_features]; received shape "
@@ -93,6 +104,44 @@ def check_features(X, name="X"):
     raise ValueError(f"{name} contains NaN or inf: {int(bad.any(axis=1).sum())} rows, the first "
                      f"at row {row} (column {col}, value {values[row, col]}). Impute or drop "
                      "those rows.")
+
+
+def _text_columns_refused(X, values, name):
+  """``values`` [n, d] (strings or objects) as float64, or a ``ValueError`` naming the columns
+  holding text and the encoder that fixes them; None where an entry is neither a number nor
+  text (left to ``validate_data``)."""
+  try:
+    return values.astype(np.float64)
+  except TypeError:
+    return None
+  except ValueError:
+    pass
+  text = []
+  for col in range(values.shape[1]):
+    try:
+      values[:, col].astype(np.float64)
+    except TypeError:
+      return None
+    except ValueError:
+      row = next((r for r, v in enumerate(values[:, col].tolist())
+                  if isinstance(v, (str, bytes)) and not _reads_as_float(v)), None)
+      if row is None:   # not text (e.g. a list in a cell): validate_data's error
+        return None
+      text.append((col, row, values[row, col]))
+  names = [X.columns[col] if hasattr(X, "columns") else col for col, _, _ in text]
+  col, row, value = text[0]
+  raise ValueError(f"{name} has text in column(s) {validation.summarize(names, 6)} (e.g. "
+                   f"{str(value)[:20]!r} at row {row}); the estimators take numbers. Encode those "
+                   "columns first, e.g. make_pipeline(make_column_transformer((OneHotEncoder(), "
+                   f"{names[:6]!r}), remainder='passthrough'), estimator).")
+
+
+def _reads_as_float(value) -> bool:
+  try:
+    float(value)
+  except (TypeError, ValueError):
+    return False
+  return True
 
 
 def check_ordinal_classes(classes):
@@ -107,15 +156,25 @@ def check_ordinal_classes(classes):
     return
   shown = [str(c) for c in classes.tolist()[:6]]
   raise ValueError(f"y's classes are strings ({shown}{'...' if classes.size > 6 else ''}) whose "
-                   "sorted order is alphabetical, maybe not the ordinal one. Map them to "
-                   "integers in their order first, e.g. y = np.searchsorted(order, y) with "
-                   "order = the labels from lowest to highest.")
+                   "sorted order is alphabetical, maybe not the ordinal one. State the order: "
+                   "y = pd.Categorical(y, categories=order, ordered=True), order = the labels "
+                   "from lowest to highest.")
+
+
+def stated_order(y):
+  """The categories of ``y`` when it is an ordered pandas Categorical (a Series of that dtype,
+  or the Categorical itself), which state the class order; else None (the sorted order)."""
+  dtype = getattr(y, "dtype", None)
+  if not getattr(dtype, "ordered", False) or not hasattr(dtype, "categories"):
+    return None
+  return list(dtype.categories)
 
 
 # The fitted attributes of QS3ORAO and QSGS2AUC (numpydoc).
 ATTRIBUTES = """\
 classes_ : ndarray of shape (k,)
-      The labeled classes in sorted order, which is the ordinal order.
+      The labeled classes in ordinal order: sorted, or for y an ordered pandas Categorical
+      in its categories' order.
   model_ : qsg_jax.io.FrozenNystrom or qsg_jax.io.FrozenModel
       The fitted f and its k-1 thresholds: the direct solver's kernel expansion over its
       landmarks (``FrozenNystrom``), or DSG's random features (``FrozenModel``: frequencies
@@ -282,6 +341,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
         if not _params.is_auto(gamma):
           validation.check_gamma(gamma, classes.size)   # checked even where unused
         lam = _params.check_lam(self.lam)
+        _auto.check_ard_lam(self.length_scale, lam)
         config = FitConfig(step_size=(
             self.learning_rate if papers["step_size"] is None else papers["step_size"]),
             **{name: getattr(self, name) for name in HYPERPARAMS})
@@ -317,10 +377,9 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     """Ranking scores, shape (n_samples,): f(x) ordered like ``classes_``; with 2 classes
     f(x) - b (b the fitted threshold), so that larger means ``classes_[1]`` and > 0 predicts it."""
     check_is_fitted(self)
-    check_features(X)
-    X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-    x = ((X - self.input_min_) / self.input_scale_).astype(np.float32)
+    x = scaled_points(self, X, kernel=isinstance(self.model_, io.FrozenNystrom))
     scores = io.frozen_scores(self.model_, io.check_phases(self.model_, x, "X (scaled)"))
+    refuse_non_finite_scores(scores, x)
     if self.classes_.size == 2:
       scores = scores - self.model_.thresholds[0]
     return scores
@@ -408,6 +467,39 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     return estimator
 
 
+# What a row the float32 model cannot score gets told after the cause ("X (scaled)": X after
+# the fit's map (X - input_min_) / input_scale_).
+_FAR_ROWS = "Pass rows on the training data's scale, or drop that row"
+
+
+def scaled_points(estimator, X, kernel: bool = False) -> np.ndarray:
+  """float32 [n, d] X after a fitted estimator's input map (X - input_min_) / input_scale_,
+  X checked as in fit. Refused, naming the row, as ``qsg_jax.decision_function`` refuses them:
+  values float32 cannot hold after the map (``_validation.refuse_beyond_float32``) and, with
+  ``kernel`` (a Nystrom model), rows whose squared norms overflow float32
+  (``_validation.check_kernel_scale``: the kernel would be NaN)."""
+  check_features(X)
+  with np.errstate(over="ignore", invalid="ignore"):   # validate_data's finite check sums them
+    X = validate_data(estimator, X, reset=False, dtype=[np.float64, np.float32])
+  with np.errstate(over="ignore"):   # inf where float64 overflows: refused just below
+    x = (np.asarray(X, np.float64) - estimator.input_min_) / estimator.input_scale_
+  validation.refuse_beyond_float32("X (scaled)", x, fix=_FAR_ROWS)
+  if kernel:
+    validation.check_kernel_scale("X (scaled)", x, fix=_FAR_ROWS)
+  return x.astype(np.float32)
+
+
+def refuse_non_finite_scores(scores, x) -> None:
+  """``ValueError`` naming the first row of ``x`` (float32 [n, d], scaled) whose score is NaN /
+  inf: in float32 its squared distances to the model's points overflowed (|x'| near 1e38)."""
+  bad = ~np.isfinite(scores)
+  if bad.any():
+    row = int(np.argmax(bad))
+    raise ValueError(f"{int(bad.sum())} rows of X get a non-finite score (first at row {row}, "
+                     f"whose scaled values reach |x'| = {float(np.max(np.abs(x[row]))):.3g}: its "
+                     f"squared distances overflow float32 in the kernel). {_FAR_ROWS}.")
+
+
 def prepare_training_data(estimator, X, y):
   """``validate_data`` of (X, y) plus the checks and the input scaling of a QS3ORAO-like fit.
 
@@ -421,6 +513,7 @@ def prepare_training_data(estimator, X, y):
   if not isinstance(estimator.scale_inputs, (bool, np.bool_)):
     raise ValueError(f"scale_inputs must be True or False; received {estimator.scale_inputs!r}.")
   check_features(X)
+  order = stated_order(y)
   marker = None if y is None else _params.unlabeled_marker(estimator, np.asarray(y).ravel())
   if y is not None:   # NaN or look-alike markers: a clear error before validate_data's
     validation.unlabeled_mask(np.asarray(y).ravel(), marker)
@@ -428,16 +521,25 @@ def prepare_training_data(estimator, X, y):
     X, y = validate_data(estimator, X, y, dtype=[np.float64, np.float32])
   unlabeled = validation.unlabeled_mask(y, marker)
   y_labeled = y[~unlabeled]
+  shown = validation.MARKER if isinstance(marker, str) and marker == "auto" else marker
+  if not y_labeled.size:
+    raise ValueError(f"y has no labeled rows: all {y.size} rows are marked unlabeled ({shown!r}); "
+                     "a ranking needs labeled rows of at least 2 classes.")
   check_classification_targets(y_labeled)
-  classes, codes = np.unique(y_labeled, return_inverse=True)
+  if order is None:   # the sorted order is the ordinal one (text: refused where ambiguous)
+    classes, codes = np.unique(y_labeled, return_inverse=True)
+  else:               # an ordered Categorical: its categories' order, those with labeled rows
+    classes = np.array([c for c in order if np.any(y_labeled == c)], dtype=y_labeled.dtype)
   if classes.size < 2:
-    shown = validation.MARKER if isinstance(marker, str) and marker == "auto" else marker
     fix = (" If -1 is a class (labels -1 / +1), pass unlabeled_label=None."
            if unlabeled.any() and shown == -1 else "")
     raise ValueError(f"y has labeled points of only one class ({classes.tolist()}) and "
                      f"{int(unlabeled.sum())} rows marked unlabeled ({shown!r}); a ranking needs "
                      f"at least 2 classes.{fix}")
-  check_ordinal_classes(classes)
+  if order is None:
+    check_ordinal_classes(classes)
+  else:
+    codes = _scorers.class_codes(classes, y_labeled, "y")
   if not estimator.scale_inputs:
     return X, unlabeled, classes, codes, (np.zeros(X.shape[1]), np.ones(X.shape[1]))
   low, high = X.min(axis=0), X.max(axis=0)
@@ -488,11 +590,13 @@ class QSGS2AUC(QS3ORAO):
   _binary_only = True   # "auto" unlabeled_label: -1 beside two classes is the marker
 
   def _check_classes(self, classes):
+    """Exactly 2 classes (also for ``QSGS2AUCCV``, whose name the message takes)."""
     if classes.size != 2:
+      name = type(self).__name__
       raise ValueError(f"Only binary classification is supported. The type of the target is "
-                       f"multiclass: QSGS2AUC needs exactly 2 labeled classes; found "
-                       f"{classes.size}: {classes.tolist()[:10]}. Use QS3ORAO for k ordered "
-                       "classes.")
+                       f"multiclass: {name} needs exactly 2 labeled classes; found "
+                       f"{classes.size}: {classes.tolist()[:10]}. Use "
+                       f"{name.replace('QSGS2AUC', 'QS3ORAO')} for k ordered classes.")
 
   def __sklearn_tags__(self):
     tags = super().__sklearn_tags__()

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn import metrics as skmetrics
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import column_or_1d
 
 from qsg_jax import _validation as validation
 from qsg_jax import metrics
@@ -48,8 +49,10 @@ def labeled_rows(estimator, X, y):
   """(X, y) of the rows of y not marked unlabeled by ``estimator`` (its ``unlabeled_label``,
   "auto" decided against its fitted ``classes_``; -1 where it has none)."""
   y = np.asarray(y)
+  if y.ndim == 2 and y.shape[1] == 1:   # a column vector: as fit takes it (validate_data)
+    y = column_or_1d(y, warn=True)      # DataConversionWarning, as in fit
   if y.ndim != 1:
-    raise ValueError(f"y must have shape [n]; received shape {y.shape}.")
+    raise ValueError(f"y must have shape [n] (or [n, 1]); received shape {y.shape}.")
   if y.shape[0] != _num_rows(X):
     raise ValueError(f"y has {y.shape[0]} labels but X has {_num_rows(X)} rows; pass one label "
                      "per row of X (the estimator's unlabeled_label on unlabeled rows).")
@@ -59,7 +62,7 @@ def labeled_rows(estimator, X, y):
   if not labeled.any():
     raise ValueError("every row of y is unlabeled: a score needs labeled rows.")
   if classes is not None:   # a label no class has (a typo, another encoding): refused, not a miss
-    _codes(np.asarray(classes), y[labeled], "y")
+    class_codes(np.asarray(classes), y[labeled], "y")
   return _rows(X, labeled), y[labeled]
 
 
@@ -67,13 +70,16 @@ def _labeled_codes(estimator, X, y):
   """(X, codes 0..k-1, k) of the labeled rows of (X, y), coded by ``estimator.classes_``."""
   X, y = labeled_rows(estimator, X, y)
   classes = np.asarray(estimator.classes_)
-  return X, _codes(classes, y, "y"), classes.size
+  return X, class_codes(classes, y, "y"), classes.size
 
 
-def _codes(classes, values, name):
-  """Positions of ``values`` in the sorted ``classes`` (their ordinal ranks), or an error."""
-  codes = np.searchsorted(classes, values)
-  known = (codes < classes.size) & (classes[np.minimum(codes, classes.size - 1)] == values)
+def class_codes(classes, values, name):
+  """Positions of ``values`` in ``classes`` (their ordinal ranks: ``classes`` is in ordinal
+  order, sorted or an ordered Categorical's), or an error naming labels outside them."""
+  order = np.argsort(classes, kind="stable")
+  at = np.minimum(np.searchsorted(classes[order], values), classes.size - 1)
+  known = classes[order][at] == values
+  codes = order[at]
   if not known.all():
     unknown = np.unique(values[~known])
     raise ValueError(f"{name} contains labels {unknown.tolist()[:5]} outside the fitted classes "
@@ -150,7 +156,7 @@ def neg_mae_scorer(estimator, X, y) -> float:
   _check_estimator("neg_mae_scorer", estimator, "predict")
   X, codes, _ = _labeled_codes(estimator, X, y)
   classes = np.asarray(estimator.classes_)
-  predicted = _codes(classes, np.asarray(estimator.predict(X)), "predict(X)")
+  predicted = class_codes(classes, np.asarray(estimator.predict(X)), "predict(X)")
   return -float(np.mean(np.abs(predicted - codes)))
 
 

@@ -10,6 +10,7 @@ values, trained on all the data (``best_estimator_``).
 """
 
 import itertools
+import numbers
 import warnings
 
 import numpy as np
@@ -54,10 +55,13 @@ def papers_grid(grid: dict):
       warnings.warn(f"grid key {_params.deprecation_message(name)}", FutureWarning, stacklevel=3)
       out[name] = values
     elif name == "length_scale":
+      if any(isinstance(v, str) or np.ndim(v) for v in np.atleast_1d(np.asarray(values, object))):
+        raise ValueError(
+            f"the grid's length_scale values must be numbers (one shared scale per grid point); "
+            f"received {validation.summarize(list(values), 4)}. Learned or per-feature scales "
+            "are searched by scikit-learn's CV, which learns them on each fold's training rows: "
+            "GridSearchCV(QS3ORAO(), {'length_scale': ['ard', 'isotropic']}) (QSGS2AUC alike).")
       scales = [_params.check_length_scale(value, 1) for value in values]
-      if any(scale.ndim for scale in scales):
-        raise ValueError("the grid's length_scale values must be numbers (one per grid point); "
-                         "search per-feature length scales with GridSearchCV(QS3ORAO(), ...).")
       length_scales = {float(0.5 / scale**2): float(scale) for scale in scales}
       out["sigma"] = list(length_scales)
     else:
@@ -107,7 +111,11 @@ def _cv_doc(binary: bool) -> str:
       length_scale^2) in 2^-3..2^3, labeled_weight 0..1 in steps of 0.1: 539 points,
       ``model_selection.paper_grid()``), "quick" 12 points.
   cv : int, default=5
-      Number of folds of the labeled rows; every fold trains on the unlabeled rows.
+      Number of folds of the labeled rows (the library's stratified folds,
+      ``folds.stratified_folds`` with fold seed 0); every fold trains on the unlabeled rows.
+      Where the smallest labeled class has fewer rows, that many folds (at least 2; as
+      ``qsg_jax.direct.defaults``), kept in ``n_splits_``. scikit-learn splitter objects are
+      refused (their folds cannot be used).
   cv_unlabeled : int or None, default=2000
       The CV trains on a uniform subsample of this many unlabeled rows (``folds.subsample``;
       None: all); the refit uses every unlabeled row.
@@ -122,7 +130,8 @@ def _cv_doc(binary: bool) -> str:
   {_params.doc("num_steps", "num_frequencies", "unlabeled_batch_size", "labeled_batch_size",
                "loss", "scale_inputs")}
   random_state : int, RandomState instance or None, default=0
-      Seed of the folds, the CV's subsample and the refit (None: a fresh one, in ``seed_``).
+      Seed of the CV's subsample and random features and of the refit (None: a fresh one, in
+      ``seed_``); the folds keep fold seed 0 (``model_selection.cross_validate``'s default).
   {_params.doc("unlabeled_label")}
   per_split_gamma : deprecated
       The former name of per_split_labeled_weight (FutureWarning in ``fit``).
@@ -145,6 +154,8 @@ def _cv_doc(binary: bool) -> str:
       The labeled classes in sorted (ordinal) order.
   seed_ : int
       The seed used (from ``random_state``).
+  n_splits_ : int
+      The number of folds used: ``cv``, or the smallest labeled class's size if smaller.
   n_features_in_ : int
       Number of features seen in ``fit``.
   feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -236,6 +247,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
       # The refit's own checks and scaling, so that the CV sees the points the refit trains on.
       x, unlabeled, classes, codes, (low, scale) = _ranker.prepare_training_data(self, x, y)
       self._check_classes(classes)
+      num_folds = fold_count(self.cv, codes, classes)
       x = ((x - low) / scale).astype(np.float32)
       if self.grid is None:   # the papers' grids, in their names
         grid, length_scales = dict(model_selection.protocol_grid(self.protocol)), {}
@@ -246,7 +258,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
       else:   # fully labeled: supervised, as QS3ORAO trains it (labeled_weight is irrelevant)
         x_u, grid["gamma"] = None, [1.0]
       result = model_selection.cross_validate(
-          x[~unlabeled], codes, x_u, grid=grid, num_folds=self.cv, key=seed,
+          x[~unlabeled], codes, x_u, grid=grid, num_folds=num_folds, key=seed,
           num_classes=classes.size, per_split_gamma=per_split,
           config=FitConfig(**{name: getattr(self, name) for name in FIXED}))
       self.best_params_ = estimator_params(result.best, length_scales)
@@ -255,10 +267,17 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
           "scale_inputs", "unlabeled_label")}, random_state=seed).fit(raw_x, y)
       self.best_score_, self.cv_results_ = result.best_score, _cv_results(result, length_scales)
       self.best_estimator_, self.classes_, self.seed_ = best, best.classes_, seed
+      self.n_splits_ = num_folds
     return self
 
   def _check_classes(self, classes):
-    """Hook for subclasses restricting the number of classes."""
+    """The classes check of the estimator it refits (``QSGS2AUC``: exactly 2)."""
+    self._estimator._check_classes(self, classes)
+
+  def __sklearn_tags__(self):
+    """The tags of the estimator it refits (``QS3ORAO`` / ``QSGS2AUC``): it takes and returns
+    what that one does."""
+    return self._estimator().__sklearn_tags__()
 
   def decision_function(self, x):
     """Ranking scores of the refitted model, shape (n_samples,) (``QS3ORAO.decision_function``)."""
@@ -281,10 +300,28 @@ class QSGS2AUCCV(QS3ORAOCV):
   _estimator = _ranker.QSGS2AUC
   _binary_only = True   # "auto" unlabeled_label: -1 beside two classes is the marker
 
-  def _check_classes(self, classes):
-    if classes.size != 2:
-      raise ValueError(f"QSGS2AUCCV needs exactly 2 labeled classes; found {classes.size}: "
-                       f"{classes.tolist()[:10]}. Use QS3ORAOCV for k ordered classes.")
+
+def fold_count(cv, codes, classes) -> int:
+  """The number of folds of ``cv`` (an int >= 2) on labeled classes ``codes`` (0..k-1): at most
+  the smallest class's size (as ``direct.defaults.choose``), else a clear error naming ``cv``.
+
+  A scikit-learn splitter is refused: the search uses the library's own stratified folds
+  (``folds.stratified_folds``), which it could not make equal to the splitter's.
+  """
+  if not isinstance(cv, str) and (hasattr(cv, "split") or hasattr(cv, "n_splits")):
+    n = getattr(cv, "n_splits", None)
+    raise TypeError(f"cv must be an int number of folds; received {cv!r:.80}. Pass "
+                    f"cv={n if isinstance(n, numbers.Integral) else 5} (the library's stratified "
+                    "folds of the labeled rows); the search cannot use another splitter's folds.")
+  cv = validation.check_count("cv", cv, minimum=2, fix="Pass e.g. cv=5 (the number of folds).")
+  counts = np.bincount(codes, minlength=classes.size)
+  if counts.min() < 2:
+    small = classes[int(np.argmin(counts))].tolist()
+    raise ValueError(f"cross-validation needs at least 2 labeled rows of each class; class "
+                     f"{small!r} has {int(counts.min())}. Label more rows, or fit "
+                     "QS3ORAO / QSGS2AUC (with a 1-row class their automatic choices take "
+                     "fixed defaults).")
+  return min(cv, int(counts.min()))
 
 
 def _cv_results(result, length_scales):

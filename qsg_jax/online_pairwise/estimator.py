@@ -200,6 +200,10 @@ class OnlinePairwiseRanker(BaseEstimator):
         raise ValueError(f"y has {y_arr.shape[0]} targets but X has {np.shape(X)[0]} rows; pass "
                          "one target per row of X.")
     first = not hasattr(self, "state_")
+    if first and self.mu is None and np.ndim(X) == 2 and np.shape(X)[0] < 2:
+      raise ValueError(f"the first partial_fit chunk has n_samples = {np.shape(X)[0]}; it needs at "
+                       "least 2 rows to estimate mu (the step size's scale, estimate_mu: the "
+                       "features' spread). Pass a larger first chunk, or set mu.")
     if not first and bool(self.scale_inputs) != self._scaled:
       raise ValueError(f"scale_inputs changed to {self.scale_inputs} since the first partial_fit;"
                        " the stream's scaling cannot change mid-stream. Call fit to start over.")

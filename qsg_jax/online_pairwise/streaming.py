@@ -150,8 +150,11 @@ def _check_chunk(index, x, y, dim, dtype):
       raise ValueError(
           f"chunk {index}: {name} has values up to |{name}| = {top:.3g} (first at row {row}): "
           f"their products in the O(d^2) update (second moments) exceed the {np.dtype(dtype).name}"
-          f" range {np.finfo(dtype).max:.3g}. Rescale the data (min-max to [0, 1]: "
-          "qsg_jax.data.minmax_fit / minmax_apply) or use dtype=float64.")
+          f" range {np.finfo(dtype).max:.3g}. " + (
+              "Rescale y: a positive factor keeps the ranking (e.g. y / np.abs(y).max())"
+              if name == "y" else "Rescale the features (min-max to [0, 1]: "
+              "qsg_jax.data.minmax_fit / minmax_apply; OnlinePairwiseRanker does it)")
+          + ", or pass dtype=float64 to fit_stream.")
   return x.astype(dtype), y.astype(dtype)
 
 
