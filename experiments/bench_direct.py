@@ -45,6 +45,7 @@ from sklearn import metrics as sk_metrics
 
 import qsg_jax
 from experiments.common import protocols
+from experiments.common import reporting
 from qsg_jax import baselines
 from qsg_jax import data as data_lib
 from qsg_jax import direct
@@ -91,7 +92,9 @@ _FIT_FEATURES = flags.DEFINE_list("fit_features", [],
                                   "Other p of the direct solver timed in the fit part (columns "
                                   "direct_p<p>, direct_p<p>_s; the default map is p = 512).")
 _DSG_REPEATS = flags.DEFINE_integer("dsg_repeats", 1, "Timed DSG fits after the first (fit part).")
-_OUTPUT = flags.DEFINE_string("output", "results/bench_direct/results.json", "JSON output.")
+_OUTPUT = flags.DEFINE_string("output", "results/bench_direct/results.json",
+                              "JSON output, written (atomically) after each part.")
+_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Replace an existing --output file.")
 
 
 def _whole(text, low):
@@ -447,7 +450,14 @@ def main(argv):
     raise app.UsageError(f"--output={_OUTPUT.value!r}: cannot create its folder ({e}).") from None
   if not os.access(folder, os.W_OK):
     raise app.UsageError(f"--output={_OUTPUT.value!r}: its folder {folder!r} is not writable.")
+  if os.path.isdir(_OUTPUT.value):
+    raise app.UsageError(f"--output={_OUTPUT.value!r} is a directory; pass a file name, e.g. "
+                         f"{os.path.join(_OUTPUT.value, 'results.json')!r}.")
+  if os.path.exists(_OUTPUT.value) and not _OVERWRITE.value:
+    raise app.UsageError(f"--output={_OUTPUT.value!r} exists (an earlier benchmark's results); "
+                         "pass --overwrite to replace it, or another --output.")
   results = {}
+  save = lambda: reporting.atomic_write_json(_OUTPUT.value, results)
   if "features" in _PARTS.value:
     rows = part_features()
     results["features"] = rows
@@ -458,26 +468,28 @@ def main(argv):
     print(table(summary, columns))
     print(table(summary, ["dataset", "setting"] + [f"{m}_{p}_s" for m in _MAPS.value
                                                    for p in counts]))
+    save()
   if "fit" in _PARTS.value:
     rows = results["fit"] = part_fit()
     print(table(rows, ["dataset", "split", "direct", "dsg", "exact", "svc", "direct_s", "dsg_s",
                        "exact_s", "svc_s", "dsg_over_direct_time"]))
+    save()
   if "unlabeled" in _PARTS.value:
     rows = results["unlabeled"] = part_unlabeled()
     print(table(rows, ["what", "n_u", "chunk_rows", "seconds", "pass_gflops", "matmul_gflops",
                        "fraction_of_matmul", "peak_growth_mib"]))
+    save()
   if "labeled" in _PARTS.value:
     rows = results["labeled"] = part_labeled()
     print(table(rows, ["dataset", "labels", "direct", "direct_cv", "lightgbm", "svc",
                        "direct_s", "direct_cv_s", "direct_cv_search_s", "lightgbm_s", "svc_s",
                        "lightgbm_over_direct_time"] +
                 [f"lightgbm_{j}_s" for j in _LIGHTGBM_JOBS.value]))
+    save()
   if "cv" in _PARTS.value:
     rows = results["cv"] = part_cv()
     print(table(rows, ["dataset", "first_s", "warm_s", "cv_auc", "best"]))
-  os.makedirs(os.path.dirname(_OUTPUT.value) or ".", exist_ok=True)
-  with open(_OUTPUT.value, "w") as f:
-    json.dump(results, f, indent=1)
+  save()
 
 
 def _main_or_usage_error(argv):

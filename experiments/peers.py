@@ -405,11 +405,6 @@ class Settings(cli.RunSettings):
     if bool(self.csv) != bool(self.target):
       raise cli.UserError("--csv and --target go together: pass the file and its target column "
                           f"(received --csv={self.csv!r}, --target={self.target!r}).")
-    # Before the run store is started: a bad name must not leave an unfinished run behind.
-    unknown = [name for name in self.datasets if name not in data_lib.available()]
-    if unknown:
-      raise cli.UserError(f"--datasets: unknown {unknown[:5]}; available: "
-                          f"{', '.join(data_lib.available())}.")
     if self.csv and not os.path.isfile(self.csv):
       raise cli.UserError(f"--csv={self.csv!r}: no such file.")
 

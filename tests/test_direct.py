@@ -692,6 +692,8 @@ def test_the_benchmarks_pass_flops_count_what_xla_compiles(sigma):
     (["--splits=0"], r"flag --splits=0: --splits must be an integer >= 1"),
     (["--labeled_counts=cod_rna"], r"--labeled_counts must be dataset:labels entries"),
     (["--parts=cv", "--output=/proc/no/such/folder/r.json"], r"cannot create its folder"),
+    (["--parts=cv", "--output=tests"], r"--output='tests' is a directory; pass a file name"),
+    (["--parts=cv", "--output=README.md"], r"--output='README.md' exists .* pass --overwrite"),
 ])
 def test_bench_direct_refuses_bad_flags_and_an_unwritable_output_before_any_work(args, message):
   """Nonsense flags are parse errors (they used to run, crash late or write nothing); the output

@@ -86,6 +86,21 @@ def test_settings_from_flags_default_to_the_library_and_python_settings_are_chec
     run.Settings(resume=True, overwrite=True)
   with pytest.raises(TypeError, match="trails"):
     run.Settings(trails=3)   # pylint: disable=unexpected-keyword-arg
+  # Dataset names are checked in every script's settings, before any run store exists.
+  with pytest.raises(cli.UserError, match=r"--dataset: unknown dataset 'nope'.* Available "):
+    run.Settings(dataset="nope")
+  from experiments import auc_comparison  # pylint: disable=g-import-not-at-top
+  with pytest.raises(cli.UserError, match=r"--datasets: unknown dataset 'sgemmm'"):
+    auc_comparison.Settings(datasets=("lev", "sgemmm"))
+  assert run.Settings(dataset="LEV").dataset == "LEV"      # the loader's spelling rules
+
+
+def test_a_data_dir_that_is_not_a_directory_is_refused_not_ignored(tmp_path):
+  for path in (tmp_path / "typo", tmp_path / "a_file"):
+    if path.name == "a_file":
+      path.write_text("x")
+    with pytest.raises(data_lib.DataNotFoundError, match=r"data_dir=.* is not a directory"):
+      data_lib.load("cod_rna", data_dir=str(path))
 
 
 def test_help_lists_resume_and_overwrite():

@@ -139,7 +139,7 @@ def test_csv_binary_and_ordinal_targets(tmp_path):
     peers.Settings(csv=str(path), output_dir=str(tmp_path / "x"))
   with pytest.raises(cli.UserError, match="no such file"):
     peers.Settings(csv=str(tmp_path / "missing.csv"), target="y", output_dir=str(tmp_path / "x"))
-  with pytest.raises(cli.UserError, match=r"--datasets: unknown \['sgem'\]; available: "):
+  with pytest.raises(cli.UserError, match=r"--datasets: unknown dataset 'sgem'. Did you mean "):
     peers.Settings(datasets=("sgem",), output_dir=str(tmp_path / "y"))
   assert not (tmp_path / "y").exists()   # refused before any run store is started
 

@@ -204,9 +204,14 @@ def _fields(cls):
     yield (field, _field_meta(cls, field), *_kind(hints[field.name]))
 
 
+# Fields naming datasets of ``qsg_jax.data.load``: checked against its registry in every script.
+DATASET_FIELDS = ("dataset", "datasets", "binary_dataset")
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Settings:
-  """Base of every script's settings: checks each field against its ``setting`` metadata."""
+  """Base of every script's settings: checks each field against its ``setting`` metadata (and
+  dataset names against ``qsg_jax.data``'s registry)."""
 
   def __post_init__(self):
     for field, meta, element, is_list in _fields(type(self)):
@@ -217,6 +222,12 @@ class Settings:
       problem = _problem(field.name, meta, element, value)
       if problem:
         raise UserError(f"{field.name} {problem}; received {value!r}.")
+      if field.name in DATASET_FIELDS:   # before any run store: a typo leaves nothing behind
+        for name in value if is_list else (value,):
+          try:
+            data_lib.registry.get_entry(name)
+          except (TypeError, ValueError) as e:
+            raise UserError(f"--{field.name}: {e}") from None
 
   def as_dict(self, exclude=()):
     """The settings as a JSON-able dict, without the names in ``exclude``."""
@@ -352,6 +363,10 @@ def run_main(main):
     except SHORT_ERRORS as e:
       print(f"error: {e}", file=sys.stderr)
       sys.exit(2)
+    except KeyboardInterrupt:
+      print("interrupted: every finished unit of the run is stored; rerun the same command with "
+            "--resume to continue (scripts without --resume start again).", file=sys.stderr)
+      sys.exit(130)
   app.run(wrapped)
 
 

@@ -168,6 +168,10 @@ def _not_found_message(spec, missing, data_dir, urls, error):
 
 def _resolve_files(spec, data_dir, download, urls):
   """Paths of the spec's files: found on disk, else downloaded (optional files never are)."""
+  if data_dir is not None and not os.path.isdir(data_dir):   # never silently read elsewhere
+    raise files.DataNotFoundError(f"data_dir={str(data_dir)!r} is not a directory; pass the "
+                                  "folder holding the dataset's files (or leave it unset to use "
+                                  "$QSG_JAX_DATA and the user cache).")
   paths, missing = {}, []
   for f in spec.files:
     path = files.locate(f, data_dir)
