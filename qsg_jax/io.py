@@ -277,7 +277,14 @@ def save(model: Any, path) -> None:
   if not os.path.isdir(folder):
     raise FileNotFoundError(f"cannot save to {os.fspath(path)!r}: its folder {folder!r} does not "
                             "exist; create it first (os.makedirs).")
-  handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".npz")
+  if os.path.isdir(path) or path.endswith(os.sep):
+    raise IsADirectoryError(f"cannot save to {path!r}: it is a directory; pass a file name, e.g. "
+                            f"{os.path.join(path, 'model.npz')!r}.")
+  try:
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".npz")
+  except OSError as e:
+    raise PermissionError(f"cannot save to {path!r}: its folder {folder!r} is not writable "
+                          f"({e.strerror}).") from None
   try:
     with os.fdopen(handle, "wb") as file:
       np.savez(file, **arrays)

@@ -284,6 +284,10 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     ValueError, TypeError: bad inputs, or every grid point diverged.
   """
   config = (config or FitConfig()).replace(**hyperparams)
+  if grid is not None and not isinstance(grid, dict):
+    raise TypeError(f"grid must be a dict of value lists keyed by hyper-parameter names, e.g. "
+                    f"{{'lam': [1e-3], 'sigma': [0.5], 'gamma': [0.5]}}; received "
+                    f"{type(grid).__name__}.")
   grid = dict(quick_grid() if grid is None and quick else paper_grid() if grid is None else grid)
   searched = sorted(set(hyperparams) & set(grid))
   if searched or callable(config.step_size):

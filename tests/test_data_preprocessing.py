@@ -306,3 +306,14 @@ def test_data_checks():
     data.make_synthetic_ordinal(num_points=0, num_test=10)
   with pytest.raises(ValueError, match="num_test must be a whole number >= 0; received -1"):
     data.make_synthetic_binary(num_points=10, num_test=-1)
+
+
+def test_split_semisupervised_refuses_labels_outside_0_to_k_minus_1():
+  """A -1 'unlabeled' marker was taken as a class (and such rows drawn as labeled); labels >= k
+  with num_classes=k were accepted silently."""
+  with pytest.raises(ValueError, match=r"class labels 0..k-1 .*y\[2\] = -1 \(10 such rows\)"):
+    data.split_semisupervised(0, np.array([0, 1, -1] * 10), num_labeled=5)
+  with pytest.raises(ValueError, match=r"\(k = 3\); y\[3\] = 3 \(20 such rows\)"):
+    data.split_semisupervised(0, np.array([0, 1, 2, 3, 4] * 10), num_labeled=5, num_classes=3)
+  split = data.split_semisupervised(0, np.array([0, 1, 2] * 10), num_labeled=5)
+  assert len(split.labeled) == 5

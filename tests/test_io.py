@@ -178,6 +178,14 @@ def test_save_refuses_what_it_cannot_store(tmp_path):
     io.save({"coef": 1}, tmp_path / "x.npz")
   with pytest.raises(Exception, match="not fitted"):
     io.save(estimators.QS3ORAO(), tmp_path / "x.npz")
+  model = io.FrozenModel(np.zeros((2, 4, 3), np.float32), np.zeros((2, 8), np.float32),
+                         np.float32(1.0), np.zeros(1, np.float32), 1, 64)
+  (tmp_path / "sub").mkdir()
+  with pytest.raises(IsADirectoryError, match=r"it is a directory; pass a file name"):
+    io.save(model, tmp_path / "sub")
+  with pytest.raises(IsADirectoryError, match=r"it is a directory"):
+    io.save(model, str(tmp_path / "other") + "/")
+  (tmp_path / "sub").rmdir()
   assert not list(tmp_path.iterdir())   # nothing half-written left behind
 
 

@@ -80,6 +80,11 @@ def test_all_diverging_is_an_error_and_same_shapes_do_not_recompile():
   assert model_selection._task_aucs._cache_size() == compiled  # pylint: disable=protected-access
 
 
+def test_a_grid_that_is_not_a_dict_is_refused():
+  with pytest.raises(TypeError, match=r"grid must be a dict of value lists .* received list"):
+    model_selection.cross_validate(np.zeros((4, 2)), np.array([0, 1, 0, 1]), grid=[1, 2])
+
+
 def test_grids_follow_the_papers():
   grid = model_selection.paper_grid()
   np.testing.assert_allclose(grid["lam"], 2.0 ** np.arange(-3, 4))

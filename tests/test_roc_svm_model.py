@@ -403,6 +403,10 @@ def test_an_integral_float_count_is_accepted_as_that_integer():
     (dict(seed=-1), ValueError, r"seed must be a whole number >= 0; received -1"),
     (dict(seed=1.5), TypeError, r"seed must be a whole number >= 0; received 1\.5"),
     (dict(grid={"lam": 1e-3}), TypeError, r"grid must be a sequence of dicts"),
+    (dict(grid=[{"lamm": 1e-3}]), ValueError, r"\['lamm'\] are not arguments of roc_svm.fit"),
+    (dict(grid=[{"key": 5}]), ValueError, r"\['key'\] are also given outside the grid"),
+    (dict(grid=[{"lam": 1e-3}], lam=1e-2), ValueError, r"\['lam'\] are also given outside"),
+    (dict(key=3), ValueError, r"key is not an argument of cross_validate"),
 ])
 def test_cross_validate_checks_folds_seed_and_grid_first(changes, error, pattern):
   args = dict(grid=[{"lam": 1e-3}], num_folds=2, seed=0)

@@ -196,6 +196,14 @@ def split_semisupervised(seed, y, num_labeled, num_test=0, stratify=False, num_c
   n = y.shape[0]
   classes = (np.unique(y) if num_classes is None
              else np.arange(validation.check_count("num_classes", num_classes, minimum=1)))
+  outside = (y < 0) | (y > classes.max(initial=0) if num_classes is None else y >= classes.size)
+  if outside.any():
+    row = int(np.argmax(outside))
+    k = classes.size if num_classes else "the largest + 1"
+    raise ValueError(f"y must hold class labels 0..k-1 (k = {k}); y[{row}] = {int(y[row])} "
+                     f"({int(outside.sum())} such rows). "
+                     "This splits fully labeled data: a -1 'unlabeled' marker is not a class, and "
+                     "labels 1..k map to 0..k-1 with y - 1.")
   missing = np.setdiff1d(classes, y)
   if missing.size:
     raise ValueError(f"classes [{validation.summarize(missing.tolist())}] do not occur in y at "

@@ -6,6 +6,9 @@ each class's share (``qsg_jax.folds``: the folds, ``CVResult`` and best-point ru
 cross-validation in the package).
 """
 
+import difflib
+import inspect
+
 import numpy as np
 
 from qsg_jax import _validation as validation
@@ -39,6 +42,19 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CV
   grid = tuple(dict(g) for g in entries)
   if not grid:
     raise ValueError("grid is empty; pass at least one dict of fit arguments.")
+  known = set(inspect.signature(model_lib.fit).parameters) - {"x", "y"}
+  if "key" in fit_kwargs:
+    raise ValueError("key is not an argument of cross_validate: fold f's fit uses key seed + f "
+                     "(pass seed).")
+  for entry in grid:
+    unknown = sorted(set(entry) - known)
+    twice = sorted(set(entry) & (set(fit_kwargs) | {"key"}))
+    if unknown or twice:
+      raise ValueError(f"grid entry {entry!r:.80}: " + (
+          f"{unknown} are not arguments of roc_svm.fit (closest: "
+          f"{difflib.get_close_matches(unknown[0], sorted(known - {'key'}), n=2, cutoff=0.4)})"
+          if unknown else f"{twice} are also given outside the grid (or are the folds' keys, "
+          "seed + fold): pass each argument in one place") + ".")
   x = validation.check_points("x", x)
   y = np.asarray(y)
   model_lib.check_binary_labels(y, x.shape[0])
