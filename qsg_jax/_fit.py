@@ -210,10 +210,11 @@ def hyperparams_of(inputs: Inputs, config: FitConfig, key) -> engine.Hyperparams
         "risks: pass x_unlabeled, or set gamma=1 for supervised training.")
   eta0 = None if callable(config.step_size) else config.step_size
   if eta0 == "auto":
-    n = inputs.x_labeled.shape[0] + config.unlabeled_batch_size
+    # The rule's kernel covers at most MAX_KERNEL_POINTS points (labeled and unlabeled batch).
+    n = min(inputs.x_labeled.shape[0] + config.unlabeled_batch_size,
+            auto_step.MAX_KERNEL_POINTS)
     memory.check_allocation(3 * 4 * n * n, what=f"the default step's {n} x {n} kernel matrix",
-                            fix="Pass a number as step_size (e.g. step_size=1.0), or fewer "
-                            "labeled points.")
+                            fix="Pass a number as step_size (e.g. step_size=1.0).")
     share = 1.0 if config.split_lam is None else 0.5
     eta0 = validation.check_positive("step_size", share * auto_step.auto_step_size(
         *inputs[:4], config.sigma, config.lam, gamma, key, config.unlabeled_batch_size))

@@ -434,6 +434,13 @@ def test_huge_and_tiny_values_blame_the_real_cause():
                      r"least 2 rows to estimate mu .* or set mu"):
     op.OnlinePairwiseRanker().partial_fit(x[:1], y[:1])
   op.OnlinePairwiseRanker(mu=1.0).partial_fit(x[:1], y[:1])   # with mu given, one row is a chunk
+  with pytest.raises(TypeError, match=r"chunk 0 must be a pair \(x \[c, d\], y \[c\]\); received "
+                     r"ndarray of shape \(100, 3\)"):
+    op.fit_stream([x])
+  with pytest.warns(UserWarning, match=r"num_chunks=5 but the stream ended after 2 chunks"):
+    op.fit_stream([(x[:50], y[:50]), (x[50:], y[50:])], num_chunks=5)
+  with pytest.raises(ValueError, match=r"rtol must be a number in \[0, 1\)"):
+    op.estimate_mu(x, y)
   with pytest.raises(ValueError, match="mu = estimate_mu\\(first chunk\\) .* reach \\|x\\| = "
                      ".*e-30\\) = .*e-59 makes the step size 1 / mu inf in float32"):
     op.fit_stream([(x * 1e-30, y)])

@@ -277,6 +277,8 @@ def test_fit_rejects_bad_input(monkeypatch):
   monkeypatch.setattr(memory, "available_bytes", lambda device=None: 10**5)
   with pytest.raises(memory.InsufficientMemoryError, match="250 x 250 Gaussian kernel matrix"):
     roc_svm.fit(x, y, kernel="gaussian")
+  with pytest.raises(memory.InsufficientMemoryError, match="drawing num_pairs=100000 pairs"):
+    roc_svm.fit(x, y, num_pairs=100_000)     # was an out-of-memory error inside JAX
 
 
 def test_cross_validation_picks_the_best_grid_entry():

@@ -7,6 +7,7 @@ and only one chunk is held in memory, so the data may be larger than memory.
 """
 
 import itertools
+import warnings
 from typing import Any, Callable, NamedTuple, Optional
 
 import jax
@@ -269,8 +270,14 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
     _check_mu_range(step_size, dtype)
   length = None if chunk_size is None else int(chunk_size)
   pieces = []
-  for index, (x, y) in enumerate(_iterate(chunks, num_chunks)):
-    x, y = _check_chunk(index, x, y, dim, dtype)
+  taken = 0
+  for index, chunk in enumerate(_iterate(chunks, num_chunks)):
+    if not isinstance(chunk, (tuple, list)) or len(chunk) != 2:
+      raise TypeError(f"chunk {index} must be a pair (x [c, d], y [c]); received "
+                      f"{type(chunk).__name__}{'' if not hasattr(chunk, 'shape') else ' of shape '}"
+                      f"{getattr(chunk, 'shape', '')}. Yield (x, y) tuples.")
+    taken = index + 1
+    x, y = _check_chunk(index, chunk[0], chunk[1], dim, dtype)
     if x.shape[0] == 0:
       continue
     if state is None:
@@ -311,4 +318,7 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
   stacked = None
   if pieces:
     stacked = jax.tree.map(lambda *parts: np.concatenate(parts), *pieces)
+  if num_chunks is not None and taken < num_chunks:
+    warnings.warn(f"num_chunks={num_chunks} but the stream ended after {taken} chunks; trained on "
+                  "those.", UserWarning, stacklevel=2)
   return StreamResult(state, step_size, stacked)

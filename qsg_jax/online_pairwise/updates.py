@@ -99,6 +99,9 @@ def estimate_mu(x, rtol=1e-8):
   if x.ndim != 2 or x.shape[0] < 2:
     raise ValueError(f"estimate_mu needs a sample of shape [n, d] with n >= 2; received shape "
                      f"{x.shape}.")
+  if np.ndim(rtol) or not 0 <= float(rtol) < 1:
+    raise ValueError(f"estimate_mu's rtol must be a number in [0, 1) (a relative eigenvalue "
+                     f"cut-off); received {rtol!r:.40}. estimate_mu takes the features only.")
   bad = ~np.isfinite(x).all(axis=1)
   if bad.any():
     raise ValueError(f"estimate_mu: the sample has {int(bad.sum())} rows with NaN or infinite "

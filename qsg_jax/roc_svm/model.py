@@ -247,6 +247,9 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
 
   if risk == "incomplete":
     b = n if counts["num_pairs"] is None else counts["num_pairs"]
+    # Drawing B pairs took about 32 bytes per pair at its peak (1e9 pairs: 32 GB).
+    memory.check_allocation(32 * b, f"drawing num_pairs={b} pairs", "Use fewer pairs (the "
+                            "paper's B = n is the default), or risk='full' for small n.")
     pairs = pairs_lib.sample_pairs(key_pairs, n_pos, n_neg, b)
   else:
     b = n_pos * n_neg
