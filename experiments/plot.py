@@ -115,9 +115,16 @@ def draw(results_dir):
           for name, draw_figure in figures]
 
 
+_USAGE = ("usage: python -m experiments.plot RESULTS_DIR\n  Redraws run_auc.png, run_roc.png and "
+          "run_max_abs_score.png of an experiments.run output directory (its run.json).")
+
+
 def main(argv):
+  if len(argv) == 2 and argv[1] in ("-h", "--help", "--helpshort", "--helpfull"):
+    print(_USAGE)
+    return
   if len(argv) != 2:
-    raise SystemExit(f"usage: python -m experiments.plot RESULTS_DIR (received {argv[1:]})")
+    raise SystemExit(f"{_USAGE}\n(received {argv[1:]})")
   try:
     paths = draw(argv[1])
   except FileNotFoundError as e:

@@ -219,8 +219,13 @@ def main():
   """``python -m experiments.unlabeled_value_report REPORT.md OUT_DIR``: every dataset's figure
   redrawn from the published report (OUT_DIR/unlabeled_value_<dataset>.png)."""
   import sys  # pylint: disable=import-outside-toplevel
+  usage = ("usage: python -m experiments.unlabeled_value_report REPORT.md OUT_DIR\n  Redraws "
+           "every dataset's figure of an unlabeled_value report into OUT_DIR.")
+  if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help", "--helpshort", "--helpfull"):
+    print(usage)
+    return
   if len(sys.argv) != 3:
-    raise SystemExit("usage: python -m experiments.unlabeled_value_report REPORT.md OUT_DIR")
+    raise SystemExit(usage)
   out_dir = pathlib.Path(sys.argv[2])
   out_dir.mkdir(parents=True, exist_ok=True)
   for dataset, (metric, rows) in rows_from_report(pathlib.Path(sys.argv[1]).read_text()).items():
