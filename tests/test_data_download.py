@@ -94,6 +94,7 @@ def _all_files(folder):
 
 
 def test_zip_download_end_to_end(server, accelerometer_csv, tmp_path, shared_data_dir):
+  (tmp_path / "empty").mkdir()   # an existing, empty data_dir
   server.routes["/" + ACCEL.path] = _zip({ACCEL.name: accelerometer_csv, "readme.txt": b"x"})
   ds = data.load("accelerometer", data_dir=tmp_path / "empty", download=True,
                  urls={"uci": server.url})
@@ -112,6 +113,7 @@ def test_zip_download_end_to_end(server, accelerometer_csv, tmp_path, shared_dat
 
 def test_corrupt_download_is_rejected_and_leaves_no_file(server, accelerometer_csv, tmp_path,
                                                          monkeypatch):
+  (tmp_path / "empty").mkdir()   # an existing, empty data_dir
   corrupt = accelerometer_csv.replace(b"-0.496517", b"-0.496518", 1)
   server.routes["/" + ACCEL.path] = _zip({ACCEL.name: corrupt})
   monkeypatch.setenv("QSG_JAX_URL_UCI", server.url)  # The environment override.
@@ -126,6 +128,7 @@ def test_corrupt_download_is_rejected_and_leaves_no_file(server, accelerometer_c
 
 
 def test_plain_download_skips_the_optional_test_file(server, shared_data_dir, tmp_path):
+  (tmp_path / "empty").mkdir()   # an existing, empty data_dir
   with lzma.open(shared_data_dir / "cod_rna" / "cod-rna.xz") as f:
     server.routes["/binary/cod-rna"] = f.read()
   ds = data.load("cod_rna", data_dir=tmp_path / "empty", download=True,
@@ -180,6 +183,7 @@ def _closed_port_url():
 
 
 def test_offline_error_names_file_places_and_source(tmp_path):
+  (tmp_path / "mine").mkdir()   # an existing, empty data_dir
   url = _closed_port_url()
   with pytest.raises(data.DataNotFoundError) as info:
     data.load("dota2", data_dir=tmp_path / "mine", download=True, urls={"uci": url})
