@@ -221,7 +221,8 @@ def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabel
     if weightless:   # their coefficients would be exactly 0 (module docstring)
       x_u = x_u[:0]
   check_kernel_memory(method, x_l.shape[0], x_u.shape[0], dtype.itemsize, memory_fraction)
-  validation.check_kernel_scale("x_labeled and x_unlabeled", np.concatenate([x_l, x_u]), sigma, dtype)
+  validation.check_kernel_scale("x_labeled and x_unlabeled", np.concatenate([x_l, x_u]), sigma,
+                                dtype)
   centers = jnp.asarray(np.concatenate([x_l, x_u]), dtype)
   group_w = split_groups(y_l, k, x_u.shape[0], dtype)
   solve = _solve_shared if shared else _solve_splits
