@@ -7,10 +7,19 @@ OUT ?= results
 # interrupted run, or ARGS=--overwrite to replace a finished one (never replaced otherwise).
 ARGS ?=
 
-.PHONY: install run run-sgemm run-sgemm-cv test test-slow test-multidevice bench bench-all \
+.PHONY: help install run run-sgemm run-sgemm-cv test test-slow test-multidevice bench bench-all \
 	bench-roc-svm bench-online-pairwise bench-cv bench-multiprocess select-step convergence \
 	reproduce-timing reproduce-auc reproduce-roc-svm reproduce-online-pairwise reproduce \
 	reproduce-unlabeled docs
+
+# The default target: the list of targets (a bare `make` changes nothing).
+help:
+	@echo "make install | run | run-sgemm | run-sgemm-cv | test | test-slow | test-multidevice | docs"
+	@echo "make bench | bench-all | bench-roc-svm | bench-online-pairwise | bench-cv | bench-multiprocess"
+	@echo "make select-step | convergence | reproduce | reproduce-timing | reproduce-auc"
+	@echo "make reproduce-roc-svm | reproduce-online-pairwise | reproduce-unlabeled"
+	@echo "Variables: ARGS (extra flags, e.g. ARGS=--resume), OUT (results folder; make run writes"
+	@echo "results/DATASET: pass ARGS=--output_dir=...), QSG_JAX_DATA (default ../shared/data), PYTHON."
 
 install:
 	$(PYTHON) -m pip install -e ".[test]"
@@ -51,13 +60,13 @@ bench-online-pairwise:
 	$(PYTHON) -m experiments.bench_online_pairwise --output_dir=$(OUT)/online_pairwise $(ARGS)
 
 bench-cv:
-	$(PYTHON) -m experiments.bench_cv $(ARGS)
+	$(PYTHON) -m experiments.bench_cv --output_dir=$(OUT)/bench_cv $(ARGS)
 
 bench-multiprocess:
-	$(PYTHON) -m experiments.bench_multiprocess $(ARGS)
+	$(PYTHON) -m experiments.bench_multiprocess --output_dir=$(OUT)/bench_multiprocess $(ARGS)
 
 select-step:
-	$(PYTHON) -m experiments.select_step $(ARGS)
+	$(PYTHON) -m experiments.select_step --output_dir=$(OUT)/select_step $(ARGS)
 
 bench-all: bench bench-roc-svm bench-online-pairwise bench-cv bench-multiprocess
 

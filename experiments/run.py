@@ -338,16 +338,25 @@ def run(settings: Settings, log=cli.log_line):
   log = log if writer else (lambda line: None)
   output_dir = pathlib.Path(settings.output_dir.format(dataset=settings.dataset))
   data = data_lib.load(settings.dataset, data_dir=settings.data_dir)
-  proto = protocols.protocol_for(data, settings.num_labeled, settings.num_classes)
+  try:   # the protocol and every trial's split, before any run store or training
+    proto = protocols.protocol_for(data, settings.num_labeled, settings.num_classes)
+    for t in range(settings.trials):   # every AUC must be defined
+      check_evaluation_set(protocols.make_trial(
+          data, proto, protocols.trial_key(settings.seed, t), settings.eval_size),
+          proto.num_classes, t)
+  except ValueError as e:   # sizes or classes the dataset cannot give: the flags' fault
+    raise cli.UserError(f"--num_labeled / --num_classes on {data.name}: {e}") from None
   method, metric = method_and_metric(proto.num_classes)
-  for t in range(settings.trials):   # before any training: every AUC must be defined
-    check_evaluation_set(protocols.make_trial(data, proto, protocols.trial_key(settings.seed, t),
-                                              settings.eval_size), proto.num_classes, t)
   stored = dict(settings.as_dict(exclude=_NOT_STORED),
                 mesh_devices=None if mesh is None else int(mesh.size))
   store = store_lib.RunStore(output_dir, "run", writer=writer)
   done = store.start(stored, resume=settings.resume, overwrite=settings.overwrite,
                      selection=("trials",))
+  unsaved = [n for n in done if n.startswith("trial_") and settings.save_models and not (
+      output_dir / "models" / f"{n}.npz").exists()]
+  if unsaved:   # resumed trials are read back, not retrained: nothing to save for them
+    log(f"--save_models: {len(unsaved)} trials were finished without it and are not retrained, "
+        "so they have no model file; rerun with --overwrite to save every trial's model.")
   params, cv_report = store.cached("cv", lambda: select_by_cv(
       data, proto, settings, cli.engine_params(settings), log))
   settings = dataclasses.replace(settings, **params)

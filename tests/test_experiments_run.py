@@ -95,6 +95,18 @@ def test_settings_from_flags_default_to_the_library_and_python_settings_are_chec
   assert run.Settings(dataset="LEV").dataset == "LEV"      # the loader's spelling rules
 
 
+@pytest.mark.parametrize("changes, message", [
+    (dict(num_classes=3), r"lev has 5 ordered classes of its own; num_classes=3 only cuts"),
+    (dict(num_labeled=5000), r"num_labeled=5000 leaves no other point: lev has 1000 points"),
+])
+def test_sizes_and_classes_the_dataset_cannot_give_are_refused_before_any_run(tmp_path, changes,
+                                                                              message):
+  settings = run.Settings(output_dir=str(tmp_path / "out"), trials=1, progress=False, **changes)
+  with pytest.raises(cli.UserError, match=message):
+    run.run(settings, log=lambda _: None)
+  assert not (tmp_path / "out").exists()     # no unfinished stub run left behind
+
+
 def test_a_data_dir_that_is_not_a_directory_is_refused_not_ignored(tmp_path):
   for path in (tmp_path / "typo", tmp_path / "a_file"):
     if path.name == "a_file":

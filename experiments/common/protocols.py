@@ -52,6 +52,12 @@ def protocol_for(dataset, num_labeled=None, num_classes=None):
   classes = num_classes if num_classes is not None else proto.num_classes
   if dataset.task == "binary" and classes != 2:
     raise ValueError(f"{dataset.name} is a binary dataset; num_classes must be 2, got {classes}.")
+  if dataset.task == "ordinal" and classes != proto.num_classes:
+    raise ValueError(f"{dataset.name} has {proto.num_classes} ordered classes of its own; "
+                     f"num_classes={classes} only cuts regression targets: leave it unset.")
+  if labeled >= n:
+    raise ValueError(f"num_labeled={labeled} leaves no other point: {dataset.name} has {n} points "
+                     f"(the protocol's default: {min(proto.num_labeled, n // 2)}).")
   return dataclasses.replace(proto, num_labeled=labeled, num_classes=classes)
 
 
