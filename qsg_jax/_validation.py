@@ -489,11 +489,15 @@ def check_kernel_scale(name, x, sigma=None, dtype=np.float32,
   Raises:
     ValueError: naming the failing quantity (and for norms the row) and the fix.
   """
-  x = np.asarray(x, np.float64)
-  if x.size == 0:
+  if np.size(x) == 0:
     return
   info = np.finfo(dtype)
   big, eps, what = float(info.max), float(info.eps), np.dtype(dtype).name
+  if sigma is None:   # norms only (every chunk of a pass): d * max|x|^2 bounds them, no copy
+    top = float(np.max(np.abs(x)))
+    if top * top * np.shape(x)[1] < big / 4:
+      return
+  x = np.asarray(x, np.float64)
   with np.errstate(over="ignore"):
     norms2 = np.sum(x * x, axis=1)
   row = int(np.argmax(norms2))

@@ -199,7 +199,7 @@ def _chunks(source, dim, rows, name):
   # A fresh buffer per chunk: the device may alias a host buffer (CPU) while its computation,
   # dispatched asynchronously, has not run yet, so a filled buffer is never written again.
   for piece in pieces:
-    piece = validation.check_chunk(name, piece, dim, seen, kernel=True)  # dtype, NaN, float32 range
+    piece = validation.check_chunk(name, piece, dim, seen, kernel=True)  # dtype, NaN, range, norms
     seen += piece.shape[0]
     while piece.shape[0]:
       take = min(rows - filled, piece.shape[0])

@@ -530,6 +530,7 @@ def prepare_training_data(estimator, X, y):
     classes, codes = np.unique(y_labeled, return_inverse=True)
   else:               # an ordered Categorical: its categories' order, those with labeled rows
     classes = np.array([c for c in order if np.any(y_labeled == c)], dtype=y_labeled.dtype)
+    codes = _scorers.class_codes(classes, y_labeled, "y")
   if classes.size < 2:
     fix = (" If -1 is a class (labels -1 / +1), pass unlabeled_label=None."
            if unlabeled.any() and shown == -1 else "")
@@ -538,8 +539,6 @@ def prepare_training_data(estimator, X, y):
                      f"at least 2 classes.{fix}")
   if order is None:
     check_ordinal_classes(classes)
-  else:
-    codes = _scorers.class_codes(classes, y_labeled, "y")
   if not estimator.scale_inputs:
     return X, unlabeled, classes, codes, (np.zeros(X.shape[1]), np.ones(X.shape[1]))
   low, high = X.min(axis=0), X.max(axis=0)
