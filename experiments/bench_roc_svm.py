@@ -224,8 +224,9 @@ def run_kernel_benchmark(*, cases, repeats=3, adamax=False, log=cli.log_line):
     for optimizer in optimizers:
       # Adamax runs up to 2000 steps: one timed fit (after the compiling one) is enough.
       try:
-        result, seconds = _stage_fit(x, y, repeats if optimizer == "lbfgs" else 1, sigma=sigma,
-                                     optimizer=optimizer, key=0, **kwargs)
+        kernel_sigma = {} if kwargs["kernel"] == "linear" else {"sigma": sigma}
+        result, seconds = _stage_fit(x, y, repeats if optimizer == "lbfgs" else 1,
+                                     optimizer=optimizer, key=0, **kernel_sigma, **kwargs)
       except memory.InsufficientMemoryError as e:
         rows.append({"row": label, "optimizer": optimizer, "n_train": x.shape[0],
                      "paper_seconds": paper_seconds,

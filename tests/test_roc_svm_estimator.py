@@ -56,6 +56,7 @@ def test_estimator_matches_fit_and_roc_auc_score():
   lo, scale = data.minmax_fit(x)
   np.testing.assert_array_equal(clf.input_min_, lo)
   np.testing.assert_array_equal(clf.input_scale_, scale)
+  assert clf.sigma_ is None        # the linear kernel has no bandwidth ("median" not computed)
   f = data.minmax_apply(x, lo, scale) @ clf.coef_
   cuts = np.concatenate([[f.min() - 1], np.sort(f)])
   best = max(np.mean((f > t) == (y == "pos")) for t in cuts)

@@ -269,6 +269,9 @@ def test_fit_rejects_bad_input(monkeypatch):
     roc_svm.fit(x, np.where(y > 0, "a", "b"))
   with pytest.raises(ValueError, match="learning_rate applies to optimizer='adamax' only"):
     roc_svm.fit(x, y, learning_rate=0.1)
+  # A bandwidth with the linear kernel was silently ignored; the Gaussian kernels default to 1.
+  with pytest.raises(ValueError, match="sigma=0.5 applies to the Gaussian kernels only"):
+    roc_svm.fit(x, y, sigma=0.5)
   with pytest.raises(ValueError, match="optimizer must be one of.*'sgd'"):
     roc_svm.fit(x, y, optimizer="sgd")
   with pytest.raises(ValueError, match="kmeans_sample_size=10 is below num_landmarks=20"):

@@ -91,7 +91,8 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
   sigma : float or "median", default="median"
       Gaussian kernel parameter of k(x, z) = exp(-sigma ||x - z||^2) on the scaled inputs: what
       scikit-learn's SVC calls ``gamma`` (``QS3ORAO``'s length_scale l is sigma = 1 / (2 l^2)).
-      "median": 1 / the median squared distance between training points. Nystrom only.
+      "median": 1 / the median squared distance between training points. Nystrom only (the
+      linear kernel ignores it, as ``SVC`` ignores ``gamma``).
   num_landmarks : int, default=300
       Landmarks d >= 1 of the Nystrom features (the paper's 300); at most the number of
       training points (fewer: a warning, all points).
@@ -130,8 +131,8 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       Weights w of f(x') = w . x' on the scaled inputs (kernel="linear" only).
   threshold_ : float
       The threshold t of ``predict`` on f.
-  sigma_ : float
-      The kernel parameter used ("median" resolved).
+  sigma_ : float or None
+      The kernel parameter used ("median" resolved); None with the linear kernel.
   input_min_, input_scale_ : ndarray of shape (n_features,)
       The min-max map x' = (x - input_min_) / input_scale_ (zeros and ones when
       ``scale_inputs=False``).
@@ -233,8 +234,12 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     X = preprocessing.minmax_apply(X, low, scale)
     rng = check_random_state(self.random_state)
     seed = int(rng.randint(np.iinfo(np.int32).max))
-    sigma = (median_heuristic_sigma(np.random.default_rng(seed), X)
-             if isinstance(self.sigma, str) else float(self.sigma))
+    if self.kernel == "linear":
+      sigma = None                       # the linear kernel has none (as SVC ignores gamma)
+    elif isinstance(self.sigma, str):
+      sigma = median_heuristic_sigma(np.random.default_rng(seed), X)
+    else:
+      sigma = float(self.sigma)
     num_landmarks = model_lib.check_counts(num_landmarks=self.num_landmarks)["num_landmarks"]
     if self.kernel == "nystrom" and num_landmarks > X.shape[0]:
       warnings.warn(f"num_landmarks={num_landmarks} > n_samples={X.shape[0]}; using "

@@ -30,6 +30,7 @@ KERNELS = ("linear", "nystrom", "gaussian")
 # Default Adamax learning rates: coefficients of the exact kernel model act on n kernel columns
 # at once, so their steps are scaled down by the number of training points.
 DEFAULT_LEARNING_RATE = 0.05
+DEFAULT_SIGMA = 1.0     # the Gaussian kernels' sigma when none is passed
 DEFAULT_KERNEL_LEARNING_RATE_TIMES_N = 5.0
 
 
@@ -160,7 +161,7 @@ def _kernel_scores(x, support, coef, sigma):
 
 
 def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num_pairs=None,
-        sigma=1.0, num_landmarks=300, landmarks="stratified", kmeans_iters=100,
+        sigma=None, num_landmarks=300, landmarks="stratified", kmeans_iters=100,
         kmeans_sample_size=nystrom_lib.DEFAULT_KMEANS_SAMPLE_SIZE, optimizer="lbfgs",
         learning_rate=None, max_steps=2000, tol=1e-6, patience=10,
         pairs_per_block=objective_lib.DEFAULT_PAIRS_PER_BLOCK, target_sensitivity=None,
@@ -180,7 +181,8 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
     risk: "incomplete" (B random pairs, Eq. 7), "full" (all pairs, streamed in blocks) or
       "full_sorted" (all pairs, exact in O(n log n); hinge and squared hinge).
     num_pairs: B >= 1 for the incomplete risk; None: B = n (the paper's choice).
-    sigma: Gaussian kernel parameter, k(x, z) = exp(-sigma ||x - z||^2).
+    sigma: Gaussian kernel parameter, k(x, z) = exp(-sigma ||x - z||^2), of the "nystrom" and
+      "gaussian" kernels; None: 1.0 (refused with the linear kernel, which has none).
     num_landmarks: d for "nystrom" (paper: 300).
     landmarks: "uniform", "stratified" (paper's simulations) or "kmeans" (its real data).
     kmeans_iters: most Lloyd iterations for k-means landmarks (0: the k-means++ seeds).
@@ -214,7 +216,10 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   if kernel not in KERNELS:
     raise ValueError(f"unknown kernel {kernel!r}; expected one of {KERNELS}.")
   lam = validation.check_positive("lam", lam, allow_zero=True)
-  sigma = validation.check_positive("sigma", sigma)
+  if kernel == "linear" and sigma is not None:
+    raise ValueError(f"sigma={sigma!r} applies to the Gaussian kernels only; kernel='linear' has "
+                     "no bandwidth. Drop sigma, or pass kernel='nystrom' (or 'gaussian').")
+  sigma = DEFAULT_SIGMA if sigma is None else validation.check_positive("sigma", sigma)
   if np.all(x == x[:1]):
     raise ValueError(f"every row of x is the same point ({validation.summarize(x[0].tolist())}):"
                      " nothing separates the classes. Pass points that differ.")
