@@ -21,6 +21,7 @@ import numpy as np
 from qsg_jax import _validation as validation
 from qsg_jax import config as config_lib
 from qsg_jax import direct
+from qsg_jax import distributed
 from qsg_jax import engine
 from qsg_jax import memory
 from qsg_jax import thresholds as thresholds_lib
@@ -128,6 +129,11 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] =
     return _fit_direct(x_labeled, y_labeled, x_unlabeled, config, key, num_classes=num_classes,
                        progress=progress, mesh=mesh, axis_name=axis_name,
                        threshold_surrogate=threshold_surrogate)
+  if isinstance(x_unlabeled, distributed.ShardedUnlabeled):
+    raise TypeError("x_unlabeled is a distributed.ShardedUnlabeled, which the direct solver reads "
+                    f"(one pass over its strata); this fit runs DSG (solver={config.solver!r}), "
+                    "which samples the unlabeled array itself. Pass solver='direct', or for DSG "
+                    "the array with mesh=... (engine.train_sharded's strata).")
   return _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, num_classes=num_classes,
                   progress=progress, mesh=mesh, axis_name=axis_name, num_shards=num_shards,
                   cache_unlabeled=cache_unlabeled, chunk_size=chunk_size,
@@ -215,7 +221,8 @@ def hyperparams_of(inputs: Inputs, config: FitConfig, key) -> engine.Hyperparams
             auto_step.MAX_KERNEL_POINTS)
     memory.check_allocation(3 * 4 * n * n, what=f"the default step's {n} x {n} kernel matrix",
                             fix="Pass a number as step_size (e.g. step_size=1.0).")
-    share = 1.0 if config.split_lam is None else 0.5
+    # Corrections that learn share the step with f (half each); frozen ones (inf) do not.
+    share = 1.0 if config.split_lam is None or math.isinf(config.split_lam) else 0.5
     eta0 = validation.check_positive("step_size", share * auto_step.auto_step_size(
         *inputs[:4], config.sigma, config.lam, gamma, key, config.unlabeled_batch_size))
   return engine.Hyperparams(

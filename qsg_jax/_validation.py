@@ -1,6 +1,7 @@
 """Checks of user data at the API boundary, before anything is jitted."""
 
 import collections.abc
+import numbers
 import warnings
 from typing import Optional, Tuple
 
@@ -67,8 +68,10 @@ def _row_col(bad):
 
 
 def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
-                 allow_empty: bool = False, kernel: bool = False) -> np.ndarray:
-  """Returns ``x`` as a float32 [n, d] array after checking type, rank, size and finiteness.
+                 allow_empty: bool = False, kernel: bool = False,
+                 dtype=np.float32) -> np.ndarray:
+  """Returns ``x`` as a float32 (or ``dtype``) [n, d] array after checking type, rank, size and
+  finiteness.
 
   Args:
     name: how the caller calls this array (used in messages).
@@ -77,6 +80,8 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
     allow_empty: whether n = 0 is acceptable.
     kernel: also refuse points whose squared norms overflow float32 (``check_kernel_scale``):
       a Gaussian kernel of them would be NaN.
+    dtype: float32 (default) or float64, the dtype returned and the range checked (values
+      beyond float32 are refused only for float32; ``kernel`` checks norms in ``dtype``).
 
   Raises:
     TypeError: scipy sparse input, or non-numeric entries.
@@ -114,10 +119,11 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
         f"{name} contains {int(bad.sum())} NaN or infinite values in {rows.size} rows (first at "
         f"row {row}), e.g. column {col} = {arr[row, col]}. Impute or drop those rows before "
         "fitting.")
-  refuse_beyond_float32(name, arr)
+  if np.dtype(dtype) == np.float32:
+    refuse_beyond_float32(name, arr)
   if kernel:
-    check_kernel_scale(name, arr)
-  return arr.astype(np.float32)
+    check_kernel_scale(name, arr, dtype=dtype)
+  return arr.astype(dtype)
 
 
 def refuse_beyond_float32(name: str, arr: np.ndarray, where=lambda row: row,
@@ -665,3 +671,95 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
         "sentiment -1 / 0 / +1), which would be dropped. Say which: unlabeled_label=-1 if -1 "
         "marks unlabeled rows, unlabeled_label=None if every row is labeled.")
   return np.asarray(unlabeled, bool).reshape(y.shape)
+
+
+# --- Estimator inputs (the scikit-learn faces: QS3ORAO, QSGS2AUC, ROCSVM, OnlinePairwiseRanker)
+
+def seed_of(random_state) -> int:
+  """An int seed from an estimator's ``random_state``: an int in [0, 2**32) as it is (NumPy's
+  seed range), a ``np.random.RandomState`` or None drawn; anything else refused naming it."""
+  want = "an int in [0, 2**32), a np.random.RandomState or None"
+  if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+    if not 0 <= random_state < 2**32:
+      raise ValueError(f"random_state must be {want}; received {random_state}.")
+    return int(random_state)
+  if random_state is None:
+    random_state = np.random.mtrand._rand   # pylint: disable=protected-access
+  if not isinstance(random_state, np.random.RandomState):
+    hint = (" (a np.random.Generator: pass an int drawn from it, e.g. "
+            "int(rng.integers(2**32)))" if isinstance(random_state, np.random.Generator) else "")
+    raise TypeError(f"random_state must be {want}; received {type(random_state).__name__} "
+                    f"{random_state!r:.40}{hint}.")
+  return int(random_state.randint(np.iinfo(np.int32).max))
+
+
+def check_features(X, name="X"):
+  """Short, row- or column-naming errors for the commonest bad X before scikit-learn's
+  ``validate_data`` (whose messages print the whole array or do not name the column): complex
+  numbers, text columns, not 2-D, NaN / inf. Sparse matrices and objects ``float()`` cannot read
+  (a dict) are left to ``validate_data`` (it says to densify / raises its TypeError)."""
+  if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+    return   # sparse: validate_data says to densify
+  try:
+    values = as_numbers(X)
+  except (TypeError, ValueError):
+    return
+  if values.dtype.kind == "c":
+    raise ValueError(f"Complex data not supported: {name} has dtype {values.dtype}; the estimators "
+                     f"take real features. Pass e.g. np.c_[{name}.real, {name}.imag] (both parts "
+                     f"as columns) or np.abs({name}).")
+  if values.ndim == 2 and values.dtype.kind not in "biuf":
+    values = _text_columns_refused(X, values, name)
+    if values is None:
+      return   # objects float() cannot read: validate_data's TypeError
+  if values.dtype.kind not in "biuf":
+    return
+  values = values.astype(np.float64)
+  if values.ndim != 2:
+    raise ValueError(f"{name} must be 2-D [n_samples, n_features]; received shape "
+                     f"{values.shape}. Reshape your data: for one feature use "
+                     f"{name}.reshape(-1, 1), for one sample {name}.reshape(1, -1).")
+  bad = ~np.isfinite(values)
+  if bad.any():
+    row, col = (int(i[0]) for i in np.nonzero(bad))
+    raise ValueError(f"{name} contains NaN or inf: {int(bad.any(axis=1).sum())} rows, the first "
+                     f"at row {row} (column {col}, value {values[row, col]}). Impute or drop "
+                     "those rows.")
+
+
+def _text_columns_refused(X, values, name):
+  """``values`` [n, d] (strings or objects) as float64, or a ``ValueError`` naming the columns
+  holding text and the encoder that fixes them; None where an entry is neither a number nor
+  text (left to ``validate_data``)."""
+  try:
+    return values.astype(np.float64)
+  except TypeError:
+    return None
+  except ValueError:
+    pass
+  text = []
+  for col in range(values.shape[1]):
+    try:
+      values[:, col].astype(np.float64)
+    except TypeError:
+      return None
+    except ValueError:
+      row = next((r for r, v in enumerate(values[:, col].tolist())
+                  if isinstance(v, (str, bytes)) and not _reads_as_float(v)), None)
+      if row is None:   # not text (e.g. a list in a cell): validate_data's error
+        return None
+      text.append((col, row, values[row, col]))
+  names = [X.columns[col] if hasattr(X, "columns") else col for col, _, _ in text]
+  col, row, value = text[0]
+  raise ValueError(f"{name} has text in column(s) {summarize(names, 6)} (e.g. "
+                   f"{str(value)[:20]!r} at row {row}); the estimators take numbers. Encode those "
+                   "columns first, e.g. make_pipeline(make_column_transformer((OneHotEncoder(), "
+                   f"{names[:6]!r}), remainder='passthrough'), estimator).")
+
+
+def _reads_as_float(value) -> bool:
+  try:
+    float(value)
+  except (TypeError, ValueError):
+    return False
+  return True

@@ -8,8 +8,8 @@ Exact on concrete input: called on concrete arrays (NumPy, lists, JAX arrays out
 AUCs compare the scores on the host in their own precision (float64 for float input, the integers
 for integer input), so float64 scores that float32 would merge (1 + 1e-12 and 1, saturated
 probabilities) or overflow (1e300) are ranked as ``sklearn.metrics.roc_auc_score`` ranks them.
-Under ``jax.jit`` / ``vmap`` the AUCs run on the device in the scores' dtype (float32 unless
-``jax_enable_x64``).
+Under ``jax.jit`` / ``vmap`` the AUCs run on the device in the scores' dtype: integers (and
+bool) compared as integers, floats as float32 or wider (float64 only with ``jax_enable_x64``).
 
 No silent wrong answer: called on concrete arrays, every metric raises ``ValueError`` for NaN or
 infinite scores and for labels outside the convention (1..k labels are named: "subtract 1").
@@ -82,14 +82,20 @@ def _traced_masked_auc(scores, positive, negative):
   """``masked_auc`` with jnp ops, for tracers (under jit / vmap); values are not checked."""
   scores = jnp.asarray(scores)
   dtype = jnp.promote_types(scores.dtype, jnp.float32)
-  scores = scores.astype(dtype)
+  # Integers are ranked as integers (float32 would merge those beyond 2^24), floats as floats.
+  if scores.dtype == bool or jnp.issubdtype(scores.dtype, jnp.integer):
+    scores = scores.astype(jnp.int32) if scores.dtype == bool else scores
+    last = jnp.iinfo(scores.dtype).max
+  else:
+    scores, last = scores.astype(dtype), jnp.inf
   positive, negative = jnp.asarray(positive, bool), jnp.asarray(negative, bool)
-  # Non-negatives go to +inf: they sort last and never tie with a finite score.
-  sorted_neg = jnp.sort(jnp.where(negative, scores, jnp.inf))
-  below = jnp.searchsorted(sorted_neg, scores, side="left")
-  upto = jnp.searchsorted(sorted_neg, scores, side="right")
+  # Non-negatives go last (+inf, or the largest integer): capping the counts at n_neg keeps them
+  # out of every positive's count, ties with the largest integer included.
+  sorted_neg = jnp.sort(jnp.where(negative, scores, last))
   n_neg = jnp.sum(negative)
   n_pos = jnp.sum(positive)
+  below = jnp.minimum(jnp.searchsorted(sorted_neg, scores, side="left"), n_neg)
+  upto = jnp.minimum(jnp.searchsorted(sorted_neg, scores, side="right"), n_neg)
   # Per-positive fraction in [0, 1]: averaging these keeps float32 accurate for large n.
   frac = (below + 0.5 * (upto - below)).astype(dtype) / jnp.maximum(n_neg, 1).astype(dtype)
   total = jnp.sum(jnp.where(positive, frac, 0.0))
@@ -185,7 +191,8 @@ def binary_auc(scores, labels):
   _check_same_length("scores", scores, "labels", labels)
   if not _concrete(scores, labels):   # a label other than 0/1/-1/bool (e.g. NaN) gives NaN
     labels = jnp.asarray(labels)
-    binary = jnp.all((labels == 1) | (labels == 0) | (labels == -1))
+    # 0/1 or -1/+1, never both conventions at once (a -1 beside 0s is no negative class).
+    binary = (jnp.all((labels == 1) | (labels == 0)) | jnp.all((labels == 1) | (labels == -1)))
     return jnp.where(binary, _traced_masked_auc(scores, labels > 0, labels <= 0), jnp.nan)
   positive = np.asarray(labels) > 0
   return _result(exact_auc(_host_scores(scores), positive, ~positive))

@@ -169,8 +169,8 @@ def _task_runner(method, config, x_l, y_l, x_u, train, valid, key, *args):
     split_lam = np.full(fold_of.size, np.nan) if hyper.split_lam is None else hyper.split_lam
     eta0 = np.array(hyper.eta0)
     auto = np.isnan(eta0)
-    if auto.any():   # fit's "auto", halved with corrections
-      eta0[auto] = np.where(np.isnan(split_lam[auto]), 1.0, 0.5) * auto_step.task_step_sizes(
+    if auto.any():   # fit's "auto", halved with learning (finite) corrections
+      eta0[auto] = np.where(~np.isfinite(split_lam[auto]), 1.0, 0.5) * auto_step.task_step_sizes(
           key, x_l, x_u, pos_w, neg_w, hyper.sigma[auto], hyper.lam[auto], hyper.gamma[auto],
           fold_of[auto], config.unlabeled_batch_size)
     if method == "grouped" and not np.isnan(split_lam).all():

@@ -68,7 +68,11 @@ def _solve_one(xp, scores, positive, margin, surrogate):
   mid = 0.5 * left + 0.5 * right                  # halves first: no overflow near the max
   candidate = xp.where(active > 0, root, mid)
   inside = (candidate >= left) & (candidate <= right)
-  return candidate[xp.argmax(inside)]
+  # An interval with no active point has loss 0, the minimum: the minimizers are exactly that
+  # interval [max of the negatives' z, min of the positives' z], so its midpoint is the answer
+  # (a root at one of its ends also minimizes, and rounding decided which end was found first).
+  flat = active == 0
+  return candidate[xp.where(xp.any(flat), xp.argmax(flat), xp.argmax(inside))]
 
 
 def check_surrogate(surrogate: str):

@@ -318,20 +318,19 @@ def test_memory_refusal_names_n_size_and_fix():
 def test_bad_inputs_are_refused_before_fitting():
   x_l, y_l, x_u, _ = _binary()
   kw = dict(lam=0.5, sigma=1.0)
-  with pytest.raises(ValueError, match=r"gamma must lie in \[0.0, 1.0\]"):
+  with pytest.raises(ValueError, match=r"gamma must lie in \[0, 1\]; received 1.5"):
     baselines.fit_samult(x_l, y_l, x_u, gamma=1.5, **kw)
-  with pytest.raises(ValueError, match=r"gamma must lie in \[-1.0, 1.0\]"):
+  with pytest.raises(ValueError, match=r"gamma must lie in \[-1, 1\]"):
     baselines.fit_pnu_auc(x_l, y_l, x_u, gamma=-1.5, **kw)
-  with pytest.raises(ValueError, match=r"lam must lie in \(0.0"):
+  with pytest.raises(ValueError, match=r"lam must lie in \(0, inf\); received 0.0"):
     baselines.fit_samult(x_l, y_l, x_u, lam=0.0, sigma=1.0, gamma=0.5)
   with pytest.raises(ValueError, match="no unlabeled data but samult gamma"):
     baselines.fit_samult(x_l, y_l, None, gamma=0.5, **kw)
   with pytest.raises(ValueError, match=r"labels must lie in 0..1"):
     baselines.fit_pnu_auc(x_l, np.arange(24) % 3, x_u, gamma=0.0, **kw)
-  with pytest.raises(ValueError, match=r"prior must lie in \(0.0, 1.0\]"):
-    baselines.fit_pnu_auc(x_l, y_l, x_u, gamma=0.5, prior=0.0, **kw)
-  with pytest.raises(ValueError, match=r"prior must lie in \(0, 1\)"):
-    baselines.fit_pnu_auc(x_l, y_l, x_u, gamma=0.5, prior=1.0, **kw)
+  for prior in (0.0, 1.0, [1.5]):   # one range, the same words at either end
+    with pytest.raises(ValueError, match=r"prior must lie in \(0, 1\); received .*training_set"):
+      baselines.fit_pnu_auc(x_l, y_l, x_u, gamma=0.5, prior=prior, **kw)
   with pytest.raises(ValueError, match=r"sigma must be a scalar or have shape \[k-1\] = \[3\]"):
     baselines.fit_m_samult(*_ordinal(n=40)[:2], None, lam=1.0, sigma=[1.0, 2.0], gamma=1.0)
   with pytest.raises(ValueError, match="x_unlabeled has 3 features but the model expects 2"):
@@ -500,3 +499,133 @@ def test_kernel_fits_name_hyperparameters_that_are_not_numbers():
                baselines.decision_function, model, x_l, chunk_size=2.5)
   np.testing.assert_allclose(baselines.decision_function(model, x_l, chunk_size=7),
                              baselines.decision_function(model, x_l), rtol=1e-5, atol=1e-6)
+
+
+# ---- float64 all the way, ranges of the public functions ---------------------------------------
+
+def _clustered(n=30, spread=1e-5, seed=0):
+  """Points 0.5 + a spread of 1e-5: float32 keeps 3 digits of their differences, float64 11."""
+  rng = np.random.default_rng(seed)
+  x_l, x_u = 0.5 + spread * rng.random((n, 2)), 0.5 + spread * rng.random((n, 2))
+  y2 = (x_l[:, 0] > np.median(x_l[:, 0])).astype(np.int64)
+  y3 = np.digitize(x_l[:, 0], np.quantile(x_l[:, 0], [1 / 3, 2 / 3]))
+  return x_l, x_u, y2, y3
+
+
+def _float64_reference(model, x):
+  """Scores of a kernel model in NumPy float64 from direct differences (x - z)^2."""
+  d2 = np.sum((x[:, None, :] - np.asarray(model.centers)[None]) ** 2, axis=-1)
+  out = np.stack([np.exp(-s * d2) @ np.asarray(a) for a, s in zip(model.alpha, model.sigma)], 1)
+  return out[:, 0] if model.binary else out
+
+
+@pytest.mark.parametrize("fit", ["samult", "pnu_auc", "m_samult", "m_pnu_auc", "exact_qsg",
+                                 "exact_split"])
+def test_float64_fits_compute_on_the_points_as_given(fit):
+  """dtype=float64 keeps the training and test points in float64 (no float32 copy): centers
+  equal the points, and the scores equal a float64 NumPy sum of direct differences to 1e-4 of
+  their size (float32 copies of the points moved them by ~1e-2 of it here; float64 by ~1e-6)."""
+  x_l, x_u, y2, y3 = _clustered()
+  kw = dict(lam=1.0, sigma=1e9, dtype=jnp.float64)
+  with jax.enable_x64(True):
+    models = {
+        "samult": lambda: baselines.fit_samult(x_l, y2, x_u, gamma=0.5, **kw),
+        "pnu_auc": lambda: baselines.fit_pnu_auc(x_l, y2, x_u, gamma=0.5, **kw),
+        "m_samult": lambda: baselines.fit_m_samult(x_l, y3, x_u, gamma=0.5, **kw),
+        "m_pnu_auc": lambda: baselines.fit_m_pnu_auc(x_l, y3, x_u, gamma=-0.5, **kw),
+        "exact_qsg": lambda: baselines.fit_exact_qsg(x_l, y3, x_u, gamma=0.5, **kw),
+        "exact_split": lambda: baselines.fit_exact_split(x_l, y3, x_u, gamma=0.5,
+                                                         split_lam=1.0, **kw).per_split}
+    model = models[fit]()
+    assert model.centers.dtype == jnp.float64
+    np.testing.assert_array_equal(np.asarray(model.centers), np.concatenate([x_l, x_u]))
+    x_t = x_l[:7] + 1e-9   # 1e-9 from the training points: one float32 number, distinct here
+    scores = baselines.decision_function(model, x_t)
+    assert scores.dtype == np.float64
+    reference = _float64_reference(model, x_t)
+    np.testing.assert_allclose(scores, reference, rtol=0, atol=1e-4 * np.abs(reference).max())
+    assert np.all(scores != baselines.decision_function(model, x_l[:7]))
+
+
+def test_float64_scores_do_not_depend_on_a_shift_of_the_data():
+  """The reported case: a Gaussian kernel ignores shifts, so the training AUC of data centred at
+  0.5 must equal that of the same data centred at 0 (float32 copies gave 0.55 against 0.99)."""
+  rng = np.random.default_rng(0)
+  x_l, x_u = 0.5 + 1e-8 * rng.normal(size=(40, 2)), 0.5 + 1e-8 * rng.normal(size=(40, 2))
+  y_l = (x_l[:, 0] > 0.5).astype(np.int64)
+  with jax.enable_x64(True):
+    aucs = [baselines.mean_split_auc(baselines.decision_function(
+        baselines.fit_samult(x_l + s, y_l, x_u + s, lam=1e-3, sigma=1e15, gamma=1,
+                             dtype=jnp.float64), x_l + s), y_l, 2) for s in (0.0, -0.5)]
+  assert aucs[0] == pytest.approx(aucs[1], abs=0.01) and aucs[1] > 0.95
+
+
+def test_float64_without_64_bit_jax_is_refused_not_computed_in_float32():
+  x_l, y_l, x_u, _ = _binary()
+  for fit in (baselines.fit_samult, baselines.fit_pnu_auc, baselines.fit_m_pnu_auc,
+              baselines.fit_exact_qsg):
+    raises_short(ValueError, "dtype float64 needs 64-bit JAX", fit, x_l, y_l, x_u, lam=1.0,
+                 sigma=1.0, gamma=0.0, dtype=jnp.float64)
+  raises_short(ValueError, "dtype float64 needs 64-bit JAX", baselines.fit_exact_split, x_l,
+               y_l, x_u, lam=1.0, sigma=1.0, gamma=1.0, split_lam=1.0, dtype=jnp.float64)
+  raises_short(ValueError, "dtype float64 needs 64-bit JAX", baselines.cross_validate, "samult",
+               x_l, y_l, x_u, quick=True, num_folds=3, dtype=jnp.float64)
+  with jax.enable_x64(True):
+    model = baselines.fit_samult(x_l, y_l, x_u, lam=1.0, sigma=1.0, gamma=0.5, dtype=jnp.float64)
+  raises_short(ValueError, "fitted with dtype float64, which needs 64-bit JAX to score",
+               baselines.decision_function, model, x_u)
+
+
+def test_svorex_refuses_identical_points_and_keeps_float64_precision():
+  y3 = np.repeat([0, 1, 2], [14, 13, 13])
+  raises_short(ValueError, "x_labeled are all the same point", baselines.fit_svorex,
+               np.ones((40, 2)), y3)
+  x_l, _, _, y3 = _clustered()
+  raises_short(ValueError, r"below float64 resolution.* raise sigma", baselines.fit_svorex, x_l,
+               y3, sigma=1e-30)
+  # The C solver sums (x - z)^2 in float64: a shift of the data changes nothing, where float32
+  # copies of points 1e-5 apart around 0.5 moved the kernel by ~1e-3.
+  scores = [baselines.decision_function(baselines.fit_svorex(x_l + s, y3, sigma=1e9), x_l + s)
+            for s in (0.0, -0.5)]
+  np.testing.assert_allclose(scores[0], scores[1], rtol=1e-6, atol=1e-9)
+
+
+def test_coefficient_functions_refuse_arguments_outside_their_ranges():
+  raises_short(ValueError, r"prior must lie in \(0, 1\); received 1.0\. .*prior=None",
+               baselines.pnu_coefficients, 0.5, 1.0)
+  raises_short(ValueError, r"prior must lie in \(0, 1\); received 0.0", baselines.pnu_coefficients,
+               -0.5, 0.0)
+  raises_short(ValueError, r"gamma must lie in \[-1, 1\]; received 2.0",
+               baselines.pnu_coefficients, 2.0, 0.5)
+  raises_short(ValueError, r"gamma must lie in \[0, 1\]; received 5.0",
+               baselines.samult_coefficients, 5.0)
+  raises_short(ValueError, r"gamma must lie in \[0, 1\]; received nan",
+               baselines.samult_coefficients, np.nan)
+  raises_short(TypeError, r"gamma must be a number in \[0, 1\]; received 'x'",
+               baselines.samult_coefficients, "x")
+  # Inside the ranges (both ends of gamma): the documented entries, also under jit.
+  coef, const = jax.jit(baselines.samult_coefficients)(jnp.float32(0.0))
+  np.testing.assert_allclose(coef[samult.P, samult.U], 1.0)
+  assert float(const) == -0.5
+  coef, _ = baselines.pnu_coefficients(-1.0, 0.25)
+  np.testing.assert_allclose(coef[pnu_auc.U, pnu_auc.N], 4.0)
+  np.testing.assert_allclose(coef[pnu_auc.N, pnu_auc.N], -3.0)
+
+
+def test_training_set_prior_is_exported_with_the_package():
+  assert baselines.training_set_prior is pnu_auc.training_set_prior
+  assert "training_set_prior" in baselines.__all__
+  assert list(baselines.__all__) == sorted(baselines.__all__)
+  assert all(hasattr(baselines, name) for name in baselines.__all__)
+
+
+def test_memory_helpers_refuse_counts_that_are_not_whole_numbers():
+  raises_short(ValueError, r"num_points must be a whole number >= 0; received -5",
+               baselines.required_bytes, -5)
+  raises_short(TypeError, r"num_points must be a whole number >= 0; received 2\.5",
+               baselines.required_bytes, 2.5)
+  raises_short(ValueError, r"itemsize must be a whole number >= 1; received 0",
+               baselines.required_bytes, 10, 0)
+  assert baselines.required_bytes(10, 8) == kernel_expansion.MATRICES_PER_SOLVE * 800
+  raises_short(ValueError, r"num_unlabeled must be a whole number >= 0; received -1",
+               baselines.check_kernel_memory, "samult", 10, -1)

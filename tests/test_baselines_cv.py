@@ -162,7 +162,55 @@ def test_cv_refuses_bad_requests():
   dup = np.repeat(x_l[:3], 10, axis=0)
   with pytest.raises(ValueError, match="every grid point gave a NaN validation AUC"):
     baselines.cross_validate("m_samult", dup, np.repeat([0, 1, 2], 10), None, num_folds=3,
-                             grid={"lam": [1e-45], "sigma": [1e-30], "gamma": [1.0]})
+                             grid={"lam": [1e-45], "sigma": [1.0], "gamma": [1.0]})
+
+
+def test_cv_refuses_grid_kernels_the_working_precision_cannot_compute():
+  """As the fits do: a grid sigma whose kernel rounds to a constant, or points too far from the
+  origin for their spread, are refused up front instead of scoring noise."""
+  x, y = _ordinal(n=60)
+  x_l, y_l, x_u = x[:30], y[:30], x[30:]
+  grid = {"lam": [1.0], "sigma": [1.0, 1e-30], "gamma": [1.0]}
+  raises_short(ValueError, r"sigma \* \(largest squared distance\) = .* below float32 resolution",
+               baselines.cross_validate, "m_samult", x_l, y_l, x_u, grid=grid, num_folds=3)
+  grid = {"lam": [1.0], "sigma": [1e9], "gamma": [1.0]}
+  raises_short(ValueError, "lie far from the origin .* Min-max scale", baselines.cross_validate,
+               "m_samult", 0.5 + 1e-5 * x_l, y_l, 0.5 + 1e-5 * x_u, grid=grid, num_folds=3)
+  raises_short(ValueError, "are all the same point", baselines.cross_validate, "m_pnu_auc",
+               np.ones_like(x_l), y_l, np.ones_like(x_u), quick=True, num_folds=3)
+
+
+@pytest.mark.parametrize("method,mode", [("samult", "map"), ("m_pnu_auc", "vmap"),
+                                         ("m_samult", "spectral"), ("svorex", None)])
+def test_cv_keeps_float64_points_when_float64_is_asked(method, mode, monkeypatch):
+  """dtype=float64 (and SVOREX / the spectral path, which compute in float64) see the points
+  exactly as passed, not rounded to float32 (1e-9 apart would become one point)."""
+  from qsg_jax.baselines import cross_validation   # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(0)
+  x_l = 0.5 + 1e-5 * rng.random((30, 2))
+  y_l = np.repeat([0, 1], 15) if method == "samult" else np.repeat([0, 1, 2], 10)
+  x_u = 0.5 + 1e-5 * rng.random((20, 2))
+  seen = {}
+  def spy(name, fn):
+    def wrapped(*args, **kwargs):
+      seen.setdefault(name, [a for a in args if isinstance(a, np.ndarray) and a.ndim == 2][:2])
+      return fn(*args, **kwargs)
+    monkeypatch.setattr(cross_validation, name, wrapped)
+  spy("_kernel_fold_scores", cross_validation._kernel_fold_scores)  # pylint: disable=protected-access
+  spy("_svorex_fold_scores", cross_validation._svorex_fold_scores)  # pylint: disable=protected-access
+  monkeypatch.setattr(cross_validation._spectral_cv, "fold_scores",  # pylint: disable=protected-access
+                      lambda fn, grid, xl, yl, xu, *a: seen.setdefault("spectral", [xl, xu]) and
+                      np.full((1, 1, 1, a[1], 2), 0.5))
+  grid = ({"c": [1.0], "sigma": [1e9]} if method == "svorex" else
+          {"lam": [1.0], "sigma": [1e9], "gamma": [0.5 if method != "m_pnu_auc" else 0.0]})
+  with jax.enable_x64(True):
+    baselines.cross_validate(method, x_l, y_l, x_u, grid=grid, num_folds=3, mode=mode,
+                             dtype=jnp.float64)
+  (points,) = seen.values()
+  assert points[0].dtype == np.float64
+  np.testing.assert_array_equal(points[0], x_l)
+  if method != "svorex":
+    np.testing.assert_array_equal(points[1], x_u)
 
 
 def test_svorex_kernel_is_exp_minus_sigma_squared_distance():

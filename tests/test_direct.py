@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from sklearn import metrics as sk_metrics
 
+import qsg_jax
 from qsg_jax import baselines
 from qsg_jax import direct
 from qsg_jax import distributed
@@ -482,6 +483,10 @@ def test_options_and_sharded_layouts_are_checked_up_front():
                              (distributed.ShardedUnlabeled(x_u, 10), "not split over the mesh")]:
     with pytest.raises(ValueError, match=pattern):
       direct.fit(x_l, y, unlabeled, mesh=mesh, num_features=8)
+  # The DSG path of qsg_jax.fit cannot read strata (was NumPy's "setting an array element").
+  with pytest.raises(TypeError, match="x_unlabeled is a distributed.ShardedUnlabeled, which the "
+                     "direct solver reads.*solver='dsg'"):
+    qsg_jax.fit(x_l, y, distributed.load_unlabeled(x_u, mesh), mesh=mesh, num_steps=64)
 
 
 def test_scoring_checks_width_and_phases_of_fourier_solutions():

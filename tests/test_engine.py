@@ -434,3 +434,20 @@ def test_train_chunk_init_and_model_of_check_their_inputs(key):
     engine.train(chunk, data, _hyper(3, sigma=0.9), config, 8)
   traced = jax.jit(lambda s, h: engine.model_of(s, h).sigma)(done, _hyper(3, sigma=0.9))
   assert np.isnan(traced)
+  # train continues on the data init got: other labels, unlabeled rows or labeled rows were
+  # ignored or trained silently (labels live in the state); a list is no hyper array.
+  with pytest.raises(ValueError, match="data.y_labeled differs from the labels the state"):
+    engine.train(state, data._replace(y_labeled=jnp.zeros_like(data.y_labeled)), _hyper(3),
+                 config, 8)
+  with pytest.raises(ValueError, match="data.x_unlabeled has 250 rows but the state was built "
+                     "by init for n_u = 300"):
+    engine.train(state, data._replace(x_unlabeled=data.x_unlabeled[:250]), _hyper(3), config, 8)
+  n_l = data.x_labeled.shape[0]
+  with pytest.raises(ValueError, match=f"data.x_labeled has {n_l - 3} rows but the state was "
+                     f"built by init for {n_l}"):
+    engine.train(state, data._replace(x_labeled=data.x_labeled[3:], y_labeled=data.y_labeled[3:]),
+                 _hyper(3), config, 8)
+  with pytest.raises(TypeError, match=r"hyper.gamma is a list; pass an array"):
+    engine.train(state, data, _hyper(3)._replace(gamma=[0.5, 0.5]), config, 8)
+  # No points, no scores (was a ZeroDivisionError inside the chunking).
+  assert engine.model_scores(engine.model_of(done), jnp.zeros((0, 4))).shape == (0,)

@@ -274,3 +274,20 @@ def test_mae_refuses_scores_and_the_no_class_marker():
   assert float(metrics.mean_absolute_error(np.array([0., 2., 2., 0.]), labels, 3)) == 0.5
   assert np.isnan(float(jax.jit(metrics.mean_absolute_error)(jnp.array([0, 1, -1, 1]),
                                                              jnp.asarray(labels))))
+
+
+def test_jitted_binary_auc_refuses_mixed_conventions_and_ranks_integers_exactly():
+  """Under jit: labels 0 and -1 together are no binary convention (NaN, as the host refuses
+  them; the -1 row was counted as a negative); integer scores past 2^24 keep their order (they
+  were ranked in float32), the largest integer included."""
+  jitted = jax.jit(metrics.binary_auc)
+  assert np.isnan(jitted(jnp.array([0.1, 0.5, 0.9]), jnp.array([0, 1, -1])))
+  big = np.iinfo(np.int32).max
+  rng = np.random.default_rng(0)
+  for scores, labels in [
+      (np.array([2**24, 2**24 + 1], np.int32), np.array([0, 1])),
+      ((2**25 + rng.integers(0, 1000, 1000)).astype(np.int32), rng.integers(0, 2, 1000)),
+      (np.array([big, 5, big, 1, big], np.int32), np.array([1, 0, 0, 1, 1])),
+      (np.array([True, False, True]), np.array([1, 0, 0]))]:
+    assert float(jitted(jnp.asarray(scores), jnp.asarray(labels))) == pytest.approx(
+        skm.roc_auc_score(labels, scores), abs=1e-6)

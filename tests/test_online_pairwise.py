@@ -271,7 +271,7 @@ ERRORS = {
     "scale": (lambda: op.make_linear_problem(0, 3, 2, scale=0.0), ValueError,
               "scale must be positive"),
     "noise": (lambda: op.make_linear_problem(0, 3, 2, noise=-1.0), ValueError,
-              "noise must be >= 0"),
+              "noise must be finite and >= 0"),
     "positive_rate": (lambda: op.make_bipartite_problem(0, 3, positive_rate=1.0), ValueError,
                       "positive_rate must be in"),
 }
@@ -362,7 +362,7 @@ def test_ranker_computes_every_input_dtype_in_float(kind):
   if kind == "Float64":
     missing = cast(x)
     missing.iloc[3, 1] = pd.NA
-    with pytest.raises(ValueError, match="X has 1 rows with NaN .* \\(first at row 3\\)"):
+    with pytest.raises(ValueError, match="X contains NaN or inf: 1 rows, the first at row 3"):
       op.OnlinePairwiseRanker().fit(missing, y)
 
 
@@ -441,9 +441,9 @@ def test_huge_and_tiny_values_blame_the_real_cause():
     op.fit_stream([(x[:50], y[:50]), (x[50:], y[50:])], num_chunks=5)
   with pytest.raises(ValueError, match=r"rtol must be a number in \[0, 1\)"):
     op.estimate_mu(x, y)
-  with pytest.raises(ValueError, match="mu = estimate_mu\\(first chunk\\) .* reach \\|x\\| = "
-                     ".*e-30\\) = .*e-59 makes the step size 1 / mu inf in float32"):
-    op.fit_stream([(x * 1e-30, y)])
+  with pytest.raises(ValueError, match=r"chunk 0: x column 0 has values only up to .*e-30, "
+                     r"below sqrt\(tiny / eps\) = 3.1e-16 of float32.*Rescale the features"):
+    op.fit_stream([(x * 1e-30, y)])   # was: mu = estimate_mu(first chunk) makes 1 / mu inf
   with pytest.raises(ValueError, match="mu = 1e\\+45 makes the step size 1 / mu 0 in float32"):
     op.fit_stream([(x, y)], mu=1e45)
   with pytest.raises(ValueError, match="gamma_t = t\\^-theta / mu with mu = 1e\\+37 is 0 in "
@@ -533,7 +533,7 @@ def test_ranker_score_refuses_nan_targets_and_wrong_lengths(stream):
   x_nan = x.copy()
   x_nan[7, 1] = np.nan
   for method in (ranker.fit, ranker.partial_fit):
-    raises_short(ValueError, r"X has 1 rows with NaN or infinite values \(first at row 7\)", method,
+    raises_short(ValueError, r"X contains NaN or inf: 1 rows, the first at row 7", method,
                  x_nan, y)
 
 
@@ -555,3 +555,186 @@ def test_online_arguments_are_checked(stream):
                  op.OnlinePairwiseRanker(**{name: value}).fit, x, y)
   raises_short(TypeError, "metrics_fn must be a callable .*received int", op.fit_stream, [(x, y)],
                metrics_fn=3)
+
+
+# ---- Black-box findings: tiny values, synthetic arguments, ignored arguments, bad inputs -------
+
+
+def test_tiny_targets_and_features_are_refused_not_a_zero_model(stream):
+  x, y = stream
+  for factor in (1e-36, 1e-38):   # were coef_ = 0 (score 0.5) or a degraded score, silently
+    raises_short(ValueError, r"chunk 0: y has values only up to .*below sqrt\(tiny / eps\) = "
+                 r"3.1e-16 of float32.*underflow to 0.*Rescale y: a positive factor keeps the "
+                 r"ranking", op.OnlinePairwiseRanker(mu=50.0).fit, x, y * factor)
+  raises_short(ValueError, "y has values only up to .*e-46", op.fit_stream, [(x, y * 1e-46)],
+               mu=50.0)
+  tiny_column = x * np.array([1.0, 1e-20, 1.0])
+  raises_short(ValueError, r"chunk 0: x column 1 has values only up to .*e-20.*Rescale the "
+               "features", op.fit_stream, [(tiny_column, y)], mu=50.0)
+  # Small but representable targets (and a zero column: a constant feature) train as before:
+  # the iterate scales with y.
+  reference = np.asarray(op.fit_stream([(x, y)], mu=50.0).state.w)
+  small = np.asarray(op.fit_stream([(x, y * 1e-12)], mu=50.0).state.w)
+  np.testing.assert_allclose(small * 1e12, reference, rtol=1e-5)
+  op.fit_stream([(x * np.array([1.0, 0.0, 1.0]), y)], mu=50.0)
+  with jax.enable_x64(True):   # float64 states hold what float32 cannot
+    wide = op.fit_stream([(x, y * 1e-38)], mu=50.0, dtype=jnp.float64)
+  np.testing.assert_allclose(np.asarray(wide.state.w) * 1e38, reference, rtol=1e-5)
+
+
+SYNTHETIC_ERRORS = {
+    "separation_negative": (lambda: op.make_bipartite_problem(0, 3, separation=-2), ValueError,
+                            r"separation must be finite and >= 0; received -2\. It is a distance"),
+    "separation_nan": (lambda: op.make_bipartite_problem(0, 3, separation=np.nan), ValueError,
+                       "separation must be finite and >= 0; received nan"),
+    "separation_inf": (lambda: op.make_bipartite_problem(0, 3, separation=np.inf), ValueError,
+                       "separation must be finite"),
+    "separation_huge": (lambda: op.make_bipartite_problem(0, 3, separation=1e20), ValueError,
+                        "separation=1e\\+20 is too large: D\\^2 leaves the float32 range"),
+    "separation_text": (lambda: op.make_bipartite_problem(0, 3, separation="1"), TypeError,
+                        "separation must be a number"),
+    "bipartite_dim_zero": (lambda: op.make_bipartite_problem(0, 0), ValueError,
+                           "dim must be a whole number >= 1; received 0"),
+    "bipartite_dim_fraction": (lambda: op.make_bipartite_problem(0, 2.5), TypeError,
+                               "dim must be a whole number >= 1; received 2.5"),
+    "positive_rate_nan": (lambda: op.make_bipartite_problem(0, 3, positive_rate=np.nan),
+                          ValueError, r"positive_rate must be in \(0, 1\); received nan"),
+    "positive_rate_text": (lambda: op.make_bipartite_problem(0, 3, positive_rate="0.3"),
+                           TypeError, r"positive_rate must be a number in \(0, 1\)"),
+    "linear_dim_fraction": (lambda: op.make_linear_problem(0, 3.7, 3), TypeError,
+                            "dim must be a whole number >= 1; received 3.7"),
+    "linear_rank_fraction": (lambda: op.make_linear_problem(0, 3, 1.5), TypeError,
+                             "rank must be a whole number >= 1; received 1.5"),
+    "noise_nan": (lambda: op.make_linear_problem(0, 3, 2, noise=np.nan), ValueError,
+                  "noise must be finite and >= 0; received nan"),
+    "scale_inf": (lambda: op.make_linear_problem(0, 3, 2, scale=np.inf), ValueError,
+                  "scale must be positive and finite; received inf"),
+    "scale_overflow": (lambda: op.make_linear_problem(0, 3, 2, scale=1e20), ValueError,
+                       "mu = 1e\\+41, outside the float32 range"),
+    "scale_underflow": (lambda: op.make_linear_problem(0, 3, 2, scale=1e-20), ValueError,
+                        "lambda_rho = 2e-40, .*outside the float32"),
+    "scale_shape": (lambda: op.make_linear_problem(0, 3, 2, scale=[1.0, 2.0, 3.0]), ValueError,
+                    r"scale must be a number or have shape \[rank\] = \[2\]"),
+    "scale_text": (lambda: op.make_linear_problem(0, 3, 2, scale="1"), TypeError,
+                   "scale must be a positive number"),
+    "w_star_norm_negative": (lambda: op.make_linear_problem(0, 3, 2, w_star_norm=-1), ValueError,
+                             r"w_star_norm must be finite and >= 0; received -1\. It is the norm"),
+    "null_norm_negative": (lambda: op.make_linear_problem(0, 3, 2, null_norm=-1.0), ValueError,
+                           "null_norm must be finite and >= 0"),
+    "null_norm_full_rank": (lambda: op.make_linear_problem(0, 3, 3, null_norm=1.0), ValueError,
+                            "null_norm=1 needs rank < dim"),
+    "intercept_nan": (lambda: op.make_linear_problem(0, 3, 2, intercept=np.nan), ValueError,
+                      "intercept must be a finite number; received nan"),
+    "sample_num_negative": (lambda: op.sample_bipartite(op.make_bipartite_problem(0, 3), 0, -1),
+                            ValueError, "num must be a whole number >= 0; received -1"),
+    "sample_num_fraction": (lambda: op.sample_linear(op.make_linear_problem(0, 3, 2), 0, 2.5),
+                            TypeError, "num must be a whole number >= 0; received 2.5"),
+    "sample_key": (lambda: op.sample_linear(op.make_linear_problem(0, 3, 2), "a", 5), TypeError,
+                   "key must be an int seed or a jax.random.key"),
+    "sample_problem": (lambda: op.sample_bipartite(op.make_linear_problem(0, 3, 2), 0, 5),
+                       TypeError, "problem must be a BipartiteProblem .*received LinearProblem"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SYNTHETIC_ERRORS))
+def test_synthetic_generators_refuse_bad_arguments(case):
+  fn, error, match = SYNTHETIC_ERRORS[case]
+  raises_short(error, match, fn)
+
+
+def test_synthetic_known_answers_match_their_arguments(key):
+  """Counts are never truncated (whole floats pass), ||w*|| = w_star_norm, int seeds as keys."""
+  for make, args in ((op.make_linear_problem, (0, 4, 2)), (op.make_bipartite_problem, (0, 3))):
+    whole = make(*(float(a) for a in args))
+    for a, b in zip(whole, make(*args)):
+      np.testing.assert_array_equal(a, b)
+  for norm in (0.0, 2.5):
+    problem = op.make_linear_problem(0, 4, 2, w_star_norm=norm)
+    assert np.linalg.norm(problem.w_star) == pytest.approx(norm)
+  full = op.make_linear_problem(0, 3, 3)   # default null_norm: 0 at full rank
+  np.testing.assert_array_equal(full.w_true, full.w_star)
+  none = op.make_bipartite_problem(0, 3, separation=0.0)
+  assert none.optimal_auc == 0.5 and not np.any(none.w_star)
+  for sample, problem in ((op.sample_linear, op.make_linear_problem(0, 3, 2)),
+                          (op.sample_bipartite, op.make_bipartite_problem(0, 3))):
+    by_seed, by_key = sample(problem, 7, 10), sample(problem, jax.random.key(7), 10)
+    np.testing.assert_array_equal(by_seed[0], by_key[0])
+    assert sample(problem, key, 0)[0].shape == (0, 3)
+    batched = jax.vmap(lambda k, s=sample, p=problem: s(p, k, 4))(jax.random.split(key, 2))
+    assert batched[0].shape == (2, 4, 3)
+
+
+def test_arguments_without_effect_are_refused(stream):
+  x, y = stream
+  schedule = op.polynomial_step_size(0.75, 100.0)
+  raises_short(ValueError, r"mu=5.0 would be ignored: step_size=PolynomialStepSize\(theta=0.75, "
+               r"mu=100.0\) sets its own schedule.*Drop mu", op.fit_stream, [(x, y)],
+               step_size=schedule, mu=5.0)
+  raises_short(ValueError, "theta=0.9 would be ignored: step_size=.* sets its own schedule",
+               op.fit_stream, [(x, y)], step_size=schedule, theta=0.9)
+  raises_short(ValueError, "capacity=3 applies to form='literal' only", op.fit_stream, [(x, y)],
+               mu=50.0, capacity=3)
+  raises_short(ValueError, "capacity=3 applies to form='literal' only", op.fit_stream, [(x, y)],
+               mu=50.0, capacity=3, form="incremental")
+  first = op.fit_stream([(x[:20], y[:20])], mu=50.0, form="literal", capacity=40)
+  raises_short(ValueError, "capacity=60 would be ignored: a given state keeps its own buffer",
+               op.fit_stream, [(x[20:], y[20:])], state=first.state,
+               step_size=first.step_size, capacity=60)
+  raises_short(TypeError, "capacity must be a whole number >= 1 or None; received 2.5",
+               op.fit_stream, [(x, y)], mu=50.0, form="literal", capacity=2.5)
+  state = op.fit_stream([(x[:20], y[:20])], mu=50.0).state
+  with jax.enable_x64(True):
+    raises_short(ValueError, "dtype=float64 would be ignored: the given state is float32",
+                 op.fit_stream, [(x[20:], y[20:])], state=state, mu=50.0, dtype=jnp.float64)
+  # The state's own dtype is no contradiction, and theta / mu shape the default schedule.
+  same = op.fit_stream([(x[20:], y[20:])], state=state, mu=50.0, dtype=jnp.float32)
+  assert same.state.w.dtype == jnp.float32
+  assert op.fit_stream([(x, y)], mu=5.0, theta=0.9).step_size == (0.9, 5.0)
+
+
+@pytest.mark.parametrize("dtype, count", [(jnp.bfloat16, "256"), (jnp.float16, "2048")])
+def test_half_precision_states_are_refused(stream, dtype, count):
+  x, y = stream
+  name = jnp.dtype(dtype).name
+  raises_short(ValueError, f"dtype must be float32 or float64; received {name}: the running "
+               f"moments divide by the example count, which {name} holds exactly only up to "
+               f"{count}", op.fit_stream, [(x, y)], dtype=dtype)
+  raises_short(ValueError, f"received {name}", op.init, 3, dtype)
+  raises_short(TypeError, "dtype must be a float dtype .*received 'abc'", op.init, 3, "abc")
+
+
+def test_estimate_mu_refuses_complex_and_text(stream):
+  x, _ = stream
+  raises_short(TypeError, "estimate_mu's x must be real numbers; received dtype complex128",
+               op.estimate_mu, x + 1j)
+  raises_short(TypeError, "estimate_mu's x must be real numbers; received dtype <U",
+               op.estimate_mu, x.astype(str))
+  raises_short(TypeError, r"rtol must be a number in \[0, 1\).*received 'abc' of type str",
+               op.estimate_mu, x, "abc")
+  raises_short(TypeError, "x is a scipy sparse matrix", op.estimate_mu, sp.csr_matrix(x))
+
+
+def test_ranker_bad_inputs_get_short_errors(stream):
+  import pandas as pd   # pylint: disable=g-import-not-at-top
+  x, y = stream
+  ranker = op.OnlinePairwiseRanker(mu=50.0)
+  raises_short(ValueError, "Complex data not supported: X has dtype complex128.*np.c_",
+               ranker.fit, x + 1j, y)
+  raises_short(ValueError, "Complex data not supported: y has dtype complex128", ranker.fit, x,
+               y + 1j)
+  raises_short(TypeError, "y must be real numbers .*received dtype <U.*e.g. 'a'", ranker.fit, x,
+               np.array(["a"] * 40))
+  text = pd.DataFrame(x, columns=["a", "b", "c"]).astype(object)
+  text.iloc[5, 2] = "high"
+  raises_short(ValueError, r"X has text in column\(s\) c \(e.g. 'high' at row 5\)", ranker.fit,
+               text, y)
+  raises_short(ValueError, r"X must be 2-D \[n_samples, n_features\]; received shape \(40,\)",
+               ranker.fit, x[:, 0], y)
+  raises_short(ValueError, "X contains NaN or inf: 1 rows", ranker.fit,
+               toy.with_value(x, (2, 1), np.nan), y)
+  fitted = ranker.fit(x, y)
+  raises_short(ValueError, "Complex data not supported: X", fitted.decision_function, x + 1j)
+  raises_short(ValueError, r"X has text in column\(s\) c", fitted.decision_function, text)
+  # Numbers held in objects are numbers: the same model as the float targets.
+  np.testing.assert_allclose(op.OnlinePairwiseRanker(mu=50.0).fit(x, y.astype(object)).coef_,
+                             fitted.coef_, rtol=1e-12)

@@ -154,7 +154,8 @@ def test_every_input_dtype_is_computed_in_float(kind):
                              reference.decision_function(as_float(x_test)), atol=1e-6)
   missing = pd.DataFrame(x).astype("Float64")
   missing.iloc[3, 1] = pd.NA
-  with pytest.raises(ValueError, match="Input X contains NaN"):
+  with pytest.raises(ValueError, match=r"X contains NaN or inf: 1 rows, the first at row 3 "
+                                       r"\(column 1"):   # pd.NA, named (was sklearn's message)
     ROCSVM().fit(missing, y)
 
 
@@ -203,7 +204,25 @@ def test_a_failed_refit_leaves_the_fitted_model_as_it_was():
     (dict(sigma=None), TypeError, r"sigma must be a number > 0 or 'median'; received None"),
     (dict(lam=-1.0), ValueError, r"lam must be finite and >= 0"),
     (dict(optimizer="adamax", learning_rate=-0.1), ValueError, r"learning_rate must be finite"),
+    (dict(landmarks="foo"), ValueError, r"landmarks must be one of \('uniform'"),
+    # Seeds NumPy cannot take, named as random_state (was NumPy's message without the name).
+    (dict(random_state=2**40), ValueError, r"random_state must be an int in \[0, 2\*\*32\)"),
+    (dict(random_state=np.random.default_rng(0)), TypeError,
+     r"received Generator .*pass an int drawn from it"),
 ])
 def test_estimator_refuses_bad_parameters_before_fitting(changes, error, pattern):
   """Bad inputs (RELIABILITY.md): counts never truncated, rates in range, before any fit."""
-  raises_short(error, pattern, ROCSVM(random_state=0, **changes).fit, toy.X_ROC, toy.Y_ROC)
+  raises_short(error, pattern, ROCSVM(**{"random_state": 0, **changes}).fit, toy.X_ROC, toy.Y_ROC)
+
+
+@pytest.mark.parametrize("x, pattern", [
+    (toy.X_ROC + 1j, r"Complex data not supported: X has dtype complex128"),
+    (toy.X_ROC[:, 0], r"X must be 2-D \[n_samples, n_features\]; received shape"),
+    (np.where(np.arange(toy.X_ROC.size).reshape(toy.X_ROC.shape) == 7, np.nan, toy.X_ROC),
+     r"X contains NaN or inf: 1 rows, the first at row 2"),
+])
+def test_bad_features_get_the_estimators_short_messages(x, pattern):
+  """As QSGS2AUC: scikit-learn's messages printed the whole array (18,928 characters)."""
+  raises_short(ValueError, pattern, ROCSVM(random_state=0).fit, x, toy.Y_ROC)
+  fitted = ROCSVM(random_state=0).fit(toy.X_ROC, toy.Y_ROC)
+  raises_short(ValueError, pattern, fitted.decision_function, x)

@@ -254,7 +254,7 @@ def test_fit_rejects_bad_input(monkeypatch):
   # A step that overflows, or none at all: reported with the data's range, never returned.
   with pytest.raises(qsg_jax.DivergenceError, match="became inf after 2 steps \\(features in"):
     roc_svm.fit(x, y, loss="squared_hinge", lam=1e-3, optimizer="adamax", learning_rate=1e30)
-  with pytest.raises(qsg_jax.DivergenceError, match="made no progress.*gradient norm"):
+  with pytest.raises(qsg_jax.DivergenceError, match="made no progress.*largest gradient entry"):
     roc_svm.fit(x, y, optimizer=optax.sgd(0.0))
   # Identical rows, or a kernel too wide for float32 to tell points apart: refused.
   with pytest.raises(ValueError, match="every row of x is the same point"):
@@ -272,6 +272,14 @@ def test_fit_rejects_bad_input(monkeypatch):
   # A bandwidth with the linear kernel was silently ignored; the Gaussian kernels default to 1.
   with pytest.raises(ValueError, match="sigma=0.5 applies to the Gaussian kernels only"):
     roc_svm.fit(x, y, sigma=0.5)
+  with pytest.raises(ValueError, match="landmarks must be one of"):
+    roc_svm.fit(x, y, landmarks="foo")            # checked with every kernel
+  with pytest.raises(ValueError, match="num_pairs=5 applies to risk='incomplete' only"):
+    roc_svm.fit(x, y, risk="full", num_pairs=5)   # was trained on all pairs, reported 22,100
+  # Features so small that the gradient's squares underflow float32 (its norm is 0): a stall,
+  # not a converged model of AUC 0.5.
+  with pytest.raises(qsg_jax.DivergenceError, match="made no progress.*largest gradient entry"):
+    roc_svm.fit(x * 1e-20, y)
   with pytest.raises(ValueError, match="optimizer must be one of.*'sgd'"):
     roc_svm.fit(x, y, optimizer="sgd")
   with pytest.raises(ValueError, match="kmeans_sample_size=10 is below num_landmarks=20"):
@@ -412,6 +420,7 @@ def test_an_integral_float_count_is_accepted_as_that_integer():
     (dict(grid=[{"key": 5}]), ValueError, r"\['key'\] are also given outside the grid"),
     (dict(grid=[{"lam": 1e-3}], lam=1e-2), ValueError, r"\['lam'\] are also given outside"),
     (dict(key=3), ValueError, r"key is not an argument of cross_validate"),
+    (dict(foo=1), TypeError, r"\['foo'\] are not arguments of cross_validate or roc_svm.fit"),
 ])
 def test_cross_validate_checks_folds_seed_and_grid_first(changes, error, pattern):
   args = dict(grid=[{"lam": 1e-3}], num_folds=2, seed=0)
@@ -429,3 +438,23 @@ def test_building_blocks_refuse_fractional_counts():
                nystrom.select_landmarks, key, toy.X_ROC, toy.Y_ROC, 5, "kmeans", kmeans_iters=-1)
   raises_short(ValueError, r"max_iters must be a whole number >= 0; received -1",
                clustering.kmeans, key, toy.X_ROC.astype(np.float32), 3, max_iters=-1)
+
+
+def test_cross_validate_marks_a_diverged_entry_nan_and_never_chooses_it():
+  """An entry whose fit diverges scores NaN (was: the whole search aborted on the first)."""
+  cv = roc_svm.cross_validate(toy.X_ROC, toy.Y_ROC, [{"lam": 1e30}, {"lam": 1e-2}], num_folds=2)
+  assert cv.best == {"lam": 1e-2}
+  assert np.isnan(cv.scores[0, 0]) and np.isnan(cv.fold_scores[0]).all()
+  assert np.isfinite(cv.scores[1, 0])
+  with pytest.raises(ValueError, match="no grid entry gave a finite validation AUC"):
+    roc_svm.cross_validate(toy.X_ROC, toy.Y_ROC, [{"lam": 1e30}], num_folds=2)
+
+
+def test_decision_function_checks_chunk_size():
+  model = roc_svm.fit(toy.X_ROC, toy.Y_ROC, kernel="gaussian", sigma=1.0).model
+  raises_short(ValueError, r"chunk_size must be a whole number >= 1; received 0",
+               roc_svm.decision_function, model, toy.X_ROC, chunk_size=0)
+  raises_short(TypeError, r"chunk_size must be a whole number >= 1; received 2\.5",
+               roc_svm.decision_function, model, toy.X_ROC, chunk_size=2.5)
+  np.testing.assert_allclose(roc_svm.decision_function(model, toy.X_ROC, chunk_size=7),
+                             roc_svm.decision_function(model, toy.X_ROC), rtol=1e-5, atol=1e-6)

@@ -206,6 +206,12 @@ def test_infinite_split_lam_is_qs3orao_and_huge_is_close(cache=False):
   huge = _fit(x_l, y, x_u, cache_unlabeled=cache, split_lam=1e9, step_size=0.5)  # proximal
   np.testing.assert_allclose(huge.state.coef, plain.state.coef, rtol=1e-5, atol=rounding)
   assert float(np.max(np.abs(huge.state.split_scale * huge.state.split_coef))) < 1e-7
+  # The default step too: frozen corrections do not take half of f's step (they learn nothing).
+  auto_plain = _fit(x_l, y, x_u, cache_unlabeled=cache)
+  auto_frozen = _fit(x_l, y, x_u, cache_unlabeled=cache, split_lam=float("inf"))
+  assert float(auto_frozen.metrics["eta"][0]) == float(auto_plain.metrics["eta"][0])
+  np.testing.assert_allclose(auto_frozen.state.coef, auto_plain.state.coef, rtol=1e-5,
+                             atol=1e-5 * float(jnp.max(jnp.abs(auto_plain.state.coef))))
   # A small lam_g does move the model: the test can tell the two apart.
   loose = _fit(x_l, y, x_u, cache_unlabeled=cache, split_lam=0.01, step_size=0.5)
   assert float(np.max(np.abs(loose.state.coef - plain.state.coef))) > 100 * rounding

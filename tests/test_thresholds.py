@@ -204,3 +204,24 @@ def test_predict_classes_refuses_thresholds_that_are_not_numbers(bad):
                th.predict_classes, _SIX_SCORES, bad)
   raises_short(TypeError, r"scores must be real numbers; received dtype",
                th.predict_classes, bad, np.array([0.5]))
+
+
+def test_squared_hinge_returns_the_midpoint_of_a_zero_loss_interval_with_and_without_jit():
+  """Where no point is active the loss is 0 on [max negative breakpoint, min positive one]: its
+  midpoint is the answer (an end was returned, and rounding decided which: jit and host gave
+  0.7 and 1.6 for one input)."""
+  jitted = jax.jit(th.fit_thresholds, static_argnums=(2, 3))
+  for scores, labels, margin, expected in [
+      (np.array([0.0, 3.0]), np.array([0, 1]), 0.0, 1.5),
+      (np.array([0.0, 0.2, 3.0]), np.array([0, 0, 1]), 0.5, 0.5 * (0.2 + 0.5 + 3.0 - 0.5)),
+      (np.array([0.0, 1.0, 2.0, 6.0, 7.0]), np.array([0, 0, 1, 2, 2]), 0.5, None)]:
+    host = np.asarray(th.fit_thresholds(scores, labels, int(labels.max()) + 1, "squared_hinge",
+                                        margin))
+    traced = np.asarray(jitted(scores.astype(np.float32), labels, int(labels.max()) + 1,
+                               "squared_hinge", margin))
+    np.testing.assert_allclose(traced, host, rtol=1e-6, atol=1e-6)
+    if expected is not None:
+      np.testing.assert_allclose(host, [expected], rtol=1e-12)
+    loss = lambda b: float(th.all_threshold_loss(jnp.asarray(b), jnp.asarray(scores),
+                                                 jnp.asarray(labels), "squared_hinge", margin))
+    assert loss(host) == pytest.approx(0.0, abs=1e-12)   # a minimizer (here the loss is 0)

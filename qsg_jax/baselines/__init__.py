@@ -27,6 +27,7 @@ from qsg_jax.baselines.multiclass import fit_m_samult
 from qsg_jax.baselines.pnu_auc import estimate_prior
 from qsg_jax.baselines.pnu_auc import fit_pnu_auc
 from qsg_jax.baselines.pnu_auc import pnu_coefficients
+from qsg_jax.baselines.pnu_auc import training_set_prior
 from qsg_jax.baselines.samult import fit_samult
 from qsg_jax.baselines.samult import samult_coefficients
 from qsg_jax.baselines.scoring import decision_function
@@ -62,4 +63,5 @@ __all__ = (
     "samult_coefficients",
     "split_aucs",
     "stratified_folds",
+    "training_set_prior",
 )

@@ -83,7 +83,10 @@ def _fold_scores(coefficient_fn, grid, x_l, y_l, x_u, folds, num_folds, k):
   coefs = {}
   for g, gamma in enumerate(grid["gamma"]):
     for key, (_, prior, present, _) in tasks.items():   # the LU path's coefficients, its dtype
-      coef = np.asarray(coefficient_fn(float(gamma), float(prior))[0], np.float64)
+      try:
+        coef = np.asarray(coefficient_fn(float(gamma), float(prior))[0], np.float64)
+      except ValueError:   # a fold without one side of the split (PNU-AUC prior 0 or 1): the
+        continue           # LU path's coefficients are NaN there, so the task scores NaN
       coefs[g, key] = (coef, present)
   out = np.full((grid["lam"].size, grid["sigma"].size, grid["gamma"].size, num_folds, k - 1),
                 np.nan)
@@ -96,6 +99,8 @@ def _fold_scores(coefficient_fn, grid, x_l, y_l, x_u, folds, num_folds, k):
       mu, grams = 0.5 * lam, {}
       for g in range(grid["gamma"].size):
         for (f, j), (g_l, _, _, valid) in tasks.items():
+          if (g, (f, j)) not in coefs:
+            continue
           coef, present = coefs[g, (f, j)]
           both = coef @ present + coef.T @ present
           d_u = both[2] / n_u if n_u else 0.0

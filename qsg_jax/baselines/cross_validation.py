@@ -195,7 +195,8 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
       scores (None is refused: the result must repeat).
     num_classes: k; default max(y_labeled) + 1.
     per_split: multi-class kernel methods only: choose each split's setting by its own AUC.
-    dtype: float32 (default) or float64.
+    dtype: float32 (default) or float64 (needs jax_enable_x64) for the kernel methods' LU
+      paths; SVOREX and mode "spectral" compute in float64 whatever ``dtype``.
     mode: how the (fold, lam, gamma) tasks sharing a kernel matrix are solved: "vmap" (batched
       LU in one jitted call; default on accelerators), "map" (one LU after the other, memory of
       one solve; default on CPU, where XLA's batched LU ran 2-10x slower per matrix than its
@@ -222,7 +223,15 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
   per_split = validation.check_bool("per_split", per_split, allow_none=False)
   batch_bytes = validation.check_count("batch_bytes", batch_bytes)
   memory_fraction = kernel_expansion.check_memory_fraction(memory_fraction)
-  x_l = validation.check_points("x_labeled", x_labeled)
+  if spec is not None:
+    dtype = kernel_expansion.check_dtype(dtype)
+    mode = mode or ("map" if jax.default_backend() == "cpu" else "vmap")
+    if mode not in ("map", "vmap", "spectral"):
+      raise ValueError(f"mode must be 'map', 'vmap', 'spectral' or None (automatic); received "
+                       f"{mode!r:.60}.")
+  # SVOREX and the spectral path compute in float64 NumPy: the points keep their precision.
+  points_dtype = dtype if spec is not None and mode != "spectral" else np.float64
+  x_l = validation.check_points("x_labeled", x_labeled, dtype=points_dtype)
   binary = spec is not None and spec.binary
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], 2 if binary else num_classes)
   grid = folds_lib.check_grid(quick_grid(method) if grid is None and quick else
@@ -231,19 +240,18 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
   if spec is None:
     fold_scores = _svorex_fold_scores(grid, x_l, y_l, folds, num_folds, k)
   else:
-    dtype = kernel_expansion.check_dtype(dtype)
-    mode = mode or ("map" if jax.default_backend() == "cpu" else "vmap")
-    if mode not in ("map", "vmap", "spectral"):
-      raise ValueError(f"mode must be 'map', 'vmap', 'spectral' or None (automatic); received "
-                       f"{mode!r}.")
     if x_unlabeled is None or np.asarray(x_unlabeled).size == 0:
       if np.any(grid["gamma"] != spec.unlabeled_unused_at):
         raise ValueError(f"no unlabeled data but the gamma grid {grid['gamma'].tolist()} gives "
                          f"weight to unlabeled pairs: pass x_unlabeled or use gamma="
                          f"[{spec.unlabeled_unused_at}].")
-      x_u = np.zeros((0, x_l.shape[1]), np.float32)
+      x_u = np.zeros((0, x_l.shape[1]), points_dtype)
     else:
-      x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
+      x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1],
+                                    dtype=points_dtype)
+    # Every grid sigma must give a kernel the working precision resolves (as the fits check).
+    validation.check_kernel_scale("x_labeled and x_unlabeled", np.concatenate([x_l, x_u]),
+                                  grid["sigma"], points_dtype)
     if mode == "spectral":
       n = x_l.shape[0] + x_u.shape[0]
       memory.check_allocation(   # float64 kernel, eigenvectors and eigh's workspace

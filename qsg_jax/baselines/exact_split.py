@@ -135,7 +135,7 @@ def fit_exact_split(x_labeled, y_labeled, x_unlabeled, *, lam, sigma, gamma, spl
     qsg_jax.memory.InsufficientMemoryError: the system would not fit.
   """
   dtype = kernel_expansion.check_dtype(dtype)
-  x_l = validation.check_points("x_labeled", x_labeled)
+  x_l = validation.check_points("x_labeled", x_labeled, dtype=dtype)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   if np.ndim(lam) or np.ndim(sigma) or np.ndim(split_lam):
     raise ValueError(f"fit_exact_split fits one f and k-1 corrections with one lam, sigma and "
@@ -158,9 +158,9 @@ def fit_exact_split(x_labeled, y_labeled, x_unlabeled, *, lam, sigma, gamma, spl
     if not weightless:
       raise ValueError(f"no unlabeled data but gamma={gamma.tolist()} gives weight to unlabeled "
                        "pairs: pass x_unlabeled, or set gamma=1 for supervised training.")
-    x_u = np.zeros((0, x_l.shape[1]), np.float32)
+    x_u = np.zeros((0, x_l.shape[1]), dtype)
   else:
-    x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
+    x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], dtype=dtype)
     if weightless:   # every unlabeled row reads lam/2 a_u = 0 and lam_g/2 b_{j,u} = 0
       x_u = x_u[:0]
   n = x_l.shape[0] + x_u.shape[0]

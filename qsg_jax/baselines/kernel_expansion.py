@@ -52,8 +52,15 @@ class KernelAUCModel(NamedTuple):
 
 
 def required_bytes(num_points, itemsize=4):
-  """Peak bytes of fitting one split on ``num_points`` points (MATRICES_PER_SOLVE n x n arrays)."""
-  return MATRICES_PER_SOLVE * int(num_points) ** 2 * int(itemsize)
+  """Peak bytes of fitting one split on ``num_points`` points (MATRICES_PER_SOLVE n x n arrays).
+
+  Args:
+    num_points: n, a whole number >= 0.
+    itemsize: bytes per number, a whole number >= 1 (4 for float32, 8 for float64).
+  """
+  num_points = validation.check_count("num_points", num_points, minimum=0)
+  itemsize = validation.check_count("itemsize", itemsize, fix="Pass 4 (float32) or 8 (float64).")
+  return MATRICES_PER_SOLVE * num_points ** 2 * itemsize
 
 
 def check_kernel_memory(method, num_labeled, num_unlabeled, itemsize=4, fraction=0.8):
@@ -66,7 +73,9 @@ def check_kernel_memory(method, num_labeled, num_unlabeled, itemsize=4, fraction
     itemsize: bytes per number (4 for float32).
     fraction: share of free memory the fit may take.
   """
-  n = int(num_labeled) + int(num_unlabeled)
+  num_labeled = validation.check_count("num_labeled", num_labeled, minimum=0)
+  num_unlabeled = validation.check_count("num_unlabeled", num_unlabeled, minimum=0)
+  n = num_labeled + num_unlabeled
   fraction = check_memory_fraction(fraction)
   memory.check_allocation(
       required_bytes(n, itemsize),
@@ -85,31 +94,66 @@ def check_memory_fraction(fraction):
       what="a number in (0, 1] (the share of free memory a fit may take)")
 
 
-def per_split(name, value, num_splits, low, high, closed_low=True):
-  """Broadcasts a scalar or [k-1] hyper-parameter to a float [k-1] array inside its range."""
-  if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+def per_split(name, value, num_splits, low, high, closed_low=True, closed_high=True, fix=""):
+  """Broadcasts a scalar or [k-1] hyper-parameter to a float [k-1] array inside its range
+  (low, high: bounds; closed_low / closed_high: whether they are allowed; fix: the advice of
+  the range error)."""
+  if isinstance(value, (bool, np.bool_)):
     raise TypeError(f"{name} must be a number or a list of k-1 = {num_splits} numbers; "
                     f"received {value!r:.60}.")
-  try:
-    arr = np.asarray(value, np.float64)
-  except (TypeError, ValueError):
-    raise TypeError(f"{name} must be a number or a list of k-1 = {num_splits} numbers; "
-                    f"received {type(value).__name__} {value!r:.60}.") from None
+  arr = _numbers(name, value, f"a number or a list of k-1 = {num_splits} numbers")
   if arr.ndim == 0:
     arr = np.full(num_splits, float(arr))
   if arr.shape != (num_splits,):
     raise ValueError(f"{name} must be a scalar or have shape [k-1] = [{num_splits}]; received "
                      f"shape {arr.shape}.")
-  above_low = arr >= low if closed_low else arr > low
-  if not np.all(np.isfinite(arr)) or not np.all(above_low & (arr <= high)):
-    bracket = "[" if closed_low else "("
-    raise ValueError(f"{name} must lie in {bracket}{low}, {high}]; received {arr.tolist()}.")
+  _check_range(name, arr, low, high, closed_low, closed_high, fix)
   return arr
+
+
+def interval(low, high, closed_low=True, closed_high=True):
+  """The text of a range, e.g. "(0, 1)" or "[-1, 1]" (messages)."""
+  closed_high = closed_high and np.isfinite(high)   # inf itself is never allowed
+  return f"{'[' if closed_low else '('}{low:g}, {high:g}{']' if closed_high else ')'}"
+
+
+def check_coefficient_argument(name, value, low, high, closed_low=True, closed_high=True,
+                               fix=""):
+  """Refuses a concrete ``value`` (scalar or array) of a pair-coefficient function outside its
+  range (``ValueError``) or not a number (``TypeError``); tracers pass (values unknown under
+  jit / vmap, where the fits have checked them already)."""
+  if validation.is_traced(value):
+    return
+  arr = _numbers(name, value, f"a number in {interval(low, high, closed_low, closed_high)}")
+  _check_range(name, arr, low, high, closed_low, closed_high, fix)
+
+
+def _numbers(name, value, want):
+  """``value`` as a float64 array, or a ``TypeError`` saying it must be ``want``."""
+  if value is None or isinstance(value, (str, bytes)):
+    raise TypeError(f"{name} must be {want}; received {value!r:.60}.")
+  try:
+    return np.asarray(value, np.float64)
+  except (TypeError, ValueError):
+    raise TypeError(f"{name} must be {want}; received {type(value).__name__} "
+                    f"{value!r:.60}.") from None
+
+
+def _check_range(name, arr, low, high, closed_low, closed_high, fix):
+  """``ValueError`` unless every entry of ``arr`` is finite and inside the range."""
+  above_low = arr >= low if closed_low else arr > low
+  below_high = arr <= high if closed_high else arr < high
+  if not np.all(np.isfinite(arr) & above_low & below_high):
+    raise ValueError(f"{name} must lie in {interval(low, high, closed_low, closed_high)}; "
+                     f"received {validation.summarize(np.ravel(arr).tolist())}. {fix}".rstrip())
 
 
 def check_dtype(dtype):
   """Returns ``dtype`` checked: float32, or float64 when JAX has 64-bit types enabled."""
-  dtype = jnp.dtype(dtype)
+  try:
+    dtype = jnp.dtype(dtype)
+  except TypeError:
+    raise TypeError(f"dtype must be float32 or float64; received {dtype!r:.60}.") from None
   if dtype not in (jnp.float32, jnp.float64):
     raise TypeError(f"dtype must be float32 or float64; received {dtype}.")
   if dtype == jnp.float64 and not jax.config.jax_enable_x64:
@@ -197,7 +241,7 @@ def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabel
     ``KernelAUCModel``.
   """
   dtype = check_dtype(dtype)
-  x_l = validation.check_points("x_labeled", x_labeled)
+  x_l = validation.check_points("x_labeled", x_labeled, dtype=dtype)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   if shared and (np.ndim(lam) or np.ndim(sigma)):
     raise ValueError(f"{method} fits one function for every split, so lam and sigma must be "
@@ -215,9 +259,9 @@ def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabel
       raise ValueError(
           f"no unlabeled data but {method} gamma={gamma.tolist()} gives weight to unlabeled "
           f"pairs: pass x_unlabeled, or set gamma={unlabeled_unused_at} for supervised training.")
-    x_u = np.zeros((0, x_l.shape[1]), np.float32)
+    x_u = np.zeros((0, x_l.shape[1]), dtype)
   else:
-    x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1])
+    x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], dtype=dtype)
     if weightless:   # their coefficients would be exactly 0 (module docstring)
       x_u = x_u[:0]
   check_kernel_memory(method, x_l.shape[0], x_u.shape[0], dtype.itemsize, memory_fraction)
@@ -260,8 +304,13 @@ def decision_function(model: KernelAUCModel, x, chunk_size=None):
     NumPy [m] scores for a binary model, [m, k-1] (column j: model of split j) otherwise.
   """
   n, d = model.centers.shape
-  x = validation.check_points("x", x, dim=d, allow_empty=True)
-  validation.check_kernel_scale("x", x, dtype=model.centers.dtype)
+  dtype = model.centers.dtype
+  if dtype == jnp.float64 and not jax.config.jax_enable_x64:
+    raise ValueError("this model was fitted with dtype float64, which needs 64-bit JAX to score "
+                     "(without it JAX would compute in float32): call jax.config.update("
+                     "'jax_enable_x64', True) first, or score inside jax.enable_x64(True).")
+  x = validation.check_points("x", x, dim=d, allow_empty=True, dtype=dtype)
+  validation.check_kernel_scale("x", x, dtype=dtype)
   m = x.shape[0]
   itemsize = model.centers.dtype.itemsize
   chunk_size = validation.check_count("chunk_size", chunk_size, allow_none=True)
@@ -269,7 +318,7 @@ def decision_function(model: KernelAUCModel, x, chunk_size=None):
     chunk_size = 2 ** int(np.log2(max(1, SCORE_BLOCK_BYTES // (2 * n * itemsize))))
   chunk_size = max(1, min(chunk_size, max(m, 1)))
   num_chunks = -(-m // chunk_size)
-  padded = np.zeros((num_chunks * chunk_size, d), np.float32)
+  padded = np.zeros((num_chunks * chunk_size, d), dtype)
   padded[:m] = x
   sigma = jnp.asarray(model.sigma, model.centers.dtype)
   shared = bool(np.all(model.sigma == model.sigma[0]))
@@ -278,5 +327,5 @@ def decision_function(model: KernelAUCModel, x, chunk_size=None):
                                     model.centers, model.alpha, sigma, shared))
             for i in range(num_chunks)]
   k1 = model.alpha.shape[0]
-  scores = np.concatenate(blocks)[:m] if blocks else np.zeros((0, k1), np.float32)
+  scores = np.concatenate(blocks)[:m] if blocks else np.zeros((0, k1), dtype)
   return scores[:, 0] if model.binary else scores

@@ -46,6 +46,9 @@ from qsg_jax.baselines import pairwise_risk
 
 P, N, U = pairwise_risk.POSITIVE, pairwise_risk.NEGATIVE, pairwise_risk.UNLABELED
 GAMMA_RANGE = (-1.0, 1.0)
+PRIOR_RANGE = (0.0, 1.0)   # open at both ends: theta_P and theta_N = 1 - theta_P divide
+PRIOR_FIX = ("The prior is the positive class share P(y > j), strictly between 0 and 1: pass "
+             "prior=None (the labeled share) or qsg_jax.baselines.training_set_prior(...).")
 
 
 def estimate_prior(y_labeled, num_classes=None):
@@ -128,7 +131,14 @@ def pnu_coefficients(gamma, prior):
     (coef [3, 3], const = 0): C[P, N] = 1 - |eta|; for eta > 0 C[P, U] = eta/theta_N and
     C[P, P] = -eta theta_P/theta_N; for eta < 0 C[U, N] = |eta|/theta_P and
     C[N, N] = -|eta| theta_N/theta_P.
+
+  Raises:
+    ValueError: a concrete gamma outside [-1, 1] or prior outside (0, 1) (the weights would
+      be infinite or not PNU-AUC's); traced values (inside jit / vmap) are not checked.
   """
+  kernel_expansion.check_coefficient_argument("gamma", gamma, *GAMMA_RANGE)
+  kernel_expansion.check_coefficient_argument("prior", prior, *PRIOR_RANGE, closed_low=False,
+                                              closed_high=False, fix=PRIOR_FIX)
   gamma = jnp.asarray(gamma)
   prior = jnp.asarray(prior, gamma.dtype)
   theta_p, theta_n = prior, 1.0 - prior
@@ -152,7 +162,8 @@ def fit_pnu_auc(x_labeled, y_labeled, x_unlabeled, *, lam, sigma, gamma, prior=N
     sigma: Gaussian kernel parameter > 0, k(x, z) = exp(-sigma ||x - z||^2).
     gamma: eta in [-1, 1] (0 = supervised PN, > 0 adds PU, < 0 adds NU).
     prior: None or "labeled" (default): the labeled share of positives (``estimate_prior``);
-      or the positive class prior in (0, 1), e.g. ``training_set_prior(y_labeled, y_u_true)``,
+      or the positive class prior in (0, 1), e.g.
+      ``qsg_jax.baselines.training_set_prior(y_labeled, y_u_true)``,
       the QSG-S2AUC paper's class proportion of the whole training set.
     dtype: float32 (default) or float64 (needs jax_enable_x64).
     memory_fraction: share of free memory the 4 n^2 numbers may take before the fit refuses.
@@ -168,20 +179,21 @@ def fit_pnu_auc(x_labeled, y_labeled, x_unlabeled, *, lam, sigma, gamma, prior=N
 def fit_pnu_auc_splits(method, x_labeled, y_labeled, x_unlabeled, *, lam, sigma, gamma, prior,
                        num_classes, binary, dtype, memory_fraction):
   """PNU-AUC fit of every split with its prior (the body of the binary and multi-class fits)."""
-  x_l = validation.check_points("x_labeled", x_labeled)
+  dtype = kernel_expansion.check_dtype(dtype)
+  x_l = validation.check_points("x_labeled", x_labeled, dtype=dtype)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   if isinstance(prior, str):
     if prior != "labeled":
-      raise ValueError(f"prior must be None, 'labeled' or numbers in (0, 1); received {prior!r}. "
-                       "For the paper's whole-training-set proportion pass "
-                       "training_set_prior(y_labeled, y_unlabeled_true).")
+      raise ValueError(f"prior must be None, 'labeled' or numbers in "
+                       f"{kernel_expansion.interval(*PRIOR_RANGE, False, False)}; received "
+                       f"{prior!r:.60}. For the paper's whole-training-set proportion pass "
+                       "qsg_jax.baselines.training_set_prior(y_labeled, y_unlabeled_true).")
     prior = None
   if prior is None:
     prior = estimate_prior(y_l, k)
   else:
-    prior = kernel_expansion.per_split("prior", prior, k - 1, 0.0, 1.0, closed_low=False)
-    if np.any(prior >= 1.0):
-      raise ValueError(f"prior must lie in (0, 1); received {prior.tolist()}.")
+    prior = kernel_expansion.per_split("prior", prior, k - 1, *PRIOR_RANGE, closed_low=False,
+                                       closed_high=False, fix=PRIOR_FIX)
   return kernel_expansion.fit_splits(
       method, pnu_coefficients, x_l, y_l, x_unlabeled, lam=lam, sigma=sigma, gamma=gamma,
       gamma_range=GAMMA_RANGE, prior=prior, num_classes=k, binary=binary, dtype=dtype,

@@ -35,8 +35,13 @@ def samult_coefficients(gamma, prior=None):
 
   Returns:
     (coef [3, 3], const): C[P, N] = gamma, C[P, U] = C[U, N] = 1 - gamma, c0 = -(1 - gamma)/2.
+
+  Raises:
+    ValueError: a concrete gamma outside [0, 1] (negative pair weights: not SAMULT's risk);
+      traced values (inside jit / vmap) are not checked.
   """
   del prior
+  kernel_expansion.check_coefficient_argument("gamma", gamma, *GAMMA_RANGE)
   gamma = jnp.asarray(gamma)
   coef = jnp.zeros((3, 3), jnp.result_type(gamma, jnp.float32))
   coef = coef.at[P, N].set(gamma).at[P, U].set(1.0 - gamma).at[U, N].set(1.0 - gamma)

@@ -62,9 +62,13 @@ def check_num_unlabeled(num_unlabeled, rows: int) -> int:
 def check_rows(state: State, data: TrainData, config: EngineConfig, sharded: bool):
   """With D > 1 strata: one device samples the rows as they are (n_u rows), ``train_sharded``
   the padded layout of ``shard_unlabeled``; the other layout would train on shifted rows."""
-  if config.num_shards == 1 or not readable(state.num_unlabeled):
+  if not readable(state.num_unlabeled):
     return
   n_u, rows = int(state.num_unlabeled), data.x_unlabeled.shape[0]
+  if config.num_shards == 1 and rows != n_u:
+    raise ValueError(f"data.x_unlabeled has {rows} rows but the state was built by init for "
+                     f"n_u = {n_u}: train continues on the TrainData init got. Pass that data, "
+                     "or init a new state for this one.")
   want = config.num_shards * -(-n_u // config.num_shards) if sharded else n_u   # padded
   if rows != want:
     raise ValueError(
@@ -73,6 +77,24 @@ def check_rows(state: State, data: TrainData, config: EngineConfig, sharded: boo
         + ("pass shard_unlabeled(x_u, num_shards)." if sharded else
            "pass the unlabeled points themselves (shard_unlabeled's layout is for "
            "train_sharded)."))
+
+
+def check_labeled(state: State, data: TrainData):
+  """Refuses labeled points other than those ``init`` built the state for: their scores and
+  class weights live in the state, so other labels would be ignored (concrete inputs)."""
+  n_l, want = data.x_labeled.shape[0], state.head_labeled.shape[-1]
+  if n_l != want:
+    raise ValueError(f"data.x_labeled has {n_l} rows but the state was built by init for "
+                     f"{want}: train continues on the TrainData init got. Pass that data, or "
+                     "init a new state for this one.")
+  if readable(data.y_labeled) and readable(state.class_order):
+    y = np.asarray(data.y_labeled)
+    counts = np.asarray(state.class_counts)
+    if not np.array_equal(y[np.asarray(state.class_order)],
+                          np.repeat(np.arange(counts.size), counts)):
+      raise ValueError("data.y_labeled differs from the labels the state was built with (init "
+                       "sorted the points by class and weighted them; other labels would be "
+                       "ignored). Pass the TrainData init got, or init a new state.")
 
 
 def _hyper_rules(hyper: Hyperparams, xp):
@@ -100,6 +122,10 @@ def check_hyper(hyper: Hyperparams, config: EngineConfig):
   """Shapes always, values when concrete (the checks ``qsg_jax.fit`` makes on its arguments),
   and a schedule callable whose eta_t lam reaches 1 after step 0 (``step.decay``)."""
   k1 = config.num_classes - 1
+  for name, value in hyper._asdict().items():
+    if isinstance(value, (list, tuple)):   # a pytree of leaves, not one array: refused early
+      raise TypeError(f"hyper.{name} is a {type(value).__name__}; pass an array, e.g. "
+                      f"jnp.asarray({value!r:.40}).")
   if jnp.shape(hyper.gamma) != (k1,):
     raise ValueError(f"hyper.gamma must have shape [k-1] = [{k1}]; received "
                      f"{jnp.shape(hyper.gamma)} (broadcast a scalar: jnp.full({k1}, gamma)).")
@@ -170,6 +196,7 @@ def check_training(state: State, data: TrainData, hyper: Hyperparams, config: En
                    num_steps, sharded: bool = False) -> int:
   """Every check of a training call; returns ``num_steps`` as an int."""
   check_rows(state, data, config, sharded)
+  check_labeled(state, data)
   check_split_lam(config, hyper)
   check_hyper(hyper, config)
   check_sigma(state, hyper)

@@ -77,6 +77,8 @@ def chunked_block_sums(frequencies_of: Callable[[jax.Array], jax.Array], coef: j
   if coef.ndim == 2:
     return chunked_block_sums(frequencies_of, coef[:, :, None], x, block_group, predict_chunk)[:, 0]
   n = x.shape[0]
+  if n == 0:   # no points, no scores (the padding below would divide by a zero chunk)
+    return jnp.zeros((0,) + coef.shape[2:], coef.dtype)
   rows = n + (-n) % ROW_TILE
   chunk = min(predict_chunk, rows)
   xs = jnp.pad(x, ((0, (-rows) % chunk + rows - n), (0, 0))).reshape(-1, chunk, x.shape[1])

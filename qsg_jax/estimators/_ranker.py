@@ -22,7 +22,6 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
@@ -60,88 +59,6 @@ def fitted_state_kept_on_error(estimator):
       delattr(estimator, name)
     vars(estimator).update(before)
     raise
-
-
-def seed_of(random_state) -> int:
-  """An int seed from ``random_state``: an int >= 0 as it is, a RandomState or None drawn."""
-  if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-    if random_state < 0:
-      raise ValueError(f"random_state must be an int >= 0, a np.random.RandomState or None; "
-                       f"received {random_state}.")
-    return int(random_state)
-  return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-
-
-def check_features(X, name="X"):
-  """Short, row- or column-naming errors for the commonest bad X before scikit-learn's
-  ``validate_data`` (whose messages print the whole array or do not name the column): complex
-  numbers, text columns, not 2-D, NaN / inf. Sparse matrices and objects ``float()`` cannot read
-  (a dict) are left to ``validate_data`` (it says to densify / raises its TypeError)."""
-  if hasattr(X, "toarray") or hasattr(X, "tocsr"):
-    return   # sparse: validate_data says to densify
-  try:
-    values = validation.as_numbers(X)
-  except (TypeError, ValueError):
-    return
-  if values.dtype.kind == "c":
-    raise ValueError(f"Complex data not supported: {name} has dtype {values.dtype}; the estimators "
-                     f"take real features. Pass e.g. np.c_[{name}.real, {name}.imag] (both parts "
-                     f"as columns) or np.abs({name}).")
-  if values.ndim == 2 and values.dtype.kind not in "biuf":
-    values = _text_columns_refused(X, values, name)
-    if values is None:
-      return   # objects float() cannot read: validate_data's TypeError
-  if values.dtype.kind not in "biuf":
-    return
-  values = values.astype(np.float64)
-  if values.ndim != 2:
-    raise ValueError(f"{name} must be 2-D [n_samples, n_features]; received shape "
-                     f"{values.shape}. Reshape your data: for one feature use "
-                     f"{name}.reshape(-1, 1), for one sample {name}.reshape(1, -1).")
-  bad = ~np.isfinite(values)
-  if bad.any():
-    row, col = (int(i[0]) for i in np.nonzero(bad))
-    raise ValueError(f"{name} contains NaN or inf: {int(bad.any(axis=1).sum())} rows, the first "
-                     f"at row {row} (column {col}, value {values[row, col]}). Impute or drop "
-                     "those rows.")
-
-
-def _text_columns_refused(X, values, name):
-  """``values`` [n, d] (strings or objects) as float64, or a ``ValueError`` naming the columns
-  holding text and the encoder that fixes them; None where an entry is neither a number nor
-  text (left to ``validate_data``)."""
-  try:
-    return values.astype(np.float64)
-  except TypeError:
-    return None
-  except ValueError:
-    pass
-  text = []
-  for col in range(values.shape[1]):
-    try:
-      values[:, col].astype(np.float64)
-    except TypeError:
-      return None
-    except ValueError:
-      row = next((r for r, v in enumerate(values[:, col].tolist())
-                  if isinstance(v, (str, bytes)) and not _reads_as_float(v)), None)
-      if row is None:   # not text (e.g. a list in a cell): validate_data's error
-        return None
-      text.append((col, row, values[row, col]))
-  names = [X.columns[col] if hasattr(X, "columns") else col for col, _, _ in text]
-  col, row, value = text[0]
-  raise ValueError(f"{name} has text in column(s) {validation.summarize(names, 6)} (e.g. "
-                   f"{str(value)[:20]!r} at row {row}); the estimators take numbers. Encode those "
-                   "columns first, e.g. make_pipeline(make_column_transformer((OneHotEncoder(), "
-                   f"{names[:6]!r}), remainder='passthrough'), estimator).")
-
-
-def _reads_as_float(value) -> bool:
-  try:
-    float(value)
-  except (TypeError, ValueError):
-    return False
-  return True
 
 
 def check_ordinal_classes(classes):
@@ -333,7 +250,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
       papers = _params.papers_values(self)
       X, unlabeled, classes, codes, (low, scale) = prepare_training_data(self, X, y)
       self._check_classes(classes)
-      seed = seed_of(self.random_state)
+      seed = validation.seed_of(self.random_state)
       has_unlabeled = bool(unlabeled.any())
       _params.check_solver(self.solver)
       with _params.estimator_names(papers):
@@ -478,7 +395,7 @@ def scaled_points(estimator, X, kernel: bool = False) -> np.ndarray:
   values float32 cannot hold after the map (``_validation.refuse_beyond_float32``) and, with
   ``kernel`` (a Nystrom model), rows whose squared norms overflow float32
   (``_validation.check_kernel_scale``: the kernel would be NaN)."""
-  check_features(X)
+  validation.check_features(X)
   with np.errstate(over="ignore", invalid="ignore"):   # validate_data's finite check sums them
     X = validate_data(estimator, X, reset=False, dtype=[np.float64, np.float32])
   with np.errstate(over="ignore"):   # inf where float64 overflows: refused just below
@@ -512,7 +429,7 @@ def prepare_training_data(estimator, X, y):
   """
   if not isinstance(estimator.scale_inputs, (bool, np.bool_)):
     raise ValueError(f"scale_inputs must be True or False; received {estimator.scale_inputs!r}.")
-  check_features(X)
+  validation.check_features(X)
   order = stated_order(y)
   marker = None if y is None else _params.unlabeled_marker(estimator, np.asarray(y).ravel())
   if y is not None:   # NaN or look-alike markers: a clear error before validate_data's

@@ -240,7 +240,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
         warnings.warn("per_split_gamma is deprecated; pass per_split_labeled_weight (it will be "
                       "removed in the next release).", FutureWarning, stacklevel=2)
         per_split = self.per_split_gamma
-      raw_x, seed = x, _ranker.seed_of(self.random_state)
+      raw_x, seed = x, validation.seed_of(self.random_state)
       _params.check_solver(self.solver)
       validation.check_bool("per_split_labeled_weight", per_split, allow_none=False)
       model_selection.protocol_grid(self.protocol)   # checked even when a grid replaces it

@@ -22,9 +22,9 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
+from qsg_jax import _validation as validation
 from qsg_jax import metrics
 from qsg_jax.data import preprocessing
-from qsg_jax.data.dataset import as_numeric
 from qsg_jax.online_pairwise import streaming
 from qsg_jax.online_pairwise import updates
 
@@ -64,24 +64,37 @@ def _check_scored(scores_name, scores, targets_name, targets):
   return scores, targets
 
 
-def _precheck_x(X, what):
-  """Short errors for sparse, non-2-D or non-finite numeric X before scikit-learn's long ones."""
+def _precheck_x(X):
+  """Short errors for sparse, complex, text, non-2-D or non-finite X before scikit-learn's long
+  ones (which print the whole array or name no column): ``_validation.check_features``, the
+  estimators' one home for them."""
   if type(X).__module__.startswith("scipy.sparse"):
     raise TypeError(f"X is a scipy sparse matrix; OnlinePairwiseRanker needs dense rows: pass "
                     "X.toarray().")
+  validation.check_features(X)
+
+
+def _precheck_y(y):
+  """Numeric targets as a NumPy array (None stays None) after short errors for sparse, complex,
+  text or object targets, before scikit-learn's long ones (which print the whole array)."""
+  if y is None:
+    return None   # validate_data: "requires y to be passed"
+  if type(y).__module__.startswith("scipy.sparse"):
+    raise TypeError("y is a scipy sparse matrix; pass the targets as a dense [n] array "
+                    "(y.toarray().ravel()).")
+  arr = validation.as_numbers(y)   # pandas nullable numbers: pd.NA becomes NaN
+  if arr.dtype.kind == "c":
+    raise ValueError(f"Complex data not supported: y has dtype {arr.dtype}; the targets must be "
+                     "real numbers (ranked by their order). Pass y.real or np.abs(y).")
+  if arr.dtype.kind in "biuf":
+    return arr
   try:
-    arr = as_numeric("X", X)   # pandas nullable columns: pd.NA becomes NaN
-  except (ValueError, TypeError):
-    return   # ragged, strings, objects: scikit-learn's validate_data explains
-  if arr.dtype.kind not in "biuf":
-    return   # strings, objects, complex: scikit-learn's validate_data explains
-  if arr.ndim != 2:
-    raise ValueError(f"X must have shape [n, d]; received shape {arr.shape}. Reshape your data: "
-                     "X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one example.")
-  bad = ~np.isfinite(arr).all(axis=1)
-  if bad.any():
-    raise ValueError(f"X has {int(bad.sum())} rows with NaN or infinite values (first at row "
-                     f"{int(np.argmax(bad))}); drop or impute them before {what}.")
+    return arr.astype(np.float64)   # objects holding numbers
+  except (TypeError, ValueError):
+    first = next((v for v in np.ravel(arr).tolist() if not isinstance(v, (int, float))), None)
+    raise TypeError(f"y must be real numbers (the targets' order is ranked); received dtype "
+                    f"{arr.dtype} holding e.g. {str(first)[:20]!r}. Encode ordered classes as "
+                    "numbers, e.g. np.unique(y, return_inverse=True)[1].") from None
 
 
 def pairwise_ranking_accuracy(scores, targets) -> float:
@@ -192,9 +205,9 @@ class OnlinePairwiseRanker(BaseEstimator):
   def partial_fit(self, X, y):
     """Continues the stream with the examples (X [c, d], y [c] real targets); returns self."""
     self._check_params()
-    _precheck_x(X, "fitting")
-    y_arr = np.asarray(y) if y is not None else None
-    if y_arr is not None and y_arr.dtype.kind in "biuf" and y_arr.ndim == 1:
+    _precheck_x(X)
+    y_arr = _precheck_y(y)
+    if y_arr is not None and y_arr.ndim == 1:
       _as_real_vector("y", y_arr, _TARGET_FIX)
       if y_arr.shape[0] != np.shape(X)[0]:
         raise ValueError(f"y has {y_arr.shape[0]} targets but X has {np.shape(X)[0]} rows; pass "
@@ -213,14 +226,14 @@ class OnlinePairwiseRanker(BaseEstimator):
     if first:
       low, scale = (preprocessing.minmax_fit(X) if self.scale_inputs
                     else (np.zeros(X.shape[1]), np.ones(X.shape[1])))
-      step_size = None
     else:   # set_params between chunks takes effect here
       low, scale = self.input_min_, self.input_scale_
       step_size = updates.polynomial_step_size(
           self.theta, self.step_size_.mu if self.mu is None else self.mu)
+    schedule = {"theta": self.theta, "mu": self.mu} if first else {"step_size": step_size}
     result = streaming.fit_stream(
         [(preprocessing.minmax_apply(X, low, scale), y)], state=None if first else self.state_,
-        step_size=step_size, theta=self.theta, mu=self.mu, chunk_size=self.chunk_size)
+        chunk_size=self.chunk_size, **schedule)
     # Set only after the chunk trained: a failed call leaves the estimator as it was.
     self._scaled, self.input_min_, self.input_scale_ = bool(self.scale_inputs), low, scale
     self.state_ = jax.tree.map(np.asarray, result.state)
@@ -244,7 +257,7 @@ class OnlinePairwiseRanker(BaseEstimator):
   def decision_function(self, X) -> np.ndarray:
     """Ranking scores f(x) = w . x' on the scaled inputs x': [n] float64."""
     check_is_fitted(self, "coef_")
-    _precheck_x(X, "scoring")
+    _precheck_x(X)
     with np.errstate(over="ignore", invalid="ignore"):
       X = validate_data(self, X, reset=False, dtype=np.float64)
     return preprocessing.minmax_apply(X, self.input_min_, self.input_scale_) @ self.coef_

@@ -156,6 +156,28 @@ def _check_chunk(index, x, y, dim, dtype):
               if name == "y" else "Rescale the features (min-max to [0, 1]: "
               "qsg_jax.data.minmax_fit / minmax_apply; OnlinePairwiseRanker does it)")
           + ", or pass dtype=float64 to fit_stream.")
+  # The running moments accumulate products of two values (x x^T, y x; w then scales like y)
+  # in steps that must be resolved to the dtype's relative precision eps, and XLA flushes
+  # results below the smallest normal number tiny to zero: a feature column or the targets whose
+  # largest |value| m has m^2 < tiny / eps (float32: m < 3.2e-16) lose their moments, and tiny
+  # targets give w = 0 without a word (a zero model ranks at chance).
+  info = np.finfo(dtype)
+  small = float(np.sqrt(info.tiny / info.eps))
+  for name, arr in (("x", x), ("y", y)):
+    if not arr.size:
+      continue
+    top = np.max(np.abs(arr.astype(np.float64)), axis=0)   # x: per column
+    low = (top > 0) & (top < small)
+    if low.any():
+      col = int(np.argmax(low)) if name == "x" else None
+      what = "y" if col is None else f"x column {col}"
+      raise ValueError(
+          f"chunk {index}: {what} has values only up to {float(np.max(top[low])):.3g}, below "
+          f"sqrt(tiny / eps) = {small:.2g} of {np.dtype(dtype).name}: the update's products of "
+          "them underflow to 0 (a zero model). " + (
+              "Rescale y: a positive factor keeps the ranking (e.g. y / np.abs(y).max())"
+              if col is None else "Rescale the features (min-max to [0, 1]: "
+              "qsg_jax.data.minmax_fit)") + ", or pass dtype=float64 to fit_stream.")
   return x.astype(dtype), y.astype(dtype)
 
 
@@ -211,53 +233,74 @@ def _initial_state(state, form, dim, capacity, dtype):
 
 
 def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Callable] = None,
-               theta=0.75, mu=None, form=None, capacity=None, chunk_size=None,
-               metrics_fn: Optional[Callable] = None, dtype=jnp.float32) -> StreamResult:
+               theta=None, mu=None, form=None, capacity=None, chunk_size=None,
+               metrics_fn: Optional[Callable] = None, dtype=None) -> StreamResult:
   """Runs Eq. (1) over a stream of (x, y) chunks, one jitted scan per chunk, no retracing.
 
   Args:
     chunks: iterable of (x [c_i, d], y [c_i]) pairs (e.g. a generator reading a file piece by
       piece), or a function i -> (x, y) of the chunk index (then ``num_chunks`` is required).
     num_chunks: how many chunks to take; None: until the iterable ends.
-    state: state to continue from (its type decides the form); None: start from w_1 = w_2 = 0.
-    step_size: callable t -> gamma_t (optax schedules work); None: t^-theta / mu.
-    theta: exponent of the default schedule (Theorem 1: 1/2 < theta < 1).
+    state: state to continue from (its type decides the form, its dtype the precision); None:
+      start from w_1 = w_2 = 0.
+    step_size: callable t -> gamma_t (optax schedules work); None: t^-theta / mu. A step_size
+      fixes its own scale: theta and mu are then refused (they would be ignored).
+    theta: exponent of the default schedule (Theorem 1: 1/2 < theta < 1); None: 0.75.
     mu: scale of the default schedule; None: ``estimate_mu`` on the first chunk (at most its
       first 2048 examples). Continuing from a ``state`` needs the schedule it was trained with:
       pass ``step_size`` (the earlier ``StreamResult.step_size``) or ``mu``; both None is refused
       (a new estimate on the next chunk would silently change the schedule mid-stream).
     form: "incremental" (O(d^2) per step, the default) or "literal" (O(t d), needs capacity).
-    capacity: examples the literal form can store (at least the stream length).
+    capacity: examples the literal form can store (at least the stream length); refused with
+      the incremental form and with a ``state`` (which has its own).
     chunk_size: examples per jitted scan; default the first chunk's length. Longer chunks are
       split and shorter ones padded, so no chunk length causes a recompilation.
     metrics_fn: optional callable(state) -> pytree of arrays recorded after every example; jit
       caches on its identity, so pass the same function object to reuse the compilation.
-    dtype: float dtype of a new state (float64 needs ``jax_enable_x64``).
+    dtype: float32 (None, the default) or float64 (needs ``jax_enable_x64``) for a new state;
+      with a ``state``, only its own dtype is accepted.
 
   Returns:
     ``StreamResult`` (final state, the schedule used, stacked metrics).
 
   Raises:
     ValueError, TypeError: bad chunks or arguments (the message names the chunk and the fix);
-      a step size gamma_t <= 0 or non-finite at an iteration t it was used (checked per chunk);
-      values whose products overflow the state's dtype.
+      an argument that would have no effect (mu / theta with step_size, capacity without a new
+      literal state, a dtype other than the state's); a step size gamma_t <= 0 or non-finite at
+      an iteration t it was used (checked per chunk); values whose products overflow or
+      underflow the state's dtype.
     DivergenceError: the iterate became non-finite (step size too large for the data).
   """
   if step_size is not None and not callable(step_size):
     raise TypeError(f"step_size must be a callable t -> gamma_t; received "
                     f"{type(step_size).__name__}. Use polynomial_step_size(theta, mu).")
+  if step_size is not None and (mu is not None or theta is not None):
+    name, value = ("mu", mu) if mu is not None else ("theta", theta)
+    raise ValueError(f"{name}={value!r:.20} would be ignored: step_size={step_size!r:.60} sets "
+                     "its own schedule (theta and mu shape the default t^-theta / mu only). "
+                     f"Drop {name}, or pass step_size=polynomial_step_size(theta, mu).")
   if metrics_fn is not None and not callable(metrics_fn):
     raise TypeError(f"metrics_fn must be a callable state -> pytree of arrays, or None; received "
                     f"{type(metrics_fn).__name__}.")
+  theta = 0.75 if theta is None else theta
   if step_size is None and mu is None:
     updates.polynomial_step_size(theta, 1.0)   # checks theta before any chunk is read
   chunk_size = validation.check_count("chunk_size", chunk_size, allow_none=True)
   num_chunks = validation.check_count("num_chunks", num_chunks, minimum=0, allow_none=True)
+  if form is not None and form not in _FORMS:
+    raise ValueError(f"form must be one of {_FORMS}; received {form!r:.40}.")
+  capacity = validation.check_count("capacity", capacity, allow_none=True)
+  if capacity is not None and state is not None:
+    raise ValueError(f"capacity={capacity} would be ignored: a given state keeps its own "
+                     "buffer. Drop capacity (or start a new stream, state=None, form='literal').")
+  if capacity is not None and state is None and form != "literal":
+    raise ValueError(f"capacity={capacity} applies to form='literal' only (the incremental form "
+                     "stores no examples); drop capacity or pass form='literal'.")
   if step_size is None and mu is not None:
     step_size = updates.polynomial_step_size(theta, mu)
   dim = seen = None
   if state is None:
-    dtype = updates.check_float_dtype(dtype)
+    dtype = updates.check_float_dtype(jnp.float32 if dtype is None else dtype)
   else:
     if step_size is None:
       raise ValueError("fit_stream continues from a state but was given no schedule: pass "
@@ -265,6 +308,10 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
                        "mu=None would estimate a new mu on this chunk and change the schedule "
                        "mid-stream.")
     state = _initial_state(state, form, None, None, None)
+    if dtype is not None and updates.check_float_dtype(dtype) != state.w.dtype:
+      raise ValueError(f"dtype={jnp.dtype(dtype).name} would be ignored: the given state is "
+                       f"{state.w.dtype.name} and keeps it for the whole stream. Drop dtype, or "
+                       "start a new stream (state=None) in that dtype.")
     dim, dtype, seen = int(state.w.shape[0]), state.w.dtype, int(state.step)
   if isinstance(step_size, updates.PolynomialStepSize):
     _check_mu_range(step_size, dtype)

@@ -26,6 +26,9 @@ import numpy as np
 
 from qsg_jax import _validation as validation
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+
 
 class LinearProblem(NamedTuple):
   """A regression stream whose pairwise least-squares minimizers are known (NumPy float64)."""
@@ -46,32 +49,90 @@ class LinearProblem(NamedTuple):
     return self.lambda_rho + self.kappa ** 2
 
 
-def make_linear_problem(seed, dim, rank, scale=1.0, noise=1.0, w_star_norm=1.0, null_norm=1.0,
+def _number(name, value, allow_zero=True, fix=""):
+  """``value`` as a finite float >= 0 (> 0 unless ``allow_zero``), else a TypeError / ValueError
+  naming ``name``: a negative norm or distance is not silently made positive."""
+  return validation.check_positive(name, value, allow_zero=allow_zero, fix=fix)
+
+
+def _real(name, value):
+  """``value`` as a finite float of any sign, else an error naming ``name``."""
+  message = f"{name} must be a finite number; received {value!r:.40}."
+  if isinstance(value, (bool, np.bool_, str)) or np.ndim(value) != 0:
+    raise TypeError(message)
+  try:
+    v = float(value)
+  except (TypeError, ValueError):
+    raise TypeError(message) from None
+  if not np.isfinite(v):
+    raise ValueError(message)
+  return v
+
+
+def _whole(name, value, minimum=1):
+  """A count: whole numbers only (3.0 passes; 2.5 is refused, never truncated)."""
+  return validation.check_count(name, value, minimum=minimum)
+
+
+def make_linear_problem(seed, dim, rank, scale=1.0, noise=1.0, w_star_norm=1.0, null_norm=None,
                         intercept=0.5) -> LinearProblem:
   """A ``LinearProblem`` with random orientation, ||w*|| = w_star_norm, ||P_V0 w_true|| = null_norm.
 
   Args:
-    seed: int seed of the random orientation, offset and coefficients.
-    dim: d features.
-    rank: r = rank of C_rho, 1 <= r <= d (r < d gives zero eigenvalues).
-    scale: scalar or [r] scales of x along the basis (equal scales: C_rho = 2 scale^2 on V_0^perp).
-    noise: half-width of the uniform label noise (0: noise free).
-    w_star_norm: norm of the minimum-norm minimizer w*.
-    null_norm: norm of the V_0 component of w_true (invisible in the data; 0 if rank = dim).
-    intercept: constant added to y (invisible to pairwise differences).
+    seed: int seed >= 0 of the random orientation, offset and coefficients.
+    dim: d features, a whole number >= 1.
+    rank: r = rank of C_rho, a whole number 1 <= r <= d (r < d gives zero eigenvalues).
+    scale: positive scalar or [r] positive scales of x along the basis (equal scales: C_rho =
+      2 scale^2 on V_0^perp).
+    noise: half-width >= 0 of the uniform label noise (0: noise free).
+    w_star_norm: norm >= 0 of the minimum-norm minimizer w*.
+    null_norm: norm >= 0 of the V_0 component of w_true (invisible in the data); None: 1.0 when
+      rank < dim, 0 when rank = dim (V_0 = {0}, where only 0 is possible).
+    intercept: finite constant added to y (invisible to pairwise differences).
 
   Returns:
     ``LinearProblem``.
+
+  Raises:
+    TypeError: an argument that is not a number (or a count that is not whole).
+    ValueError: a count out of range, a negative or non-finite norm, scale or noise, a scale
+      whose mu = lambda_rho + kappa^2 leaves float64, a non-zero null_norm with rank = dim.
   """
-  dim, rank = int(dim), int(rank)
+  rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0))
+  dim, rank = _whole("dim", dim), _whole("rank", rank)
   if not 1 <= rank <= dim:
     raise ValueError(f"rank must be in 1..dim = 1..{dim}; received rank={rank}.")
-  scales = np.broadcast_to(np.asarray(scale, np.float64), (rank,)).copy()
-  if not np.all(scales > 0):
-    raise ValueError(f"scale must be positive; received {scale}.")
-  if noise < 0:
-    raise ValueError(f"noise must be >= 0; received {noise}.")
-  rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0))
+  try:
+    scales = np.asarray(scale)
+  except (TypeError, ValueError):   # ragged lists
+    scales = np.asarray(None)
+  if scales.dtype.kind not in "iuf" or scales.ndim > 1 or isinstance(scale, (bool, np.bool_)):
+    raise TypeError(f"scale must be a positive number or a list of rank = {rank} of them; "
+                    f"received {type(scale).__name__} {scale!r:.40}.")
+  if scales.ndim and scales.shape != (rank,):
+    raise ValueError(f"scale must be a number or have shape [rank] = [{rank}]; received shape "
+                     f"{scales.shape}.")
+  scales = np.broadcast_to(scales.astype(np.float64), (rank,)).copy()
+  if not np.all(np.isfinite(scales) & (scales > 0)):
+    raise ValueError(f"scale must be positive and finite; received {scale!r:.40}.")
+  noise = _number("noise", noise)
+  w_star_norm = _number("w_star_norm", w_star_norm, fix="It is the norm ||w*|| (its "
+                        "direction is random: another seed gives another).")
+  if null_norm is None:
+    null_norm = 1.0 if rank < dim else 0.0
+  null_norm = _number("null_norm", null_norm)
+  if rank == dim and null_norm != 0:
+    raise ValueError(f"null_norm={null_norm:g} needs rank < dim: with rank = dim = {dim}, V_0 = "
+                     "{0} and w_true has no null component. Drop null_norm or lower rank.")
+  intercept = _real("intercept", intercept)
+  with np.errstate(over="ignore", under="ignore"):
+    lambda_rho = float(2.0 * np.min(scales) ** 2)
+    kappa = float(2.0 * math.sqrt(rank) * np.max(scales))
+    mu = float(np.float64(lambda_rho) + np.float64(kappa) ** 2)
+  # Samples are drawn, and the step size 1 / mu taken, in the default float dtype (float32).
+  if not (_FLOAT32_TINY <= lambda_rho and mu <= _FLOAT32_MAX):
+    raise ValueError(f"scale={scale!r:.40} gives lambda_rho = {lambda_rho:.3g}, mu = {mu:.3g}, "
+                     "outside the float32 range of the samples. Pass scales nearer 1.")
   q, _ = np.linalg.qr(rng.standard_normal((dim, dim)))
   basis, null_basis = q[:, :rank], q[:, rank:]
   unit = lambda v: v / np.linalg.norm(v)
@@ -79,23 +140,42 @@ def make_linear_problem(seed, dim, rank, scale=1.0, noise=1.0, w_star_norm=1.0, 
   w_null = null_basis @ unit(rng.standard_normal(dim - rank)) * null_norm if rank < dim else 0.0
   return LinearProblem(
       offset=rng.standard_normal(dim), basis=basis, null_basis=null_basis, scales=scales,
-      w_true=w_star + w_null, intercept=float(intercept), noise=float(noise), w_star=w_star,
-      lambda_rho=float(2.0 * np.min(scales) ** 2),
-      kappa=float(2.0 * math.sqrt(rank) * np.max(scales)))
+      w_true=w_star + w_null, intercept=intercept, noise=noise, w_star=w_star,
+      lambda_rho=lambda_rho, kappa=kappa)
 
 
-@functools.partial(jax.jit, static_argnames="num")
+def _check_problem(problem, kind, maker):
+  if not isinstance(problem, kind):
+    raise TypeError(f"problem must be a {kind.__name__} (from {maker}); received "
+                    f"{type(problem).__name__}.")
+
+
+def _key_and_num(key, num):
+  """An int seed or key as a typed key (keys traced under jit pass as they are), and num as a
+  whole number >= 0."""
+  if not validation.is_traced(key):
+    key = validation.check_key(key)
+  return key, validation.check_count("num", num, minimum=0)
+
+
 def sample_linear(problem: LinearProblem, key, num):
   """Draws ``num`` examples of a ``LinearProblem`` (jitted, ``num`` static).
 
   Args:
     problem: ``LinearProblem``.
-    key: PRNG key.
-    num: number of examples.
+    key: PRNG key or int seed.
+    num: number of examples, a whole number >= 0.
 
   Returns:
     (x [num, d], y [num]) in the default float dtype.
   """
+  _check_problem(problem, LinearProblem, "make_linear_problem")
+  key, num = _key_and_num(key, num)
+  return _sample_linear(problem, key, num)
+
+
+@functools.partial(jax.jit, static_argnames="num")
+def _sample_linear(problem: LinearProblem, key, num):
   dtype = jnp.result_type(float)
   arr = lambda a: jnp.asarray(a, dtype)
   rank = problem.basis.shape[1]
@@ -122,44 +202,65 @@ def make_bipartite_problem(seed, dim, separation=1.5, positive_rate=0.3) -> Bipa
   """A ``BipartiteProblem`` with a random correlated covariance.
 
   Args:
-    seed: int seed.
-    dim: d features.
-    separation: Mahalanobis distance D between the class means (optimal AUC Phi(D / sqrt 2)).
+    seed: int seed >= 0.
+    dim: d features, a whole number >= 1.
+    separation: Mahalanobis distance D >= 0 between the class means (optimal AUC Phi(D / sqrt 2));
+      a distance has no sign (swap the classes' roles with 1 - y instead).
     positive_rate: p = P(y = 1) in (0, 1).
 
   Returns:
     ``BipartiteProblem``.
+
+  Raises:
+    TypeError: an argument that is not a number (or dim not whole).
+    ValueError: out of range or non-finite arguments.
   """
+  rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0))
+  dim = _whole("dim", dim)
+  separation = _number("separation", separation, fix="It is a distance D >= 0 (optimal AUC "
+                       "Phi(D / sqrt 2) >= 0.5); for the reversed ranking use 1 - y.")
+  if isinstance(positive_rate, (bool, np.bool_, str)) or np.ndim(positive_rate) != 0:
+    raise TypeError(f"positive_rate must be a number in (0, 1); received {positive_rate!r:.40}.")
+  positive_rate = float(positive_rate)
   if not 0.0 < positive_rate < 1.0:
     raise ValueError(f"positive_rate must be in (0, 1); received {positive_rate}.")
-  rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0))
-  dim = int(dim)
+  pq = positive_rate * (1.0 - positive_rate)
+  # Samples are drawn in the default float dtype (float32): D^2 (the scale of delta^T Sigma^-1
+  # delta) must stay in its range.
+  if separation > math.sqrt(_FLOAT32_MAX):
+    raise ValueError(f"separation={separation:.3g} is too large: D^2 leaves the float32 range "
+                     "of the samples. Pass D <= 1e19 (the optimal AUC is 1 already past D = 12).")
   a = rng.standard_normal((dim, dim))
   sigma = a @ a.T / dim + 0.5 * np.eye(dim)
   cholesky = np.linalg.cholesky(sigma)
   direction = rng.standard_normal(dim)
   delta = direction * separation / math.sqrt(direction @ np.linalg.solve(sigma, direction))
   mean_negative = rng.standard_normal(dim)
-  pq = positive_rate * (1.0 - positive_rate)
   lda = np.linalg.solve(sigma, delta)
   return BipartiteProblem(
       mean_negative=mean_negative, mean_positive=mean_negative + delta, cholesky=cholesky,
-      positive_rate=float(positive_rate), w_star=pq * lda / (1.0 + pq * (delta @ lda)),
+      positive_rate=positive_rate, w_star=pq * lda / (1.0 + pq * (delta @ lda)),
       optimal_auc=0.5 * (1.0 + math.erf(separation / 2.0)))
 
 
-@functools.partial(jax.jit, static_argnames="num")
 def sample_bipartite(problem: BipartiteProblem, key, num):
   """Draws ``num`` examples of a ``BipartiteProblem`` (jitted, ``num`` static).
 
   Args:
     problem: ``BipartiteProblem``.
-    key: PRNG key.
-    num: number of examples.
+    key: PRNG key or int seed.
+    num: number of examples, a whole number >= 0.
 
   Returns:
     (x [num, d], y [num] in {0., 1.}) in the default float dtype.
   """
+  _check_problem(problem, BipartiteProblem, "make_bipartite_problem")
+  key, num = _key_and_num(key, num)
+  return _sample_bipartite(problem, key, num)
+
+
+@functools.partial(jax.jit, static_argnames="num")
+def _sample_bipartite(problem: BipartiteProblem, key, num):
   dtype = jnp.result_type(float)
   arr = lambda a: jnp.asarray(a, dtype)
   key_y, key_x = jax.random.split(key)

@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import _validation as validation
 from qsg_jax import numerics
 
 
@@ -95,11 +96,23 @@ def estimate_mu(x, rtol=1e-8):
   Returns:
     Python float mu.
   """
-  x = np.asarray(x, np.float64)
+  validation.refuse_sparse("x", x)
+  arr = validation.as_numbers(x)   # pandas nullable numbers: NA becomes NaN (refused below)
+  if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
+                            or np.issubdtype(arr.dtype, np.complexfloating)):
+    raise TypeError(f"estimate_mu's x must be real numbers; received dtype {arr.dtype}. Pass "
+                    "the real features (complex ones: np.c_[x.real, x.imag]).")
+  x = arr.astype(np.float64)
   if x.ndim != 2 or x.shape[0] < 2:
     raise ValueError(f"estimate_mu needs a sample of shape [n, d] with n >= 2; received shape "
                      f"{x.shape}.")
-  if np.ndim(rtol) or not 0 <= float(rtol) < 1:
+  if np.ndim(rtol):
+    raise ValueError(f"estimate_mu's rtol must be a number in [0, 1) (a relative eigenvalue "
+                     f"cut-off); received an array of shape {np.shape(rtol)}. estimate_mu takes "
+                     "the features only.")
+  rtol = _check_real("rtol", rtol, "a number in [0, 1) (a relative eigenvalue cut-off), e.g. "
+                     "rtol=1e-8")
+  if not 0 <= rtol < 1:
     raise ValueError(f"estimate_mu's rtol must be a number in [0, 1) (a relative eigenvalue "
                      f"cut-off); received {rtol!r:.40}. estimate_mu takes the features only.")
   bad = ~np.isfinite(x).all(axis=1)
@@ -155,10 +168,24 @@ def _check_dim(dim):
 
 
 def check_float_dtype(dtype):
-  """``dtype`` as a NumPy dtype after checking it is a float type JAX can use now."""
-  dtype = jnp.dtype(dtype)
+  """``dtype`` as a NumPy dtype after checking it is float32 or float64 and JAX can use it now.
+
+  Half precision (float16, bfloat16) is refused: the running moments divide by the example count,
+  which float16 holds exactly only up to 2048 (and not at all past 65504) and bfloat16 up to 256,
+  so any longer stream would be averaged with a wrong count without a word.
+  """
+  try:
+    dtype = jnp.dtype(dtype)
+  except TypeError:
+    raise TypeError(f"dtype must be a float dtype (jnp.float32, or jnp.float64 with 64-bit JAX); "
+                    f"received {dtype!r:.40}.") from None
   if not jnp.issubdtype(dtype, jnp.floating):
     raise TypeError(f"dtype must be a float dtype; received {dtype}.")
+  if dtype.itemsize < 4:
+    raise ValueError(f"dtype must be float32 or float64; received {dtype}: the running moments "
+                     f"divide by the example count, which {dtype} holds exactly only up to "
+                     f"{2 ** (jnp.finfo(dtype).nmant + 1)}, so longer streams would be averaged "
+                     "wrongly. Use dtype=jnp.float32 (the default).")
   if jax.dtypes.canonicalize_dtype(dtype) != dtype:
     raise ValueError(f"dtype {dtype} needs 64-bit JAX: run under jax.enable_x64(True) or set "
                      "jax_enable_x64, or use float32.")

@@ -214,6 +214,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
   def fit(self, X, y):
     """Fits the ROC-SVM on ``X`` [n, p] and two-class labels ``y`` [n]; returns self."""
     self._check_params()
+    validation.check_features(X)   # short errors naming the row or column (complex, text, NaN)
     with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
       X, y = skvalidation.validate_data(self, X, y, dtype=np.float64)
     multiclass.check_classification_targets(y)
@@ -232,8 +233,8 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     low, scale = (preprocessing.minmax_fit(X) if self.scale_inputs
                   else (np.zeros(X.shape[1]), np.ones(X.shape[1])))
     X = preprocessing.minmax_apply(X, low, scale)
-    rng = check_random_state(self.random_state)
-    seed = int(rng.randint(np.iinfo(np.int32).max))
+    seed = int(check_random_state(validation.seed_of(self.random_state)).randint(
+        np.iinfo(np.int32).max))
     if self.kernel == "linear":
       sigma = None                       # the linear kernel has none (as SVC ignores gamma)
     elif isinstance(self.sigma, str):
@@ -274,6 +275,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
   def decision_function(self, X):
     """Scores f(x') - threshold_ [n] (float64) of the scaled x'; higher means ``classes_[1]``."""
     skvalidation.check_is_fitted(self, "model_")
+    validation.check_features(X)
     with np.errstate(over="ignore", invalid="ignore"):
       X = skvalidation.validate_data(self, X, reset=False, dtype=np.float64)
     x = preprocessing.minmax_apply(X, self.input_min_, self.input_scale_)

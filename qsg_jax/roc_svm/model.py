@@ -216,6 +216,13 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   if kernel not in KERNELS:
     raise ValueError(f"unknown kernel {kernel!r}; expected one of {KERNELS}.")
   lam = validation.check_positive("lam", lam, allow_zero=True)
+  if not isinstance(landmarks, str) or landmarks not in nystrom_lib.LANDMARK_METHODS:
+    raise ValueError(f"landmarks must be one of {nystrom_lib.LANDMARK_METHODS}; received "
+                     f"{landmarks!r:.60}.")
+  if risk != "incomplete" and num_pairs is not None:
+    raise ValueError(f"num_pairs={num_pairs!r} applies to risk='incomplete' only; risk={risk!r} "
+                     "uses every (positive, negative) pair. Drop num_pairs, or pass "
+                     "risk='incomplete'.")
   if kernel == "linear" and sigma is not None:
     raise ValueError(f"sigma={sigma!r} applies to the Gaussian kernels only; kernel='linear' has "
                      "no bandwidth. Drop sigma, or pass kernel='nystrom' (or 'gaussian').")
@@ -284,10 +291,12 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   if steps > 1 and value >= float(result.values[0]):
     # No decrease from beta = 0 although the objective is not flat there: the optimizer
     # stalled (e.g. every line-search trial overflowed); never return beta = 0 as a fit.
-    slope = float(jnp.linalg.norm(jax.grad(objective)(params, data, lam)))
+    # The largest entry, not the norm: squares of a gradient below 1e-19 underflow float32,
+    # and a zero norm would take the stall for a flat objective (tiny features).
+    slope = float(jnp.max(jnp.abs(jax.grad(objective)(params, data, lam))))
     if slope > 0:
       cause = ("the gradient overflows float32" if not np.isfinite(slope)
-               else f"gradient norm {slope:.3g} there")
+               else f"largest gradient entry {slope:.3g} there")
       raise errors.DivergenceError(
           f"the ROC-SVM optimizer made no progress: the objective stayed at {value} after "
           f"{steps} steps from beta = 0 ({cause}; {_scale_text(x, kernel, sigma)}). Min-max "
@@ -326,6 +335,7 @@ def decision_function(model: RocSvmModel, x, chunk_size=8192):
   """
   x = validation.check_points("x", x, dim=model.num_features)
   validation.check_kernel_scale("x", x)
+  chunk_size = validation.check_count("chunk_size", chunk_size)
   if model.kernel == "linear":
     scores = np.asarray(x @ np.asarray(model.coef))
   elif model.kernel == "nystrom":

@@ -12,6 +12,7 @@ import inspect
 import numpy as np
 
 from qsg_jax import _validation as validation
+from qsg_jax import errors
 from qsg_jax import folds
 from qsg_jax.roc_svm import model as model_lib
 
@@ -31,7 +32,8 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CV
   Returns:
     ``folds.CVResult``: ``best`` the chosen entry, ``scores`` [len(grid), 1] mean validation AUC,
     ``fold_scores`` [len(grid), num_folds, 1], ``grid`` the entries; ties go to the earlier
-    entry, entries without a finite AUC are never chosen.
+    entry, entries without a finite AUC are never chosen: a fold whose fit diverged
+    (``DivergenceError``) scores NaN, and so does its entry's mean.
   """
   num_folds, seed = folds.check_num_folds(num_folds), folds.check_seed(seed)
   entries = () if isinstance(grid, dict) else tuple(grid)
@@ -46,6 +48,11 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CV
   if "key" in fit_kwargs:
     raise ValueError("key is not an argument of cross_validate: fold f's fit uses key seed + f "
                      "(pass seed).")
+  unknown = sorted(set(fit_kwargs) - known)
+  if unknown:
+    closest = difflib.get_close_matches(unknown[0], sorted(known - {"key"}), n=2, cutoff=0.4)
+    raise TypeError(f"{unknown} are not arguments of cross_validate or roc_svm.fit (closest: "
+                    f"{closest}).")
   for entry in grid:
     unknown = sorted(set(entry) - known)
     twice = sorted(set(entry) & (set(fit_kwargs) | {"key"}))
@@ -63,7 +70,11 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CV
   for g, params in enumerate(grid):
     for f in range(num_folds):
       train, valid = fold_of != f, fold_of == f
-      result = model_lib.fit(x[train], y[train], key=seed + f, **fit_kwargs, **params)
+      try:
+        result = model_lib.fit(x[train], y[train], key=seed + f, **fit_kwargs, **params)
+      except errors.DivergenceError:
+        fold_scores[g, f] = np.nan   # never chosen (the library's CVs mark divergence so)
+        continue
       fold_scores[g, f] = model_lib.model_auc(result.model, x[valid], y[valid])
   scores = fold_scores.mean(axis=1)
   (best,) = folds.best_point(scores[:, 0], fix="no grid entry gave a finite validation AUC: "
