@@ -1,5 +1,7 @@
 """Tests of the papers' preprocessing, the embedded datasets and the synthetic generators."""
 
+import warnings
+
 import jax
 import numpy as np
 import pytest
@@ -7,8 +9,10 @@ from sklearn import datasets as sk_datasets
 from sklearn import metrics as sk_metrics
 from sklearn import preprocessing as sk_preprocessing
 
+import qsg_jax
 from qsg_jax import data
 from qsg_jax import metrics
+from qsg_jax.data import preprocessing
 from tests import _bad_inputs as toy
 
 
@@ -317,3 +321,24 @@ def test_split_semisupervised_refuses_labels_outside_0_to_k_minus_1():
     data.split_semisupervised(0, np.array([0, 1, 2, 3, 4] * 10), num_labeled=5, num_classes=3)
   split = data.split_semisupervised(0, np.array([0, 1, 2] * 10), num_labeled=5)
   assert len(split.labeled) == 5
+
+
+def test_a_column_squashed_by_a_few_extreme_rows_is_named():
+  """One row of 1e4 in a [0, 1] column: after min-max scaling 98% of the rows lie in 1e-4 of the
+  range and an easy set ranked near chance without a word. Binary columns and a repeated code
+  with rare other values (a central spread of 0), and the real data sets, pass silently."""
+  rng = np.random.default_rng(0)
+  x = np.c_[rng.uniform(size=1600), rng.uniform(size=1600) > 0.99,
+            np.where(rng.uniform(size=1600) < 0.97, 999.0, rng.uniform(0, 30, 1600))]
+  lo, scale = data.minmax_fit(x)
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    preprocessing.warn_if_squashed(x, lo, scale)
+  x[1234, 0] = 1e4
+  lo, scale = data.minmax_fit(x)
+  with pytest.warns(UserWarning, match=r"X's column\(s\) 0: 98% of the rows lie in a sliver .* "
+                    r"row 1234 holds 1e\+04"):
+    preprocessing.warn_if_squashed(x, lo, scale)
+  y = np.where(np.arange(1600) < 200, (x[:, 0] > 0.5).astype(int), -1)
+  with pytest.warns(UserWarning, match=r"column\(s\) 0: 98% of the rows"):
+    qsg_jax.QSGS2AUC(lam=1e-3, length_scale=1.0, labeled_weight=0.5, random_state=0).fit(x, y)

@@ -160,6 +160,11 @@ def test_random_state_conventions_and_binary_decision_sign():
   assert model.classes_[1] == "yes"
   assert model.score(x, np.where(binary == 1, "yes", "no")) == pytest.approx(
       skm.roc_auc_score(binary, decision), abs=1e-6)
+  # f - b in float64: where |f| << |b| a float32 subtraction rounded the ranking away.
+  f = model.model_.decision_function((x - model.input_min_) / model.input_scale_)
+  assert decision.dtype == np.float64
+  np.testing.assert_array_equal(decision, np.asarray(f, np.float64) -
+                                float(model.model_.thresholds[0]))
 
 
 def test_a_minus_one_that_could_be_a_class_needs_an_explicit_marker():

@@ -54,8 +54,9 @@ def test_dsg_with_the_papers_values_is_qsg_jax_fit_bit_for_bit():
   frozen = io.freeze(ref)
   for name in ("frequencies", "coef", "scale", "thresholds"):
     np.testing.assert_array_equal(getattr(model.model_, name), getattr(frozen, name))
-  np.testing.assert_array_equal(model.decision_function(x),
-                                io.frozen_scores(frozen, xs) - frozen.thresholds[0])
+  np.testing.assert_array_equal(model.decision_function(x),   # f - b in float64
+                                np.asarray(io.frozen_scores(frozen, xs), np.float64)
+                                - float(frozen.thresholds[0]))
   assert np.isnan(model.auto_score_) and model.lam_ == 1e-3 and model.labeled_weight_ == 0.5
 
 

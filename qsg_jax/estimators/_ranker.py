@@ -31,6 +31,7 @@ from qsg_jax import _validation as validation
 from qsg_jax import config as config_lib
 from qsg_jax import io
 from qsg_jax.config import FitConfig
+from qsg_jax.data import preprocessing
 from qsg_jax.direct import ApproximationWarning
 from qsg_jax.errors import UnscaledFeaturesWarning
 from qsg_jax.estimators import _auto
@@ -291,14 +292,15 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     return self
 
   def decision_function(self, X) -> np.ndarray:
-    """Ranking scores, shape (n_samples,): f(x) ordered like ``classes_``; with 2 classes
+    """Ranking scores (float64), shape (n_samples,): f(x) ordered like ``classes_``; with 2 classes
     f(x) - b (b the fitted threshold), so that larger means ``classes_[1]`` and > 0 predicts it."""
     check_is_fitted(self)
     x = scaled_points(self, X, kernel=isinstance(self.model_, io.FrozenNystrom))
     scores = io.frozen_scores(self.model_, io.check_phases(self.model_, x, "X (scaled)"))
     refuse_non_finite_scores(scores, x)
+    scores = np.asarray(scores, np.float64)   # f - b in float32 rounded f away where |f| << |b|
     if self.classes_.size == 2:
-      scores = scores - self.model_.thresholds[0]
+      scores = scores - float(self.model_.thresholds[0])
     return scores
 
   def predict(self, X) -> np.ndarray:
@@ -465,7 +467,9 @@ def prepare_training_data(estimator, X, y):
     c = int(np.argmax(~np.isfinite(span)))
     raise ValueError(f"X's column {c} spans more than float64 holds (min {low[c]:.3g}, max "
                      f"{high[c]:.3g}); rescale it (e.g. divide by 1e300) before fitting.")
-  return X, unlabeled, classes, codes, (low, np.where(high > low, span, 1.0))
+  scale = np.where(high > low, span, 1.0)
+  preprocessing.warn_if_squashed(X, low, scale, stacklevel=4)
+  return X, unlabeled, classes, codes, (low, scale)
 
 
 @io.register
