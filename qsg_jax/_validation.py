@@ -475,7 +475,7 @@ def check_phase_range(name: str, x: ArrayLike, sigma: float | jax.Array) -> None
 
 def check_kernel_scale(name, x, sigma=None, dtype=np.float32,
                        fix="Min-max scale the features (qsg_jax.data.minmax_fit on the training "
-                       "rows)"):
+                       "rows)", expansion: bool = True):
   """Refuses points and a kernel width whose Gaussian kernel would be noise or constant.
 
   k(x, z) = exp(-sigma ||x - z||^2) is computed in ``dtype`` as exp(-sigma (|x|^2 + |z|^2 -
@@ -491,6 +491,8 @@ def check_kernel_scale(name, x, sigma=None, dtype=np.float32,
     sigma: scalar or [k-1] kernel parameters, or None.
     dtype: float32 (default) or float64, the precision of the kernel.
     fix: the messages' advice.
+    expansion: whether the kernel is computed through the expansion (check 4); False for a
+      kernel that sums squared differences directly (scikit-learn's, SVOREX's C solver).
 
   Raises:
     ValueError: naming the failing quantity (and for norms the row) and the fix.
@@ -526,7 +528,7 @@ def check_kernel_scale(name, x, sigma=None, dtype=np.float32,
     raise ValueError(f"sigma * (largest squared distance) = {np.min(sigma) * spread2:.3g} is "
                      f"below {what} resolution: every kernel value between points of {name} "
                      f"rounds to 1 and the model is constant. {fix}, or raise sigma.")
-  if np.max(sigma) * eps * norm2 > 1.0:
+  if expansion and np.max(sigma) * eps * norm2 > 1.0:
     raise ValueError(f"the points of {name} lie far from the origin (norm "
                      f"{np.sqrt(norm2):.3g}) for their spread: with sigma={np.max(sigma):.3g} "
                      f"{what} rounding of the squared distances exceeds 1 in the kernel's "
@@ -683,8 +685,8 @@ def seed_of(random_state) -> int:
     if not 0 <= random_state < 2**32:
       raise ValueError(f"random_state must be {want}; received {random_state}.")
     return int(random_state)
-  if random_state is None:
-    random_state = np.random.mtrand._rand   # pylint: disable=protected-access
+  if random_state is None:   # NumPy's global RandomState, as scikit-learn's None
+    return int(np.random.randint(np.iinfo(np.int32).max))
   if not isinstance(random_state, np.random.RandomState):
     hint = (" (a np.random.Generator: pass an int drawn from it, e.g. "
             "int(rng.integers(2**32)))" if isinstance(random_state, np.random.Generator) else "")

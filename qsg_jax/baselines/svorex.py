@@ -58,7 +58,9 @@ def fit_svorex(x_labeled, y_labeled, x_unlabeled=None, *, c=1.0, sigma=1.0, tol=
   c = validation.check_positive("c", c)
   sigma = validation.check_positive("sigma", sigma)
   tol = validation.check_positive("tol", tol)
-  _check_kernel_resolves(x_l, sigma)
+  # Identical points or a sigma whose every kernel value rounds to 1 in float64: a constant
+  # model. The C solver sums squared differences, so points far from the origin lose nothing.
+  validation.check_kernel_scale("x_labeled", x_l, sigma, np.float64, expansion=False)
   n = x_l.shape[0]
   memory.check_allocation(   # the C solver caches the whole lower triangle of the kernel
       8 * n * (n + 1) // 2, f"SVOREX with {n} labeled points caches their {n} x {n} kernel "
@@ -67,22 +69,6 @@ def fit_svorex(x_labeled, y_labeled, x_unlabeled=None, *, c=1.0, sigma=1.0, tol=
   estimator = SVOR(C=c, kernel="rbf", gamma=sigma, tol=tol, constraints="explicit")
   estimator.fit(x_l, y_l)
   return SvorexModel(estimator, k, x_l.shape[1], c, sigma)
-
-
-def _check_kernel_resolves(x_l, sigma):
-  """Refuses labeled points that are all one point, or a sigma so small that every kernel value
-  exp(-sigma ||x - z||^2) rounds to 1 in float64 (the solver then fits a constant, scoring every
-  point alike), as the kernel baselines do (``_validation.check_kernel_scale``). The C solver
-  sums squared differences directly, so points far from the origin lose nothing."""
-  spread2 = float(np.sum(np.square(x_l.max(axis=0) - x_l.min(axis=0))))  # >= squared distances
-  if spread2 == 0:
-    raise ValueError("the points of x_labeled are all the same point: a kernel model has "
-                     "nothing to learn from. Pass points that differ.")
-  if sigma * spread2 < np.finfo(np.float64).eps:
-    raise ValueError(f"sigma * (largest squared distance) = {sigma * spread2:.3g} is below "
-                     "float64 resolution: every kernel value between points of x_labeled rounds "
-                     "to 1 and the model is constant. Min-max scale the features "
-                     "(qsg_jax.data.minmax_fit on the training rows), or raise sigma.")
 
 
 def decision_function(model: SvorexModel, x):

@@ -141,43 +141,37 @@ def _check_chunk(index, x, y, dim, dtype):
     raise ValueError(f"chunk {index} has {int(bad.sum())} examples with NaN or infinite values "
                      f"(first at row {int(np.argmax(bad))}). Drop or impute them before streaming.")
   # The update multiplies values pairwise (second moments x x^T, y x, w^T x over d terms): the
-  # largest value times itself, d times, must stay within the state's float range.
-  limit = float(np.sqrt(np.finfo(dtype).max / (4.0 * max(x.shape[1], 1))))
-  for name, arr in (("x", x), ("y", y)):
-    big = np.abs(arr.astype(np.float64)) > limit
-    if big.any():
-      row = int(np.argmax(big.any(axis=1) if big.ndim == 2 else big))
-      top = float(np.max(np.abs(arr.astype(np.float64))))
-      raise ValueError(
-          f"chunk {index}: {name} has values up to |{name}| = {top:.3g} (first at row {row}): "
-          f"their products in the O(d^2) update (second moments) exceed the {np.dtype(dtype).name}"
-          f" range {np.finfo(dtype).max:.3g}. " + (
-              "Rescale y: a positive factor keeps the ranking (e.g. y / np.abs(y).max())"
-              if name == "y" else "Rescale the features (min-max to [0, 1]: "
-              "qsg_jax.data.minmax_fit / minmax_apply; OnlinePairwiseRanker does it)")
-          + ", or pass dtype=float64 to fit_stream.")
-  # The running moments accumulate products of two values (x x^T, y x; w then scales like y)
-  # in steps that must be resolved to the dtype's relative precision eps, and XLA flushes
+  # largest value times itself, d times, must stay within the state's float range. And the
+  # running moments must resolve those products to the dtype's precision eps while XLA flushes
   # results below the smallest normal number tiny to zero: a feature column or the targets whose
   # largest |value| m has m^2 < tiny / eps (float32: m < 3.2e-16) lose their moments, and tiny
   # targets give w = 0 without a word (a zero model ranks at chance).
   info = np.finfo(dtype)
+  limit = float(np.sqrt(info.max / (4.0 * max(x.shape[1], 1))))
   small = float(np.sqrt(info.tiny / info.eps))
   for name, arr in (("x", x), ("y", y)):
     if not arr.size:
       continue
-    top = np.max(np.abs(arr.astype(np.float64)), axis=0)   # x: per column
+    size = np.abs(arr.astype(np.float64))
+    top = np.max(size, axis=0)   # x: per column
+    rescale = ("Rescale y: a positive factor keeps the ranking (e.g. y / np.abs(y).max())"
+               if name == "y" else "Rescale the features (min-max to [0, 1]: "
+               "qsg_jax.data.minmax_fit; OnlinePairwiseRanker does it)")
+    if np.any(top > limit):
+      big = size > limit
+      row = int(np.argmax(big.any(axis=1) if big.ndim == 2 else big))
+      raise ValueError(
+          f"chunk {index}: {name} has values up to |{name}| = {float(np.max(top)):.3g} (first at "
+          f"row {row}): their products in the O(d^2) update (second moments) exceed the "
+          f"{np.dtype(dtype).name} range {info.max:.3g}. {rescale}, or pass dtype=float64 to "
+          "fit_stream.")
     low = (top > 0) & (top < small)
-    if low.any():
-      col = int(np.argmax(low)) if name == "x" else None
-      what = "y" if col is None else f"x column {col}"
+    if np.any(low):
+      what = "y" if name == "y" else f"x column {int(np.argmax(low))}"
       raise ValueError(
           f"chunk {index}: {what} has values only up to {float(np.max(top[low])):.3g}, below "
-          f"sqrt(tiny / eps) = {small:.2g} of {np.dtype(dtype).name}: the update's products of "
-          "them underflow to 0 (a zero model). " + (
-              "Rescale y: a positive factor keeps the ranking (e.g. y / np.abs(y).max())"
-              if col is None else "Rescale the features (min-max to [0, 1]: "
-              "qsg_jax.data.minmax_fit)") + ", or pass dtype=float64 to fit_stream.")
+          f"sqrt(tiny / eps) = {small:.2g} of {np.dtype(dtype).name}: the update's products "
+          f"underflow to 0 (a zero model). {rescale}, or pass dtype=float64.")
   return x.astype(dtype), y.astype(dtype)
 
 

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import _validation as validation
+from qsg_jax.online_pairwise import updates
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
@@ -47,31 +48,6 @@ class LinearProblem(NamedTuple):
   def mu(self):
     """The smallest mu that Theorem 1 allows: lambda_rho + kappa^2."""
     return self.lambda_rho + self.kappa ** 2
-
-
-def _number(name, value, allow_zero=True, fix=""):
-  """``value`` as a finite float >= 0 (> 0 unless ``allow_zero``), else a TypeError / ValueError
-  naming ``name``: a negative norm or distance is not silently made positive."""
-  return validation.check_positive(name, value, allow_zero=allow_zero, fix=fix)
-
-
-def _real(name, value):
-  """``value`` as a finite float of any sign, else an error naming ``name``."""
-  message = f"{name} must be a finite number; received {value!r:.40}."
-  if isinstance(value, (bool, np.bool_, str)) or np.ndim(value) != 0:
-    raise TypeError(message)
-  try:
-    v = float(value)
-  except (TypeError, ValueError):
-    raise TypeError(message) from None
-  if not np.isfinite(v):
-    raise ValueError(message)
-  return v
-
-
-def _whole(name, value, minimum=1):
-  """A count: whole numbers only (3.0 passes; 2.5 is refused, never truncated)."""
-  return validation.check_count(name, value, minimum=minimum)
 
 
 def make_linear_problem(seed, dim, rank, scale=1.0, noise=1.0, w_star_norm=1.0, null_norm=None,
@@ -99,7 +75,7 @@ def make_linear_problem(seed, dim, rank, scale=1.0, noise=1.0, w_star_norm=1.0, 
       whose mu = lambda_rho + kappa^2 leaves float64, a non-zero null_norm with rank = dim.
   """
   rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0))
-  dim, rank = _whole("dim", dim), _whole("rank", rank)
+  dim, rank = validation.check_count("dim", dim), validation.check_count("rank", rank)
   if not 1 <= rank <= dim:
     raise ValueError(f"rank must be in 1..dim = 1..{dim}; received rank={rank}.")
   try:
@@ -115,16 +91,19 @@ def make_linear_problem(seed, dim, rank, scale=1.0, noise=1.0, w_star_norm=1.0, 
   scales = np.broadcast_to(scales.astype(np.float64), (rank,)).copy()
   if not np.all(np.isfinite(scales) & (scales > 0)):
     raise ValueError(f"scale must be positive and finite; received {scale!r:.40}.")
-  noise = _number("noise", noise)
-  w_star_norm = _number("w_star_norm", w_star_norm, fix="It is the norm ||w*|| (its "
-                        "direction is random: another seed gives another).")
+  noise = validation.check_positive("noise", noise, allow_zero=True)
+  w_star_norm = validation.check_positive(
+      "w_star_norm", w_star_norm, allow_zero=True,
+      fix="It is the norm ||w*|| (its direction is random: another seed gives another).")
   if null_norm is None:
     null_norm = 1.0 if rank < dim else 0.0
-  null_norm = _number("null_norm", null_norm)
+  null_norm = validation.check_positive("null_norm", null_norm, allow_zero=True)
   if rank == dim and null_norm != 0:
     raise ValueError(f"null_norm={null_norm:g} needs rank < dim: with rank = dim = {dim}, V_0 = "
                      "{0} and w_true has no null component. Drop null_norm or lower rank.")
-  intercept = _real("intercept", intercept)
+  intercept = updates.check_real("intercept", intercept, "a finite number")
+  if not math.isfinite(intercept):
+    raise ValueError(f"intercept must be a finite number; received {intercept}.")
   with np.errstate(over="ignore", under="ignore"):
     lambda_rho = float(2.0 * np.min(scales) ** 2)
     kappa = float(2.0 * math.sqrt(rank) * np.max(scales))
@@ -216,9 +195,10 @@ def make_bipartite_problem(seed, dim, separation=1.5, positive_rate=0.3) -> Bipa
     ValueError: out of range or non-finite arguments.
   """
   rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0))
-  dim = _whole("dim", dim)
-  separation = _number("separation", separation, fix="It is a distance D >= 0 (optimal AUC "
-                       "Phi(D / sqrt 2) >= 0.5); for the reversed ranking use 1 - y.")
+  dim = validation.check_count("dim", dim)
+  separation = validation.check_positive(
+      "separation", separation, allow_zero=True, fix="It is a distance D >= 0 (optimal AUC "
+      "Phi(D / sqrt 2) >= 0.5); for the reversed ranking use 1 - y.")
   if isinstance(positive_rate, (bool, np.bool_, str)) or np.ndim(positive_rate) != 0:
     raise TypeError(f"positive_rate must be a number in (0, 1); received {positive_rate!r:.40}.")
   positive_rate = float(positive_rate)

@@ -45,7 +45,7 @@ class PolynomialStepSize(NamedTuple):
     return jnp.asarray(t).astype(jnp.result_type(float)) ** (-self.theta) / self.mu
 
 
-def _check_real(name, value, expected):
+def check_real(name, value, expected):
   """``value`` as a float after refusing what is not a real number (str, None, bool, arrays)."""
   dtype = np.asarray(value).dtype if np.ndim(value) == 0 else None
   if (isinstance(value, (bool, np.bool_)) or dtype is None or not np.issubdtype(dtype, np.number)
@@ -69,8 +69,8 @@ def polynomial_step_size(theta, mu):
     TypeError: theta or mu is not a real number (a string, None, bool).
     ValueError: theta outside (0, 1], mu not positive and finite.
   """
-  theta = _check_real("theta", theta, "a number in (0, 1], e.g. theta=0.75")
-  mu = _check_real("mu", mu, "a positive number, e.g. mu=estimate_mu(x)")
+  theta = check_real("theta", theta, "a number in (0, 1], e.g. theta=0.75")
+  mu = check_real("mu", mu, "a positive number, e.g. mu=estimate_mu(x)")
   if not 0.0 < theta <= 1.0:
     raise ValueError(f"theta must be in (0, 1] (Theorem 1 covers 1/2 < theta < 1); received "
                      f"theta={theta}.")
@@ -110,7 +110,7 @@ def estimate_mu(x, rtol=1e-8):
     raise ValueError(f"estimate_mu's rtol must be a number in [0, 1) (a relative eigenvalue "
                      f"cut-off); received an array of shape {np.shape(rtol)}. estimate_mu takes "
                      "the features only.")
-  rtol = _check_real("rtol", rtol, "a number in [0, 1) (a relative eigenvalue cut-off), e.g. "
+  rtol = check_real("rtol", rtol, "a number in [0, 1) (a relative eigenvalue cut-off), e.g. "
                      "rtol=1e-8")
   if not 0 <= rtol < 1:
     raise ValueError(f"estimate_mu's rtol must be a number in [0, 1) (a relative eigenvalue "

@@ -32,8 +32,8 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CV
   Returns:
     ``folds.CVResult``: ``best`` the chosen entry, ``scores`` [len(grid), 1] mean validation AUC,
     ``fold_scores`` [len(grid), num_folds, 1], ``grid`` the entries; ties go to the earlier
-    entry, entries without a finite AUC are never chosen: a fold whose fit diverged
-    (``DivergenceError``) scores NaN, and so does its entry's mean.
+    entry, entries without a finite AUC are never chosen: from a fold whose fit diverged
+    (``DivergenceError``) on, the entry's folds score NaN (not fitted), and so does its mean.
   """
   num_folds, seed = folds.check_num_folds(num_folds), folds.check_seed(seed)
   entries = () if isinstance(grid, dict) else tuple(grid)
@@ -48,18 +48,18 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CV
   if "key" in fit_kwargs:
     raise ValueError("key is not an argument of cross_validate: fold f's fit uses key seed + f "
                      "(pass seed).")
+  closest = lambda name: difflib.get_close_matches(name, sorted(known - {"key"}), n=2,
+                                                   cutoff=0.4)
   unknown = sorted(set(fit_kwargs) - known)
   if unknown:
-    closest = difflib.get_close_matches(unknown[0], sorted(known - {"key"}), n=2, cutoff=0.4)
     raise TypeError(f"{unknown} are not arguments of cross_validate or roc_svm.fit (closest: "
-                    f"{closest}).")
+                    f"{closest(unknown[0])}).")
   for entry in grid:
     unknown = sorted(set(entry) - known)
     twice = sorted(set(entry) & (set(fit_kwargs) | {"key"}))
     if unknown or twice:
       raise ValueError(f"grid entry {entry!r:.80}: " + (
-          f"{unknown} are not arguments of roc_svm.fit (closest: "
-          f"{difflib.get_close_matches(unknown[0], sorted(known - {'key'}), n=2, cutoff=0.4)})"
+          f"{unknown} are not arguments of roc_svm.fit (closest: {closest(unknown[0])})"
           if unknown else f"{twice} are also given outside the grid (or are the folds' keys, "
           "seed + fold): pass each argument in one place") + ".")
   x = validation.check_points("x", x)
@@ -72,9 +72,9 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CV
       train, valid = fold_of != f, fold_of == f
       try:
         result = model_lib.fit(x[train], y[train], key=seed + f, **fit_kwargs, **params)
-      except errors.DivergenceError:
-        fold_scores[g, f] = np.nan   # never chosen (the library's CVs mark divergence so)
-        continue
+      except errors.DivergenceError:   # NaN: never chosen (as the library's other CVs)
+        fold_scores[g, f:] = np.nan      # its mean is NaN already: the other folds are not fitted
+        break
       fold_scores[g, f] = model_lib.model_auc(result.model, x[valid], y[valid])
   scores = fold_scores.mean(axis=1)
   (best,) = folds.best_point(scores[:, 0], fix="no grid entry gave a finite validation AUC: "
