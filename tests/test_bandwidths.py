@@ -21,6 +21,14 @@ def _data(k=3, n_l=36, n_u=50, d=3, seed=0):
   return x_l, y.astype(np.int32), x_u
 
 
+# The surrogate's pieces compiled, as ``descend`` compiles them (op by op, each call of one ran
+# dozens of small programs); tests on ``_problem()``'s shapes share the compilations.
+_fold_scores = jax.jit(bandwidths.fold_scores)
+_cv_terms = jax.jit(bandwidths.cv_terms)
+_cv_loss = jax.jit(bandwidths.cv_loss)
+_fold_system = jax.jit(bandwidths.fold_system)
+
+
 def _problem(k=3, gamma=0.4, num_features=20, num_folds=3, seed=0):
   x_l, y, x_u = _data(k=k, seed=seed)
   gamma = np.full(k - 1, gamma)
@@ -72,9 +80,9 @@ def test_fold_system_matches_mean_system_of_the_fold_moments():
                              np.stack([g.T @ g / g.shape[0] for g in groups]), np.zeros(20))
     q_ref, r_ref = system.mean_system(moments, gamma)
     with jax.enable_x64(True):
-      q, r = bandwidths.fold_system(c_l, c_u.mean(axis=0), c_u.T @ c_u / c_u.shape[0],
-                                    problem.point_weight[f], problem.unlabeled_weight[f],
-                                    problem.class_mean[f], problem.low[f], problem.target[f])
+      q, r = _fold_system(c_l, c_u.mean(axis=0), c_u.T @ c_u / c_u.shape[0],
+                          problem.point_weight[f], problem.unlabeled_weight[f],
+                          problem.class_mean[f], problem.low[f], problem.target[f])
     np.testing.assert_allclose(q, q_ref, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(r, r_ref, rtol=1e-10, atol=1e-12)
 
@@ -82,33 +90,40 @@ def test_fold_system_matches_mean_system_of_the_fold_moments():
 def test_fold_solution_minimizes_the_literal_objective():
   x_l, y, x_u, gamma, problem = _problem(gamma=0.4)
   lam, log_s = 0.05, jnp.log(jnp.array([0.3, 0.5, 0.8]))
-  with jax.enable_x64(True):
+
+  @jax.jit
+  def kernels(log_s):
     inv = jnp.exp(-log_s)[None, :]
     z = problem.landmarks * inv
-    c_l, c_u = bandwidths.kernel(x_l * inv, z), bandwidths.kernel(problem.x_unlabeled * inv, z)
-    gram = bandwidths.kernel(z, z)
+    return (bandwidths.kernel(x_l * inv, z), bandwidths.kernel(problem.x_unlabeled * inv, z),
+            bandwidths.kernel(z, z))
+
+  with jax.enable_x64(True):
+    c_l, c_u, gram = (np.asarray(c) for c in kernels(log_s))
+    solve_fold = jax.jit(bandwidths.solve_fold)
+    all_scores = _fold_scores(log_s, problem, lam, 0.0)
     shift = c_l.mean(axis=0)
+    d_l, d_u = c_l - shift[None, :], c_u - shift[None, :]
     for f in range(problem.point_weight.shape[0]):
-      d_l, d_u = c_l - shift[None, :], c_u - shift[None, :]
-      q, r = bandwidths.fold_system(d_l, d_u.mean(axis=0), d_u.T @ d_u / c_u.shape[0],
-                                    problem.point_weight[f], problem.unlabeled_weight[f],
-                                    problem.class_mean[f], problem.low[f], problem.target[f])
-      beta = bandwidths.solve_fold(q, r, gram, lam, jitter=0.0)
+      q, r = _fold_system(d_l, d_u.mean(axis=0), d_u.T @ d_u / c_u.shape[0],
+                          problem.point_weight[f], problem.unlabeled_weight[f],
+                          problem.class_mean[f], problem.low[f], problem.target[f])
+      beta = solve_fold(q, r, gram, lam, jitter=0.0)
       train = problem.class_mean[f].sum(axis=0) > 0
       literal = lambda b: _literal_objective(b, c_l[train], c_u, gram, y[train], 3, lam, gamma)
-      grad = jax.grad(literal)(beta)
-      scale = jnp.abs(jax.grad(literal)(jnp.zeros_like(beta))).max()
+      grad_of = jax.jit(jax.grad(literal))
+      grad = grad_of(beta)
+      scale = jnp.abs(grad_of(jnp.zeros_like(beta))).max()
       assert float(jnp.abs(grad).max()) < 1e-8 * float(scale)
       # and fold_scores returns c_l beta up to the constant shift . beta
-      scores = bandwidths.fold_scores(log_s, problem, lam, 0.0)[f]
-      np.testing.assert_allclose(scores, c_l @ beta - shift @ beta, rtol=1e-5, atol=1e-6)
+      np.testing.assert_allclose(all_scores[f], c_l @ beta - shift @ beta, rtol=1e-5, atol=1e-6)
 
 
 def test_fold_solution_equals_direct_fit_on_the_same_landmarks():
   x_l, y, x_u, gamma, problem = _problem(gamma=0.4, seed=3)
   lam, scales = 0.05, np.array([0.3, 0.5, 0.8])
   with jax.enable_x64(True):
-    scores = np.asarray(bandwidths.fold_scores(jnp.log(scales), problem, lam, 0.0))
+    scores = np.asarray(_fold_scores(jnp.log(scales), problem, lam, 0.0))
   for f in range(problem.point_weight.shape[0]):
     train = problem.class_mean[f].sum(axis=0) > 0
     fit = direct.fit(x_l[train] / scales, y[train], problem.x_unlabeled / scales, sigma=0.5,
@@ -135,10 +150,10 @@ def test_cv_loss_gradient_matches_finite_differences():
   with jax.enable_x64(True):
     problem = jax.tree.map(jnp.asarray, problem)
     log_s = jnp.log(jnp.array([0.4, 0.6, 1.2]))
-    grad = jax.grad(bandwidths.cv_loss)(log_s, problem, lam)
+    grad = jax.jit(jax.grad(bandwidths.cv_loss))(log_s, problem, lam)
     eps = 1e-5
-    numeric = [(bandwidths.cv_loss(log_s.at[i].add(eps), problem, lam)
-                - bandwidths.cv_loss(log_s.at[i].add(-eps), problem, lam)) / (2 * eps)
+    numeric = [(_cv_loss(log_s.at[i].add(eps), problem, lam)
+                - _cv_loss(log_s.at[i].add(-eps), problem, lam)) / (2 * eps)
                for i in range(3)]
   np.testing.assert_allclose(grad, np.array(numeric), rtol=1e-5, atol=1e-9)
 
@@ -150,11 +165,16 @@ def _synthetic(n, rng, d=6):
   return x, y
 
 
+# The synthetic problem's solves: p = 128 landmarks and 256 unlabeled points (the defaults, 256
+# and 2000, cost 4x as much per descent: 8 x the Cholesky work, 4 x the padded unlabeled rows).
+_SYNTHETIC = dict(num_features=128, num_unlabeled=256)
+
+
 @pytest.fixture(scope="module")
 def synthetic():
   rng = np.random.default_rng(0)
   (x_l, y_l), (x_u, _), (x_t, y_t) = (_synthetic(n, rng) for n in (150, 600, 3000))
-  scales = bandwidths.learn_length_scales(x_l, y_l, x_u, key=0, return_trace=True)
+  scales = bandwidths.learn_length_scales(x_l, y_l, x_u, key=0, return_trace=True, **_SYNTHETIC)
   return x_l, y_l, x_u, x_t, y_t, scales
 
 
@@ -175,10 +195,10 @@ def test_irrelevant_features_grow_and_test_auc_improves(synthetic):
 
 def test_deterministic_given_key(synthetic):
   x_l, y_l, x_u, _, _, (scales, _) = synthetic
-  again = bandwidths.learn_length_scales(x_l, y_l, x_u, key=0)
+  again = bandwidths.learn_length_scales(x_l, y_l, x_u, key=0, **_SYNTHETIC)
   np.testing.assert_array_equal(again, scales)
   compiled = bandwidths.descend._cache_size()
-  other = bandwidths.learn_length_scales(x_l, y_l, x_u, key=1)
+  other = bandwidths.learn_length_scales(x_l, y_l, x_u, key=1, **_SYNTHETIC)
   assert bandwidths.descend._cache_size() == compiled        # same shapes: no recompilation
   assert not np.array_equal(other, scales)
   assert np.min(other[2:]) > np.max(other[:2])      # the same conclusion from other draws
@@ -191,16 +211,18 @@ def test_padding_changes_no_fold_term_and_new_sizes_reuse_the_compilation():
   assert padded.x_labeled.shape[0] == 64 > n_l and padded.x_unlabeled.shape[0] == 64 > n_u
   log_s = jnp.log(jnp.array([0.5, 1.0, 2.0]))
   with jax.enable_x64(True):
-    plain = np.asarray(bandwidths.fold_scores(log_s, problem, 0.01))
-    both = np.asarray(bandwidths.fold_scores(log_s, padded, 0.01))
+    plain = np.asarray(_fold_scores(log_s, problem, 0.01))
+    both = np.asarray(_fold_scores(log_s, padded, 0.01))
     np.testing.assert_allclose(both[:, :n_l], plain, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(bandwidths.cv_terms(log_s, padded, 0.01),
-                               bandwidths.cv_terms(log_s, problem, 0.01), rtol=1e-9)
-  learn = lambda n: bandwidths.learn_length_scales(x_l[:n], y[:n], x_u[:n + 10], num_steps=2,
+    np.testing.assert_allclose(_cv_terms(log_s, padded, 0.01), _cv_terms(log_s, problem, 0.01),
+                               rtol=1e-9)
+  # The shapes and settings of test_many_labels_are_a_stratified_subsample's descent (a
+  # subsample of about 20 labeled rows, 50 unlabeled): one compilation serves both tests.
+  learn = lambda n: bandwidths.learn_length_scales(x_l[:n], y[:n], x_u[:n + 30], num_steps=2,
                                                    num_features=8, min_per_scale=0.0)
-  learn(33)
+  learn(20)
   compiled = bandwidths.descend._cache_size()
-  learn(35)                                # new labeled and unlabeled counts, same buckets
+  learn(23)                                # new labeled and unlabeled counts, same buckets
   assert bandwidths.descend._cache_size() == compiled
 
 
@@ -290,10 +312,11 @@ def test_penalty_split_into_anisotropy_and_scale():
   with jax.enable_x64(True):
     problem = jax.tree.map(jnp.asarray, problem)
     s0, s = jnp.zeros(3), jnp.array([0.3, -0.2, 0.5])
-    base = bandwidths.cv_loss(s, problem, 0.01)
-    both = bandwidths.objective(s, s0, problem, 0.01, jnp.array([0.2, 0.2])) - base
+    base = _cv_loss(s, problem, 0.01)
+    objective = jax.jit(bandwidths.objective)
+    both = objective(s, s0, problem, 0.01, jnp.array([0.2, 0.2])) - base
     np.testing.assert_allclose(both, 0.2 * jnp.mean(s**2), rtol=1e-12)
-    shape = bandwidths.objective(s, s0, problem, 0.01, jnp.array([1.0, 0.0])) - base
+    shape = objective(s, s0, problem, 0.01, jnp.array([1.0, 0.0])) - base
     np.testing.assert_allclose(shape, jnp.var(s), rtol=1e-12)
 
 
@@ -301,8 +324,8 @@ def test_held_out_auc_is_roc_auc_per_fold_and_split():
   x_l, y, _, _, problem = _problem(k=3, seed=2)
   with jax.enable_x64(True):
     log_s = jnp.log(jnp.array([0.4, 0.6, 1.2]))
-    f = np.asarray(bandwidths.fold_scores(log_s, problem, 0.01))
-    _, auc = bandwidths.cv_terms(log_s, problem, 0.01)
+    f = np.asarray(_fold_scores(log_s, problem, 0.01))
+    _, auc = _cv_terms(log_s, problem, 0.01)
   reference = []
   for fold in range(f.shape[0]):
     held = problem.valid_pos[fold, 0] + problem.valid_neg[fold, 0] > 0
@@ -314,10 +337,10 @@ def test_selection_by_auc_returns_the_best_held_out_iterate(synthetic):
   x_l, y_l, x_u, _, _, (scales, trace) = synthetic
   assert trace.auc[0] < np.max(trace.auc)
   problem = bandwidths.make_problem(x_l, y_l, x_u, 2, np.array([0.5]), jax.random.key(0),
-                                    bandwidths.NUM_FEATURES, bandwidths.NUM_UNLABELED,
+                                    _SYNTHETIC["num_features"], _SYNTHETIC["num_unlabeled"],
                                     bandwidths.NUM_FOLDS, bandwidths.NUM_REPEATS)
   with jax.enable_x64(True):
-    _, auc = bandwidths.cv_terms(jnp.log(scales), problem, 1e-3)
+    _, auc = _cv_terms(jnp.log(scales), problem, 1e-3)
   np.testing.assert_allclose(auc, np.max(trace.auc), rtol=1e-9)
   first_best = int(np.argmax(trace.auc))           # ties go to the earliest iterate
   assert np.all(trace.auc[:first_best] < trace.auc[first_best])

@@ -64,17 +64,28 @@ def test_features_and_derivatives_inside_another_jax_model():
     return jnp.sum(pos[:, None] * neg[None, :] * loss.value(f[:, None], f[None, :]))
 
   w = jax.random.normal(jax.random.key(3), (16,))
-  phi = engine.features.fourier_features(x, omega)
-  d = engine.losses.subproblem_derivatives("squared", phi @ w, jnp.zeros(1))
-  weight = pos[:, None] * neg[None, :]
-  by_hand = (jnp.sum(weight * d.l1, axis=1) @ phi) + (jnp.sum(weight * d.l2, axis=0) @ phi)
-  np.testing.assert_allclose(jax.grad(model_loss)(w), by_hand, rtol=1e-4, atol=1e-4)
+
+  @jax.jit   # one compilation instead of one per eager operation
+  def by_hand_and_grad(w):
+    phi = engine.features.fourier_features(x, omega)
+    d = engine.losses.subproblem_derivatives("squared", phi @ w, jnp.zeros(1))
+    weight = pos[:, None] * neg[None, :]
+    by_hand = (jnp.sum(weight * d.l1, axis=1) @ phi) + (jnp.sum(weight * d.l2, axis=0) @ phi)
+    return by_hand, jax.grad(model_loss)(w)
+
+  by_hand, grad = by_hand_and_grad(w)
+  np.testing.assert_allclose(grad, by_hand, rtol=1e-4, atol=1e-4)
   # And the model trains: a few steps of optax lower the loss.
   opt = optax.sgd(1e-3)
+
+  @jax.jit
+  def sgd_step(w, opt_state):
+    updates, opt_state = opt.update(jax.grad(model_loss)(w), opt_state)
+    return optax.apply_updates(w, updates), opt_state
+
   opt_state, start = opt.init(w), model_loss(w)
   for _ in range(20):
-    updates, opt_state = opt.update(jax.grad(model_loss)(w), opt_state)
-    w = optax.apply_updates(w, updates)
+    w, opt_state = sgd_step(w, opt_state)
   assert model_loss(w) < start
 
 
@@ -85,11 +96,16 @@ def test_optax_schedule_as_the_step_size():
                        np.asarray(data.x_unlabeled), key=0, step_size=schedule, num_steps=_T,
                        num_frequencies=4, unlabeled_batch_size=8, chunk_size=8)
   np.testing.assert_allclose(result.metrics["eta"], schedule(np.arange(_T)), rtol=1e-6)
-  config = _CONFIG.replace(schedule=schedule)
+  # The pure engine takes it too. fit's own config and segment length: nothing new to compile.
+  config = result.config
+  assert config.schedule is schedule and _T % config.chunk_size == 0
   hyper = _hyper()._replace(eta0=None)
   state = engine.init(jax.random.key(0), data, config)
-  _, metrics = engine.train(state, data, hyper, config, _T)
-  np.testing.assert_allclose(metrics["eta"], schedule(np.arange(_T)), rtol=1e-6)
+  etas = []
+  for _ in range(_T // config.chunk_size):
+    state, metrics = engine.train(state, data, hyper, config, config.chunk_size)
+    etas.append(metrics["eta"])
+  np.testing.assert_allclose(np.concatenate(etas), schedule(np.arange(_T)), rtol=1e-6)
 
 
 def test_forward_mode_through_train_works_and_reverse_mode_does_not():

@@ -107,7 +107,8 @@ def test_curvature_subsamples_the_labeled_points_past_the_kernel_budget(monkeypa
   capped = auto_step.auto_step_size(x_l, y_l, x_u, 3, 8.0, 0.01, 0.5, key, 16)
   subset = auto_step.auto_step_size(x_l[keep], y_l[keep], x_u, 3, 8.0, 0.01, 0.5, key, 16)
   assert capped == subset and capped != full
-  grid = {"lam": [1e-3], "sigma": [8.0], "gamma": [0.5], "step_size": ["auto"]}
+  # The grid of the test above (same shapes: its compilations are reused); "auto" is index 0.
+  grid = {"lam": [1e-3], "sigma": [8.0], "gamma": [0.5], "step_size": ["auto", 3.0]}
   result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=3, seed=1, key=7,
                                           **_SMALL)
   _assert_auto_step_cv_equals_fits(result, x_l, y_l, x_u)

@@ -29,26 +29,33 @@ def _run(key, data, hyper, config):
   return engine.train(state, data, hyper, config, config.num_steps)
 
 
+# Each case compiles its own train and reference_fit (most of this file's time), so the cases
+# are merged: one per loss, and together every k (2, 3, 4), both labeled modes (all / mini-batch)
+# and both unlabeled pools (chunked / cached). The squared loss on mini-batches and both pools is
+# also checked against reference_fit by test_split_corrections.py's
+# test_split_lam_none_is_the_literal_algorithm.
 CASES = {
-    "ordinal_all_labeled": dict(k=3, labeled_batch_size=None, loss="squared"),
-    "ordinal_minibatch": dict(k=4, labeled_batch_size=5, loss="squared"),
-    "binary_minibatch": dict(k=2, labeled_batch_size=6, loss="squared"),
-    "ordinal_hinge": dict(k=3, labeled_batch_size=None, loss="hinge"),
-    "binary_logistic": dict(k=2, labeled_batch_size=None, loss="logistic"),
-    "ordinal_cached_unlabeled": dict(k=3, labeled_batch_size=4, loss="squared", cache=True),
+    "ordinal_minibatch_hinge": dict(k=4, labeled_batch_size=5, loss="hinge"),
+    "binary_logistic_cached_unlabeled": dict(k=2, labeled_batch_size=None, loss="logistic",
+                                             cache=True),
+    "ordinal_all_labeled_squared": dict(k=3, labeled_batch_size=None, loss="squared"),
 }
+
+
+def _case_config(case):
+  spec = CASES[case]
+  return engine.EngineConfig(num_classes=spec["k"], num_steps=48, num_frequencies=6,
+                             labeled_batch_size=spec["labeled_batch_size"],
+                             unlabeled_batch_size=8, loss=spec["loss"], chunk_size=12,
+                             block_group=4, cache_unlabeled=spec.get("cache", False))
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_engine_equals_literal_algorithm(case, key):
-  spec = CASES[case]
-  k = spec["k"]
+  k = CASES[case]["k"]
   data = _data(k)
   hyper = _hyper(k)
-  config = engine.EngineConfig(num_classes=k, num_steps=48, num_frequencies=6,
-                               labeled_batch_size=spec["labeled_batch_size"],
-                               unlabeled_batch_size=8, loss=spec["loss"], chunk_size=12,
-                               block_group=4, cache_unlabeled=spec.get("cache", False))
+  config = _case_config(case)
   state, _ = _run(key, data, hyper, config)
   alphas = reference.reference_fit(key, data, hyper, config)
   assert float(jnp.max(jnp.abs(alphas))) > 1e-3  # the run did learn something
@@ -63,20 +70,43 @@ def test_engine_equals_literal_algorithm(case, key):
                              f_literal, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("schedule", ["decay_hits_zero", "negative_decay"])
-def test_running_scale_is_exact_for_extreme_decays(schedule, key):
-  """eta lam = 1 zeroes the old coefficients; eta lam > 1 flips their sign (theta / t)."""
-  k = 2
-  data = _data(k)
-  if schedule == "decay_hits_zero":
-    hyper, schedule = _hyper(k, lam=1.0, eta0=1.0), None      # eta_0 lam = 1
-  else:
-    hyper, schedule = _hyper(k, lam=0.5, eta0=None), lambda t: 3.0 / (t + 1.0)   # theta lam = 1.5
-  config = engine.EngineConfig(num_classes=k, num_steps=24, num_frequencies=4,
-                               unlabeled_batch_size=8, chunk_size=6, block_group=3,
-                               schedule=schedule, cache_unlabeled=schedule == "negative_decay")
+def _theta_over_t(t):
+  """theta / (t + 1) with theta = 3: with lam = 0.5, eta_0 lam = 1.5 (a negative decay)."""
+  return 3.0 / (t + 1.0)
+
+
+# The run with a schedule (and no eta0), shared by two tests: one compilation of train and of
+# reference_fit. Cached unlabeled pool, chunks and groups other than the literal cases'.
+_SCHEDULE_CONFIG = engine.EngineConfig(num_classes=2, num_steps=24, num_frequencies=4,
+                                       unlabeled_batch_size=8, chunk_size=6, block_group=3,
+                                       schedule=_theta_over_t, cache_unlabeled=True)
+
+
+@pytest.fixture(scope="module")
+def schedule_run():
+  """(state, reference alphas) of ``_SCHEDULE_CONFIG`` with lam = 0.5, eta0 = None."""
+  key, data, hyper = jax.random.key(0), _data(2), _hyper(2, lam=0.5, eta0=None)
+  state, _ = _run(key, data, hyper, _SCHEDULE_CONFIG)
+  return state, reference.reference_fit(key, data, hyper, _SCHEDULE_CONFIG)
+
+
+def test_running_scale_is_exact_when_the_decay_hits_zero(key):
+  """eta_0 lam = 1 zeroes the old coefficients. Traced hyper-parameters: the squared literal
+  case's compilations (train and reference_fit) are reused."""
+  data = _data(3)
+  hyper = _hyper(3, lam=1.0, eta0=1.0)
+  config = _case_config("ordinal_all_labeled_squared")
   state, _ = _run(key, data, hyper, config)
   alphas = reference.reference_fit(key, data, hyper, config)
+  assert float(jnp.max(jnp.abs(alphas))) > 1e-3
+  np.testing.assert_allclose(state.scale * state.coef, alphas, rtol=2e-4, atol=2e-6)
+  assert np.all(np.isfinite(state.coef))
+
+
+def test_running_scale_is_exact_for_a_negative_decay(schedule_run):
+  """eta lam > 1 flips the sign of the old coefficients (theta / t, theta lam = 1.5)."""
+  state, alphas = schedule_run
+  assert float(jnp.max(jnp.abs(alphas))) > 1e-3
   np.testing.assert_allclose(state.scale * state.coef, alphas, rtol=2e-4, atol=2e-6)
   assert np.all(np.isfinite(state.coef))
 
@@ -186,38 +216,39 @@ def test_invalid_config_is_refused_where_it_is_built(changes, error, match):
 
 
 def test_train_refuses_step_counts_that_break_algorithm_1(key):
-  data = _data(3)
-  config = engine.EngineConfig(num_classes=3, num_steps=16, num_frequencies=4,
+  """The config, data and vmapped call of test_vmap_over_keys_equals_separate_runs: nothing new
+  to compile."""
+  data = _data(2)
+  config = engine.EngineConfig(num_classes=2, num_steps=16, num_frequencies=4,
                                unlabeled_batch_size=8, chunk_size=8, block_group=4)
   state = engine.init(key, data, config)
   with pytest.raises(ValueError, match="positive multiple of config.chunk_size=8"):
-    engine.train(state, data, _hyper(3), config, 12)
+    engine.train(state, data, _hyper(2), config, 12)
   with pytest.raises(ValueError, match="at most config.num_steps=16"):
-    engine.train(state, data, _hyper(3), config, 24)
-  state, _ = engine.train(state, data, _hyper(3), config, 8)
-  state, _ = engine.train(state, data, _hyper(3), config, 8)
+    engine.train(state, data, _hyper(2), config, 24)
+  state, _ = engine.train(state, data, _hyper(2), config, 16)
   with pytest.raises(ValueError, match="has done 16 of config.num_steps=16 steps"):
-    engine.train(state, data, _hyper(3), config, 8)
+    engine.train(state, data, _hyper(2), config, 8)
   # A vmapped (traced) state cannot be checked up front: past the end it gets NaN, never a
   # model with clipped rows.
-  states = jax.vmap(lambda s: s)(jax.tree.map(lambda a: a[None], state))
-  over, _ = jax.vmap(lambda s: engine.train(s, data, _hyper(3), config, 8))(states)
+  states = jax.tree.map(lambda a: jnp.stack([a, a]), state)
+  over, _ = jax.vmap(lambda s: engine.train(s, data, _hyper(2), config, 16))(states)
   assert np.all(np.isnan(over.coef))
 
 
-def test_step_size_is_set_exactly_once(key):
+def test_step_size_is_set_exactly_once(key, schedule_run):
   data = _data(2)
-  config = engine.EngineConfig(num_classes=2, num_steps=8, num_frequencies=4,
-                               unlabeled_batch_size=8, chunk_size=8, block_group=4,
-                               schedule=lambda t: 0.1)
+  config = _SCHEDULE_CONFIG
   state = engine.init(key, data, config)
   with pytest.raises(ValueError, match="both: Hyperparams.eta0 would be ignored"):
-    engine.train(state, data, _hyper(2), config, 8)
+    engine.train(state, data, _hyper(2), config, 24)
   with pytest.raises(ValueError, match="neither"):
-    engine.train(state, data, _hyper(2, eta0=None), config.replace(schedule=None), 8)
-  constant, _ = engine.train(state, data, _hyper(2, eta0=None), config, 8)
-  alphas = reference.reference_fit(key, data, _hyper(2, eta0=None), config)
-  np.testing.assert_allclose(constant.scale * constant.coef, alphas, rtol=2e-4, atol=2e-6)
+    engine.train(state, data, _hyper(2, eta0=None), config.replace(schedule=None), 24)
+  # The schedule alone runs (train and reference_fit compiled once, by the shared fixture), and
+  # is the literal Algorithm 1.
+  scheduled, _ = engine.train(state, data, _hyper(2, lam=0.5, eta0=None), config, 24)
+  _, alphas = schedule_run
+  np.testing.assert_allclose(scheduled.scale * scheduled.coef, alphas, rtol=2e-4, atol=2e-6)
 
 
 def test_init_computes_what_the_update_needs(key):
@@ -242,15 +273,22 @@ def test_functional_gradient_is_jax_grad_of_the_risk_through_the_new_block(key):
   y = jnp.asarray(np.arange(n_l) % k)
   x_l, x_u = jnp.asarray(rng.random((n_l, d))), jnp.asarray(rng.random((b, d)))
   f_l, f_u = jnp.asarray(rng.normal(size=n_l)), jnp.asarray(rng.normal(size=b))
-  pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=k))
   gamma = jnp.array([0.3, 0.8])
-  omega = features.sample_frequencies(key, 2, m, d, 0.7)
-  phi_l, phi_u = features.fourier_features(x_l, omega), features.fourier_features(x_u, omega)
-  objective = lambda alpha: risk.minibatch_risk("squared", f_l + phi_l @ alpha, f_u + phi_u @ alpha,
-                                                pos_w, neg_w, gamma)
-  g_l, g_u = risk.score_grads("squared", f_l, f_u, pos_w, neg_w, gamma)
-  np.testing.assert_allclose(update.functional_gradient(g_l, phi_l, g_u, phi_u),
-                             jax.grad(objective)(jnp.zeros(2 * m)), rtol=1e-5, atol=1e-6)
+
+  @jax.jit   # one compilation instead of one per eager operation
+  def both(key, y, x_l, x_u, f_l, f_u):
+    pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=k))
+    omega = features.sample_frequencies(key, 2, m, d, 0.7)
+    phi_l, phi_u = features.fourier_features(x_l, omega), features.fourier_features(x_u, omega)
+    objective = lambda alpha: risk.minibatch_risk("squared", f_l + phi_l @ alpha,
+                                                  f_u + phi_u @ alpha, pos_w, neg_w, gamma)
+    g_l, g_u = risk.score_grads("squared", f_l, f_u, pos_w, neg_w, gamma)
+    return (update.functional_gradient(g_l, phi_l, g_u, phi_u),
+            jax.grad(objective)(jnp.zeros(2 * m)))
+
+  ours, grad = both(key, y, x_l, x_u, f_l, f_u)
+  assert float(jnp.max(jnp.abs(grad))) > 1e-3
+  np.testing.assert_allclose(ours, grad, rtol=1e-5, atol=1e-6)
 
 
 def _products_below_the_rule(fn, *args):
@@ -340,17 +378,23 @@ _SMALL_CONFIG = dict(num_steps=16, num_frequencies=4, unlabeled_batch_size=8, ch
                      block_group=4)
 
 
-@pytest.mark.parametrize("corrections", [False, True])
+# [False]: slow (two more train compilations); [True] checks the same float32 boundary
+# (numerics.as_float32 in init, train, model_scores and split_scores) with corrections on.
+@pytest.mark.parametrize("corrections", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_engine_trains_under_x64_as_in_float32(corrections, key):
   """jax_enable_x64 on: the engine still computes in float32 (numerics.as_float32), so init,
   train, model_scores and split_scores give the float32 run's numbers from float64 inputs."""
   config = engine.EngineConfig(num_classes=3, split_corrections=corrections, **_SMALL_CONFIG)
   hyper = _hyper(3)._replace(split_lam=jnp.float32(0.3) if corrections else None)
-  score = engine.split_scores if corrections else engine.model_scores
 
   def run(data, hyper):
     state, metrics = _run(key, data, hyper, config)
-    return state, metrics, score(engine.model_of(state), data.x_labeled, 4, 8)
+    model = engine.model_of(state)
+    scores = engine.model_scores(model, data.x_labeled, 4, 8)     # f alone
+    if corrections:
+      scores = jnp.concatenate([scores[:, None], engine.split_scores(model, data.x_labeled, 4, 8)],
+                               axis=1)
+    return state, metrics, scores
 
   state32, metrics32, scores32 = run(_data(3), hyper)
   with jax.enable_x64(True):

@@ -116,7 +116,7 @@ def test_labels_that_would_silently_become_classes_are_refused():
 
 
 def test_fully_labeled_y_is_a_supervised_fit_and_pipelines_with_defaults_work():
-  x, y, _ = _data(n=200)
+  x, y, _ = _data(n=100)   # classes of about 33 rows: "auto" learns ARD (6 rows per class needed)
   x = x * 1000.0 - 3.0   # far outside [0, 1]: the estimator min-max scales inside
   for model in (estimators.QS3ORAO(random_state=0),         # the defaults: direct, "auto"
                 estimators.QS3ORAO(num_steps=256, random_state=0, **_PINNED)):   # DSG

@@ -28,7 +28,7 @@ def _length_scale_of(sigma):
   return (0.5 / sigma) ** 0.5
 
 
-def _binary(n=240, labeled=60, seed=0):
+def _binary(n=150, labeled=60, seed=0):
   """(x [n, 3] in [0, 5], y with -1 on unlabeled rows, y complete)."""
   rng = np.random.default_rng(seed)
   x = 5.0 * rng.random((n, 3))
@@ -41,6 +41,16 @@ def _binary(n=240, labeled=60, seed=0):
 def _scaled(x):
   low, high = x.min(axis=0), x.max(axis=0)
   return ((x - low) / (high - low)).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def default_fits():
+  """The default fit ("auto": ARD on ``_binary()``, whose classes have 2 labels per feature) and
+  the "ard" fit of ``_binary()``, seed 0: each a CV, an ARD descent and a second CV, so fitted
+  once for the tests that only read them."""
+  x, semi, _ = _binary()
+  return {"auto": QSGS2AUC(random_state=0).fit(x, semi),
+          "ard": QSGS2AUC(length_scale="ard", random_state=0).fit(x, semi)}
 
 
 def test_dsg_with_the_papers_values_is_qsg_jax_fit_bit_for_bit():
@@ -105,12 +115,12 @@ def test_fully_labeled_and_too_few_labels():
   assert model.length_scale_ == pytest.approx(_length_scale_of(defaults.FALLBACK["sigma"]))
 
 
-def test_direct_fit_saves_and_loads(tmp_path):
-  x, semi, _ = _binary()
+def test_direct_fit_saves_and_loads(tmp_path, default_fits):
+  x, _, _ = _binary()
   x_ord = x.copy()
   y = np.digitize(x[:, 0] + x[:, 1], [4.0, 6.0])
   y[60:] = -1
-  for model in (QSGS2AUC(random_state=0).fit(x, semi),
+  for model in (default_fits["auto"],
                 QS3ORAO(unlabeled_label=-1, random_state=0).fit(x_ord, y)):
     path = tmp_path / "model.npz"
     io.save(model, path)
@@ -141,7 +151,8 @@ def test_solver_and_auto_values_are_checked():
     QSGS2AUC(length_scale="wide").fit(x, semi)
   with pytest.raises(ValueError, match="labeled_weight"):
     QSGS2AUC(labeled_weight=1.5).fit(x, semi)
-  dsg = QSGS2AUC(num_steps=16, num_frequencies=8, random_state=0, **PAPERS).fit(x, semi)
+  # The DSG settings of test_dsg_with_the_papers_values_is_qsg_jax_fit_bit_for_bit: compiled once.
+  dsg = QSGS2AUC(num_steps=32, num_frequencies=8, random_state=0, **PAPERS).fit(x, semi)
   assert dsg.solver_ == "dsg"                              # auto: a DSG-only setting was given
 
 
@@ -173,12 +184,11 @@ def test_choose_subsamples_but_keeps_every_class_and_its_folds():
   assert choice.best["lam"] in defaults.LAMS and choice.num_folds == min(5, np.bincount(y).min())
 
 
-def test_auto_length_scale_is_ard_where_the_labels_can_tell_features_apart():
+def test_auto_length_scale_is_ard_where_the_labels_can_tell_features_apart(default_fits):
   x, semi, _ = _binary()
   counts = np.bincount(semi[semi != -1])
   assert counts.min() >= 2 * x.shape[1]                   # 2 rows per feature: "ard"
-  auto = QSGS2AUC(random_state=0).fit(x, semi)
-  ard = QSGS2AUC(length_scale="ard", random_state=0).fit(x, semi)
+  auto, ard = default_fits["auto"], default_fits["ard"]
   assert auto.length_scale_.shape == (3,)
   np.testing.assert_array_equal(auto.length_scale_, ard.length_scale_)
   np.testing.assert_array_equal(auto.decision_function(x), ard.decision_function(x))
@@ -190,9 +200,9 @@ def test_auto_length_scale_is_ard_where_the_labels_can_tell_features_apart():
   np.testing.assert_array_equal(auto.decision_function(x), isotropic.decision_function(x))
 
 
-def test_ard_learns_one_length_scale_per_feature_folded_into_the_input_scale():
-  x, semi, _ = _binary()
-  model = QSGS2AUC(length_scale="ard", random_state=0).fit(x, semi)
+def test_ard_learns_one_length_scale_per_feature_folded_into_the_input_scale(default_fits):
+  x, _, _ = _binary()
+  model = default_fits["ard"]
   assert model.length_scale_.shape == (3,) and np.all(model.length_scale_ > 0)
   span = x.max(axis=0) - x.min(axis=0)
   np.testing.assert_allclose(model.input_scale_, span * model.length_scale_, rtol=1e-12)
@@ -220,15 +230,21 @@ def test_cv_estimator_runs_the_direct_search_and_refit_by_default():
 
 def test_a_new_number_of_rows_does_not_recompile():
   """The direct solver pads rows into buckets: a refit on 7 more rows (a cross_val_score fold)
-  compiles nothing, the automatic choices included (JAX's compilation events counted)."""
+  compiles nothing, the automatic choices included (JAX's compilation events counted).
+
+  lam is given: the choice's CV then solves 1 lam instead of 10 per task, on the host (NumPy:
+  nothing compiled depends on the lam grid); the kernel's sigma, the labeled weight and ARD's
+  length scales are still chosen by the CV and the descent."""
   x, semi, _ = _binary(n=710)               # more rows than landmarks (512): p stays fixed
   compiles = []
   listener = lambda event, duration, **kwargs: compiles.append(event) if event.endswith(
       "backend_compile_duration") else None
-  QSGS2AUC(random_state=0).fit(x[:700], semi[:700])   # a narrow kernel: no ApproximationWarning
+  # The chosen kernel is narrow: no ApproximationWarning.
+  first = QSGS2AUC(lam=1e-3, random_state=0).fit(x[:700], semi[:700])
+  assert first.length_scale_.shape == (3,)                # ARD's descent ran
   jax.monitoring.register_event_duration_secs_listener(listener)
   try:
-    QSGS2AUC(random_state=0).fit(x[:707], semi[:707])
+    QSGS2AUC(lam=1e-3, random_state=0).fit(x[:707], semi[:707])
   finally:
     jax.monitoring.unregister_event_duration_listener(listener)
   with pytest.warns(ApproximationWarning):                # a given one still warns

@@ -3,13 +3,16 @@
 Expected failures are declared through scikit-learn's ``expected_failed_checks``, one line of
 justification each. Counts (scikit-learn 1.9): QS3ORAO passes 50 of 55 checks (4 expected
 failures, 1 skipped by scikit-learn: array-API input), QSGS2AUC 53 of 55 (1 expected failure),
-both for the direct solver (``_DEFAULTS``: QSGS2AUC's "auto" values, per-feature length scales
-included), and QS3ORAO for DSG (``_SMALL``) in ``make test-slow`` only: every check fits on a new
-data shape, which DSG compiles afresh (about 1 minute of the default run for checks of the same
-estimator plumbing the direct instances pass). QSGS2AUC is QS3ORAO restricted to two classes (a
-subclass), so its DSG checks would repeat QS3ORAO's: they are not run. QS3ORAOCV and QSGS2AUCCV
-(``protocol="quick"``, the direct search: about 5 s for both) fail exactly the checks of the
-estimator they refit, for the same reasons.
+both for the direct solver (``_DEFAULTS``: QSGS2AUC's "auto" lam, labeled_weight and one length
+scale, chosen by a CV per fit; QS3ORAO with fixed values). QSGS2AUC as constructed by default
+(``QSGS2AUC(random_state=0)``: "auto" length_scale learns one length scale per feature where the
+labels allow, ``qsg_jax.direct.learn_length_scales``) and QS3ORAO for DSG (``_SMALL``) are
+checked in ``make test-slow`` only: both compile afresh for every data shape, and every check
+fits on new shapes (ARD: 4-19 s per check, 2 minutes in all; DSG: about 1 minute) for
+checks of the same estimator plumbing the default run passes. QSGS2AUC is QS3ORAO restricted to
+two classes (a subclass), so its DSG checks would repeat QS3ORAO's: they are not run. QS3ORAOCV
+and QSGS2AUCCV (``protocol="quick"``, the direct search: about 5 s for both) fail exactly the
+checks of the estimator they refit, for the same reasons.
 """
 
 import pytest
@@ -44,8 +47,9 @@ _EXPECTED_FAILURES["QS3ORAOCV"] = _EXPECTED_FAILURES["QS3ORAO"]     # the estima
 _EXPECTED_FAILURES["QSGS2AUCCV"] = _EXPECTED_FAILURES["QSGS2AUC"]
 
 
-# The defaults (the direct solver, "auto" hyper-parameters) and the direct solver with fixed ones.
-_DEFAULTS = (estimators.QSGS2AUC(random_state=0),
+# The direct solver with "auto" hyper-parameters (one isotropic length scale: its CV reuses
+# programs compiled for padded row buckets) and with fixed ones.
+_DEFAULTS = (estimators.QSGS2AUC(length_scale="isotropic", random_state=0),
              estimators.QS3ORAO(lam=1e-3, labeled_weight=0.5, length_scale=1.0, random_state=0))
 
 
@@ -54,6 +58,14 @@ _expected = lambda estimator: _EXPECTED_FAILURES[type(estimator).__name__]
 
 @parametrize_with_checks(list(_DEFAULTS), expected_failed_checks=_expected)
 def test_sklearn_compatible(estimator, check):
+  check(estimator)
+
+
+# QSGS2AUC() as users construct it: "auto" length_scale, per-feature (ARD) on most check data,
+# which compiles per data shape; tests/test_estimators_auto.py fits ARD through the estimator.
+@pytest.mark.slow   # the same checks, "auto" but isotropic, run by default: test_sklearn_compatible
+@parametrize_with_checks([estimators.QSGS2AUC(random_state=0)], expected_failed_checks=_expected)
+def test_sklearn_compatible_defaults(estimator, check):
   check(estimator)
 
 

@@ -115,10 +115,11 @@ def test_a_data_dir_that_is_not_a_directory_is_refused_not_ignored(tmp_path):
       data_lib.load("cod_rna", data_dir=str(path))
 
 
-def test_help_lists_resume_and_overwrite():
+def test_help_lists_resume_overwrite_and_the_solver():
   text = _script("--help").stdout
   assert "--[no]resume: Continue the run in --output_dir" in text
   assert "--[no]overwrite: Replace the run in --output_dir" in text
+  assert "--solver: <dsg|direct|auto>: How each trial (and --cv) trains: dsg = the" in text
 
 
 def test_empty_output_dir_and_a_missing_data_file_are_short_errors(tmp_path):
@@ -358,8 +359,6 @@ def test_solver_flag_runs_and_records_the_direct_solver(tmp_path):
   proc = _script("--solver=direct", "--num_steps=64", f"--output_dir={tmp_path / 'bad'}")
   assert proc.returncode != 0 and "Traceback" not in proc.stderr
   assert "--solver=direct: ['num_steps'] only mean something to DSG" in proc.stderr
-  assert "--solver: <dsg|direct|auto>: How each trial (and --cv) trains: dsg = the" in _script(
-      "--help").stdout
 
 
 def test_data_files_are_hashed_from_the_loader_description(tmp_path):

@@ -12,11 +12,17 @@ from qsg_jax.engine import losses
 
 
 def test_features_approximate_gaussian_kernel(key):
-  x = jax.random.uniform(jax.random.key(1), (6, 4))
   sigma = 0.7
-  phi = features.block_features(key, 3, x, 40_000, sigma)
-  np.testing.assert_allclose(phi @ phi.T, kernels.gaussian_kernel(x, x, sigma), atol=0.02)
-  np.testing.assert_allclose(jnp.sum(phi * phi, axis=1), 1.0, rtol=1e-5)  # cos^2 + sin^2
+
+  @jax.jit   # one compilation instead of one per eager operation
+  def gram(key):
+    x = jax.random.uniform(jax.random.key(1), (6, 4))
+    phi = features.block_features(key, 3, x, 40_000, sigma)
+    return phi @ phi.T, kernels.gaussian_kernel(x, x, sigma), jnp.sum(phi * phi, axis=1)
+
+  approx, exact, norms = gram(key)
+  np.testing.assert_allclose(approx, exact, atol=0.02)
+  np.testing.assert_allclose(norms, 1.0, rtol=1e-5)  # cos^2 + sin^2
 
 
 def test_blocks_are_regenerated_from_key_and_index(key):
@@ -30,14 +36,18 @@ def test_blocks_are_regenerated_from_key_and_index(key):
 
 
 def test_grouped_scores_equal_sum_over_blocks(key):
-  x = jax.random.normal(jax.random.key(2), (10, 3))
-  coef = jax.random.normal(jax.random.key(3), (4, 6, 2))          # 4 blocks, 2 functions
-  blocks = jnp.arange(4) + 7
-  omega = features.sample_frequency_blocks(key, blocks, 3, 3, 0.3)
-  expected = sum(features.block_features(key, int(b), x, 3, 0.3) @ coef[i]
-                 for i, b in enumerate(blocks))
-  np.testing.assert_allclose(features.grouped_multi_scores(x, omega, coef), expected,
-                             rtol=1e-5, atol=1e-6)
+  @jax.jit   # one compilation instead of one per eager operation
+  def both(key):
+    x = jax.random.normal(jax.random.key(2), (10, 3))
+    coef = jax.random.normal(jax.random.key(3), (4, 6, 2))          # 4 blocks, 2 functions
+    blocks = jnp.arange(4) + 7
+    omega = features.sample_frequency_blocks(key, blocks, 3, 3, 0.3)
+    expected = sum(features.block_features(key, 7 + i, x, 3, 0.3) @ coef[i] for i in range(4))
+    return features.grouped_multi_scores(x, omega, coef), expected
+
+  grouped, expected = both(key)
+  assert float(jnp.max(jnp.abs(expected))) > 1e-2
+  np.testing.assert_allclose(grouped, expected, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("limit", [1.0, 50.0, 1e4, numerics.MAX_PHASE])

@@ -122,35 +122,41 @@ def test_cv_refuses_bad_requests():
 def test_split_lam_is_a_grid_key_scored_by_the_per_split_scores():
   """Task (split_lam, fold) is qsg_jax.fit(split_lam=...) on the fold, scored per split."""
   x_l, y_l, x_u = _ordinal()
-  grid = {"lam": [1e-3], "sigma": [0.5], "gamma": [0.5], "step_size": [1.0],
+  # Two gammas: the 6 plain tasks (split_lam None) fill batches of 5, as in the grids above (the
+  # grouped program compiled once for the module).
+  grid = {"lam": [1e-3], "sigma": [0.5], "gamma": [0.0, 0.5], "step_size": [1.0],
           "split_lam": [None, 0.1]}
   result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, **_CV)
-  assert result.scores.shape == (1, 1, 1, 1, 2, 2) and result.best["split_lam"] in (None, 0.1)
+  assert result.scores.shape == (1, 1, 2, 1, 2, 2) and result.best["split_lam"] in (None, 0.1)
   train, valid = qsg_jax.folds.fold_training_sets(qsg_jax.folds.stratified_folds(y_l, 3, 1), y_l)
   for s, split_lam in enumerate(grid["split_lam"]):
     fitted = qsg_jax.fit(x_l[train[0]], y_l[train[0]], x_u, key=7, num_classes=3, lam=1e-3,
                          sigma=0.5, gamma=0.5, step_size=1.0, split_lam=split_lam, **_SMALL)
     expected = qsg_jax.split_aucs(qsg_jax.split_scores(fitted, x_l), y_l, 3, valid[0])
-    np.testing.assert_allclose(result.fold_scores[0, 0, 0, 0, s, 0], expected, atol=1e-6)
+    np.testing.assert_allclose(result.fold_scores[0, 0, 1, 0, s, 0], expected, atol=1e-6)
   with pytest.raises(ValueError, match="grid's keys are searched"):
     model_selection.cross_validate(x_l, y_l, x_u, grid=grid, sigma=1.0, **_CV)
 
 
 def test_fit_over_grid_equals_separate_fits():
   x_l, y_l, x_u = _ordinal()
-  out = model_selection.fit_over_grid(x_l, y_l, x_u, x_u[:20], {"gamma": [0.0, 1.0],
-                                                                "lam": [1e-3, 1e4]},
+  # A fold's training rows, scored on every labeled row: the shapes of the loop of fits in
+  # test_vmapped_cv_equals_a_loop_of_fits_on_each_fold (the fits' programs compiled once).
+  train, _ = qsg_jax.folds.fold_training_sets(qsg_jax.folds.stratified_folds(y_l, 3, 1), y_l)
+  x_t, y_t = x_l[train[0]], y_l[train[0]]
+  out = model_selection.fit_over_grid(x_t, y_t, x_u, x_l, {"gamma": [0.0, 1.0],
+                                                           "lam": [1e-3, 1e4]},
                                       key=3, sigma=0.5, step_size=2.0, **_SMALL)
   assert [p["gamma"] for p in out["params"]] == [0.0, 0.0, 1.0, 1.0]
   for p, params in enumerate(out["params"]):
     try:
-      fitted = qsg_jax.fit(x_l, y_l, x_u, key=3, sigma=0.5, step_size=2.0, **params, **_SMALL)
+      fitted = qsg_jax.fit(x_t, y_t, x_u, key=3, sigma=0.5, step_size=2.0, **params, **_SMALL)
     except qsg_jax.DivergenceError as error:
       assert out["diverged"][p] and out["messages"][p] == str(error)
       assert np.isnan(out["scores"][p]).all()
       continue
     assert not out["diverged"][p] and out["eta0"][p] == pytest.approx(2.0)
-    np.testing.assert_allclose(out["scores"][p], qsg_jax.decision_function(fitted, x_u[:20]),
+    np.testing.assert_allclose(out["scores"][p], qsg_jax.decision_function(fitted, x_l),
                                rtol=1e-5)   # float32 rounding: a vmapped run sums in another order
   with pytest.raises(ValueError, match="grid must be a non-empty dict of value lists over"):
     model_selection.fit_over_grid(x_l, y_l, x_u, x_u, {"num_steps": [8, 16]})
@@ -171,11 +177,11 @@ def test_folds_subsample_and_best_point():
 
 
 def test_cross_validate_warns_on_unscaled_features_and_minmax_refuses_overflow():
-  x, y, _ = _cv_data.semi_ordinal()
+  x_l, y_l, x_u = _ordinal()
+  # The grid and shapes of test_all_diverging_is_an_error_and_same_shapes_do_not_recompile.
+  grid = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 0.5], "step_size": [1.0]}
   with pytest.warns(UnscaledFeaturesWarning):
-    model_selection.cross_validate(1e4 * x, y, None, grid={"lam": [1e-3], "sigma": [1.0],
-                                                           "gamma": [1.0]}, num_folds=3,
-                                   **_cv_data.TINY)
+    model_selection.cross_validate(1e4 * x_l, y_l, 1e4 * x_u, grid=grid, **_CV)
   with pytest.raises(ValueError, match="spans more than float64 holds"):
     data_lib.minmax_fit([[1e308], [-1e308]])
 
@@ -237,7 +243,7 @@ def test_direct_solver_cv_refuses_dsg_only_settings(changes, pattern):
 
 def test_auto_cv_runs_dsg_when_a_dsg_setting_is_given():
   x_l, y_l, x_u = _ordinal()
-  grid = {"lam": [1e-3], "sigma": [0.5], "gamma": [0.5]}
+  grid = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.5]}   # 6 tasks: batches of 5, as above
   result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, solver="auto", **_CV)
   assert result.solver == "dsg" and result.best["step_size"] == "auto"
 
@@ -245,7 +251,10 @@ def test_auto_cv_runs_dsg_when_a_dsg_setting_is_given():
 def test_a_slow_num_steps_warns_at_the_callers_line():
   x_l, y_l, x_u = _ordinal()
   grid = {"lam": [1e-3], "sigma": [0.5], "gamma": [0.5], "step_size": [1.0]}
+  # The warning comes with the engine's configuration, before the tasks run; the bad method
+  # (refused just after) spares compiling a CV for num_steps=37.
   with pytest.warns(qsg_jax.SlowConfigWarning, match="num_steps=37 has no divisor") as caught:
-    model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=2, num_steps=37,
-                                   num_frequencies=4)
+    with pytest.raises(ValueError, match="method must be 'auto', 'grouped' or 'per_task'"):
+      model_selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=2, num_steps=37,
+                                     num_frequencies=4, method="fast")
   assert caught[0].filename == __file__

@@ -15,7 +15,8 @@ from tests import _cv_data
 
 _SMALL = _cv_data.SMALL
 _ordinal = _cv_data.ordinal
-_CV = dict(num_folds=3, seed=1, key=7, **_SMALL)
+# Batches of 3 tasks (every grid below has at least 3 per sigma): one grouped program per dtype.
+_CV = dict(num_folds=3, seed=1, key=7, tasks_per_batch=3, **_SMALL)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -108,13 +109,18 @@ def test_bench_cv_smoke():
 def test_grouped_cv_and_fit_under_x64_equal_the_float32_run():
   """jax_enable_x64 on, float64 inputs: the engine computes in float32 as without x64."""
   x_l, y_l, x_u = _ordinal()
-  grid = {"lam": [1e-3, 1e-2], "sigma": [1.0], "gamma": [0.5]}
+  grid = {"lam": [1e-3, 1e-2], "sigma": [1.0], "gamma": [0.5]}   # "auto" step sizes
   narrow = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="grouped", **_CV)
-  fitted = qsg_jax.fit(x_l, y_l, x_u, key=7, **_SMALL)
+  # The fit of test_grouped_cv_equals_fit_on_each_fold (fold 0): its float32 programs are
+  # compiled already; only the x64 ones are new.
+  train, _ = qsg_jax.folds.fold_training_sets(qsg_jax.folds.stratified_folds(y_l, 3, seed=1), y_l)
+  kw = dict(key=7, num_classes=3, lam=1e-3, sigma=0.5, gamma=0.7, step_size=1.0, **_SMALL)
+  fitted = qsg_jax.fit(x_l[train[0]], y_l[train[0]], x_u, **kw)
   with jax.enable_x64(True):
     x_l64, x_u64 = x_l.astype(np.float64), x_u.astype(np.float64)
     wide = model_selection.cross_validate(x_l64, y_l, x_u64, grid=grid, method="grouped", **_CV)
-    scores = qsg_jax.decision_function(qsg_jax.fit(x_l64, y_l, x_u64, key=7, **_SMALL), x_u64)
+    scores = qsg_jax.decision_function(qsg_jax.fit(x_l64[train[0]], y_l[train[0]], x_u64, **kw),
+                                       x_l64)
   np.testing.assert_allclose(wide.fold_scores, narrow.fold_scores, atol=1e-6)
-  np.testing.assert_allclose(scores, qsg_jax.decision_function(fitted, x_u), rtol=1e-5,
+  np.testing.assert_allclose(scores, qsg_jax.decision_function(fitted, x_l), rtol=1e-5,
                              atol=1e-6)

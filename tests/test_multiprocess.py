@@ -119,6 +119,7 @@ def test_the_comparison_fails_when_a_process_differs():
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"),
                     reason="measures peak resident memory through Linux /proc")
+@pytest.mark.slow   # 2 processes, a 256 MiB file (test_direct runs 2 processes by default)
 def test_each_process_reads_only_its_own_strata(tmp_path):
   n_u, d = 1 << 20, 64                     # 256 MiB of float32; each of 2 processes owns half
   _write_data(tmp_path, n_u=8, d=d)

@@ -300,6 +300,7 @@ def test_mean_square_prediction_and_slope_fit_closed_forms():
     rate.fit_slope(steps, steps ** -0.4, fit_from=1000)
 
 
+@pytest.mark.slow   # reproduction smoke run (experiments.online_pairwise_rate): `make test-slow`
 def test_rate_experiment_smoke(tmp_path):
   from experiments import online_pairwise_rate as rate  # pylint: disable=g-import-not-at-top
   out = rate.run_all(output_dir=tmp_path, thetas=(0.6,), num_steps=2000, num_repeats=2, dim=4,
@@ -318,6 +319,7 @@ def test_rate_experiment_smoke(tmp_path):
   assert len(aucs) == 2 and all(0.5 < a <= 1.0 for a in aucs)   # T = 100 and T = 1000
 
 
+@pytest.mark.slow   # benchmark smoke run (experiments.bench_online_pairwise): `make test-slow`
 def test_benchmark_smoke(tmp_path):
   from experiments import bench_online_pairwise as bench  # pylint: disable=g-import-not-at-top
   res = bench.run_all(output_dir=tmp_path, dim=3, at_step=50, measure_steps=50,

@@ -39,6 +39,7 @@ def _assert_outputs(out, stem):
   return payload, markdown, table
 
 
+@pytest.mark.slow   # reproduction smoke run (experiments.timing_vs_unlabeled): `make test-slow`
 def test_timing_script_times_every_method_and_reports_the_ratio(tmp_path):
   lines = []
   payload = timing.run(timing.Settings(
@@ -95,6 +96,7 @@ def test_exact_methods_above_the_cap_are_marked_out_of_memory_or_capped(monkeypa
   assert status == timing.OOM and "n = 300" in message and "GiB" in message
 
 
+@pytest.mark.slow   # reproduction smoke run (experiments.auc_comparison): `make test-slow`
 def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   lines = []
   payload = auc_comparison.run(auc_comparison.Settings(

@@ -53,11 +53,16 @@ def test_minibatch_weights_are_class_shares_over_batch_size():
 def test_score_grads_match_jax_grad(name):
   k = 3
   y, f_l, f_u = _problem(k, n_l=12, n_u=7, seed=1)
-  pos_w, neg_w = risk.subproblem_weights(jnp.asarray(y), jnp.bincount(jnp.asarray(y), length=k))
   gamma = jnp.array([0.3, 0.8])
-  g_l, g_u = risk.score_grads(name, jnp.asarray(f_l), jnp.asarray(f_u), pos_w, neg_w, gamma)
-  ref_l, ref_u = jax.grad(risk.minibatch_risk, argnums=(1, 2))(
-      name, jnp.asarray(f_l), jnp.asarray(f_u), pos_w, neg_w, gamma)
+
+  @jax.jit   # one compilation instead of one per eager operation
+  def both(y, f_l, f_u):
+    pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=k))
+    return (risk.score_grads(name, f_l, f_u, pos_w, neg_w, gamma),
+            jax.grad(risk.minibatch_risk, argnums=(1, 2))(name, f_l, f_u, pos_w, neg_w, gamma))
+
+  (g_l, g_u), (ref_l, ref_u) = both(jnp.asarray(y), jnp.asarray(f_l), jnp.asarray(f_u))
+  assert float(jnp.max(jnp.abs(ref_l))) > 1e-3 and float(jnp.max(jnp.abs(ref_u))) > 1e-3
   np.testing.assert_allclose(g_l, ref_l, rtol=1e-5, atol=1e-7)
   np.testing.assert_allclose(g_u, ref_u, rtol=1e-5, atol=1e-7)
 
@@ -66,21 +71,26 @@ def test_update_is_gradient_step_on_the_current_block(key):
   """alpha_i = -eta grad_alpha R(f_prev + alpha . phi_i) at alpha = 0 (Eq. 13 vs jax.grad)."""
   k, m, eta = 3, 5, 0.7
   y, f_l, f_u = _problem(k, n_l=12, n_u=7, seed=2)
-  x_l = jax.random.uniform(jax.random.key(1), (12, 4))
-  x_u = jax.random.uniform(jax.random.key(2), (7, 4))
-  phi_l = features.block_features(key, 0, x_l, m, 0.5)
-  phi_u = features.block_features(key, 0, x_u, m, 0.5)
-  pos_w, neg_w = risk.subproblem_weights(jnp.asarray(y), jnp.bincount(jnp.asarray(y), length=k))
   gamma = jnp.array([0.5, 0.5])
 
-  def objective(alpha):
-    return risk.minibatch_risk("squared", f_l + phi_l @ alpha, f_u + phi_u @ alpha, pos_w, neg_w,
-                               gamma)
+  @jax.jit   # one compilation instead of one per eager operation
+  def both(key, y, f_l, f_u):
+    x_l = jax.random.uniform(jax.random.key(1), (12, 4))
+    x_u = jax.random.uniform(jax.random.key(2), (7, 4))
+    phi_l = features.block_features(key, 0, x_l, m, 0.5)
+    phi_u = features.block_features(key, 0, x_u, m, 0.5)
+    pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=k))
 
-  g_l, g_u = risk.score_grads("squared", jnp.asarray(f_l), jnp.asarray(f_u), pos_w, neg_w, gamma)
-  alpha = -eta * (g_l @ phi_l + g_u @ phi_u)
-  np.testing.assert_allclose(alpha, -eta * jax.grad(objective)(jnp.zeros(2 * m)), rtol=1e-5,
-                             atol=1e-7)
+    def objective(alpha):
+      return risk.minibatch_risk("squared", f_l + phi_l @ alpha, f_u + phi_u @ alpha, pos_w,
+                                 neg_w, gamma)
+
+    g_l, g_u = risk.score_grads("squared", f_l, f_u, pos_w, neg_w, gamma)
+    return -eta * (g_l @ phi_l + g_u @ phi_u), -eta * jax.grad(objective)(jnp.zeros(2 * m))
+
+  alpha, expected = both(key, jnp.asarray(y), jnp.asarray(f_l), jnp.asarray(f_u))
+  assert float(jnp.max(jnp.abs(expected))) > 1e-3
+  np.testing.assert_allclose(alpha, expected, rtol=1e-5, atol=1e-7)
 
 
 def test_binary_case_is_qsg_s2auc_risk():

@@ -58,6 +58,7 @@ def _fake_loader(name, data_dir=None):
   return types.SimpleNamespace(x=np.asarray(x, np.float64), y=np.asarray(y))
 
 
+@pytest.mark.slow   # reproduction smoke run (Table 3): `make test-slow`
 def test_table3_runs_on_a_loader_with_the_dataset_interface(tmp_path):
   rows, payload = roc_svm_tables.run_table3(
       datasets=("skin",), splits=1, skin_subsample=500, test_fraction=0.5, lam_grid=(1e-3,),
@@ -83,6 +84,7 @@ def test_table3_on_the_real_accelerometer_data(shared_data_dir):
   assert 50.0 < payload["raw"]["accelerometer"]["linear"]["auc"][0] <= 100.0
 
 
+@pytest.mark.slow   # benchmark smoke run (experiments.bench_roc_svm): `make test-slow`
 def test_benchmark_times_every_method_and_projects_the_streamed_one():
   rows, payload = bench_roc_svm.run_benchmark(
       sizes=(250,), full_stream_max_n=200, repeats=1, n_test=5000, log=_quiet)
@@ -124,6 +126,7 @@ def test_kernel_benchmark_reports_stages_paper_time_and_refusals(monkeypatch):
   assert set(payload["radial_over_linear"]) == {"Table 3 toy radial"}
 
 
+@pytest.mark.slow   # reproduction smoke run (experiments.roc_svm_theorem4): `make test-slow`
 def test_theorem4_measures_the_gap_and_plots(tmp_path):
   assert roc_svm_theorem4.landmark_counts(1000) == {"100": 100, "300": 300, "n/log n": 145}
   rows, _ = roc_svm_theorem4.gaps(sizes=(250,), repetitions=1, ds=(20,), log=_quiet)

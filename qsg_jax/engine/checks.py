@@ -7,6 +7,8 @@ bool, and ``poisoned`` turns a run with invalid values into NaN coefficients and
 instead of finite wrong numbers.
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -118,6 +120,22 @@ def check_split_lam(config: EngineConfig, hyper: Hyperparams) -> None:
                      "split_lam=None.")
 
 
+def _schedule_values(schedule, num_steps: int) -> np.ndarray:
+  """[num_steps - 1] float64 eta_1.. of a schedule callable, one compilation per (schedule,
+  num_steps): a fit trains in segments, each checked (a jit made per call compiled per segment)."""
+  try:
+    return _cached_schedule_values(schedule, num_steps)
+  except TypeError:   # an unhashable callable: computed every time
+    return _cached_schedule_values.__wrapped__(schedule, num_steps)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_schedule_values(schedule, num_steps: int) -> np.ndarray:
+  values = np.asarray(jax.jit(jax.vmap(schedule))(jnp.arange(1, num_steps)), np.float64)
+  values.flags.writeable = False
+  return values
+
+
 def check_hyper(hyper: Hyperparams, config: EngineConfig):
   """Shapes always, values when concrete (the checks ``qsg_jax.fit`` makes on its arguments),
   and a schedule callable whose eta_t lam reaches 1 after step 0 (``step.decay``)."""
@@ -135,8 +153,7 @@ def check_hyper(hyper: Hyperparams, config: EngineConfig):
       if not np.all(ok(v)):
         raise ValueError(f"hyper.{name} must be {want}; received {v.tolist()}.")
   if config.schedule is not None and hyper.eta0 is None and readable(hyper.lam):
-    eta = np.asarray(jax.jit(jax.vmap(config.schedule))(jnp.arange(1, config.num_steps)),
-                     np.float64)
+    eta = _schedule_values(config.schedule, config.num_steps)
     rate = eta * float(hyper.lam)
     if np.any(rate >= 1):
       t = int(np.argmax(rate >= 1)) + 1
