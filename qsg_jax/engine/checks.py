@@ -124,9 +124,10 @@ def _schedule_values(schedule, num_steps: int) -> np.ndarray:
   """[num_steps - 1] float64 eta_1.. of a schedule callable, one compilation per (schedule,
   num_steps): a fit trains in segments, each checked (a jit made per call compiled per segment)."""
   try:
-    return _cached_schedule_values(schedule, num_steps)
+    hash(schedule)
   except TypeError:   # an unhashable callable: computed every time
     return _cached_schedule_values.__wrapped__(schedule, num_steps)
+  return _cached_schedule_values(schedule, num_steps)
 
 
 @functools.lru_cache(maxsize=32)
