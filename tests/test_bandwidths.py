@@ -25,7 +25,7 @@ def _data(k=3, n_l=36, n_u=50, d=3, seed=0):
 # dozens of small programs); tests on ``_problem()``'s shapes share the compilations.
 _fold_scores = jax.jit(bandwidths.fold_scores)
 _cv_terms = jax.jit(bandwidths.cv_terms)
-_cv_loss = jax.jit(bandwidths.cv_loss)
+_cv_loss_and_grad = jax.jit(jax.value_and_grad(bandwidths.cv_loss))   # the loss: one compile
 _fold_system = jax.jit(bandwidths.fold_system)
 
 
@@ -37,16 +37,27 @@ def _problem(k=3, gamma=0.4, num_features=20, num_folds=3, seed=0):
   return x_l, y, x_u, gamma, problem
 
 
-def _literal_objective(beta, c_l, c_u, gram, y, k, lam, gamma):
+def _literal_objective(beta, c_l, c_u, gram, y, k, lam, gamma, rows):
   """lam/2 beta^T K beta + mean_j [gamma_j R_PN + (1 - gamma_j)(R_PU + R_NU)] with explicit pair
-  matrices (ordinal paper Eqs. 7-9; pooled positives / negatives weighted n_c / n_P)."""
+  matrices (ordinal paper Eqs. 7-9; pooled positives / negatives weighted n_c / n_P), over the
+  labeled points with rows == 1 (a fold's training set: a 0/1 mask, so that one compilation
+  serves every fold)."""
   f_l, f_u = c_l @ beta, c_u @ beta
-  loss = lambda a, b: jnp.mean((1.0 - a[:, None] + b[None, :]) ** 2)
+
+  def loss(a, a_in, b, b_in):          # the mean over the pairs of a[a_in == 1], b[b_in == 1]
+    pairs = a_in[:, None] * b_in[None, :]
+    return jnp.sum(pairs * (1.0 - a[:, None] + b[None, :]) ** 2) / jnp.sum(pairs)
+
+  every_u = jnp.ones_like(f_u)
   risks = []
   for j in range(k - 1):
-    f_p, f_n = f_l[y > j], f_l[y <= j]
-    risks.append(gamma[j] * loss(f_p, f_n) + (1 - gamma[j]) * (loss(f_p, f_u) + loss(f_u, f_n)))
+    pos, neg = rows * (y > j), rows * (y <= j)
+    risks.append(gamma[j] * loss(f_l, pos, f_l, neg)
+                 + (1 - gamma[j]) * (loss(f_l, pos, f_u, every_u) + loss(f_u, every_u, f_l, neg)))
   return 0.5 * lam * beta @ gram @ beta + jnp.mean(jnp.stack(risks))
+
+
+_literal_gradient = jax.jit(jax.grad(_literal_objective), static_argnums=5)   # k static
 
 
 def test_split_coefficients_give_mean_system():
@@ -89,7 +100,7 @@ def test_fold_system_matches_mean_system_of_the_fold_moments():
 
 def test_fold_solution_minimizes_the_literal_objective():
   x_l, y, x_u, gamma, problem = _problem(gamma=0.4)
-  lam, log_s = 0.05, jnp.log(jnp.array([0.3, 0.5, 0.8]))
+  lam, log_s = 0.05, np.log(np.array([0.3, 0.5, 0.8]))   # float64, as every test's log_s
 
   @jax.jit
   def kernels(log_s):
@@ -109,9 +120,8 @@ def test_fold_solution_minimizes_the_literal_objective():
                           problem.point_weight[f], problem.unlabeled_weight[f],
                           problem.class_mean[f], problem.low[f], problem.target[f])
       beta = solve_fold(q, r, gram, lam, jitter=0.0)
-      train = problem.class_mean[f].sum(axis=0) > 0
-      literal = lambda b: _literal_objective(b, c_l[train], c_u, gram, y[train], 3, lam, gamma)
-      grad_of = jax.jit(jax.grad(literal))
+      train = (problem.class_mean[f].sum(axis=0) > 0).astype(np.float64)
+      grad_of = lambda b: _literal_gradient(b, c_l, c_u, gram, y, 3, lam, gamma, train)
       grad = grad_of(beta)
       scale = jnp.abs(grad_of(jnp.zeros_like(beta))).max()
       assert float(jnp.abs(grad).max()) < 1e-8 * float(scale)
@@ -150,10 +160,10 @@ def test_cv_loss_gradient_matches_finite_differences():
   with jax.enable_x64(True):
     problem = jax.tree.map(jnp.asarray, problem)
     log_s = jnp.log(jnp.array([0.4, 0.6, 1.2]))
-    grad = jax.jit(jax.grad(bandwidths.cv_loss))(log_s, problem, lam)
+    _, grad = _cv_loss_and_grad(log_s, problem, lam)
     eps = 1e-5
-    numeric = [(_cv_loss(log_s.at[i].add(eps), problem, lam)
-                - _cv_loss(log_s.at[i].add(-eps), problem, lam)) / (2 * eps)
+    loss = lambda log_s: _cv_loss_and_grad(log_s, problem, lam)[0]
+    numeric = [(loss(log_s.at[i].add(eps)) - loss(log_s.at[i].add(-eps))) / (2 * eps)
                for i in range(3)]
   np.testing.assert_allclose(grad, np.array(numeric), rtol=1e-5, atol=1e-9)
 
@@ -195,8 +205,10 @@ def test_irrelevant_features_grow_and_test_auc_improves(synthetic):
 
 def test_deterministic_given_key(synthetic):
   x_l, y_l, x_u, _, _, (scales, _) = synthetic
-  again = bandwidths.learn_length_scales(x_l, y_l, x_u, key=0, **_SYNTHETIC)
-  np.testing.assert_array_equal(again, scales)
+  # The same key twice gives the same scales bit for bit: checked by default on two descents
+  # (the "auto" and "ard" fits, the same inputs and key: assert_array_equal of their length
+  # scales) in tests/test_estimators_auto.py's
+  # test_auto_length_scale_is_ard_where_the_labels_can_tell_features_apart.
   compiled = bandwidths.descend._cache_size()
   other = bandwidths.learn_length_scales(x_l, y_l, x_u, key=1, **_SYNTHETIC)
   assert bandwidths.descend._cache_size() == compiled        # same shapes: no recompilation
@@ -209,7 +221,7 @@ def test_padding_changes_no_fold_term_and_new_sizes_reuse_the_compilation():
   padded = bandwidths.pad(problem)
   n_l, n_u = x_l.shape[0], problem.x_unlabeled.shape[0]
   assert padded.x_labeled.shape[0] == 64 > n_l and padded.x_unlabeled.shape[0] == 64 > n_u
-  log_s = jnp.log(jnp.array([0.5, 1.0, 2.0]))
+  log_s = np.log(np.array([0.5, 1.0, 2.0]))   # float64, as every test's log_s
   with jax.enable_x64(True):
     plain = np.asarray(_fold_scores(log_s, problem, 0.01))
     both = np.asarray(_fold_scores(log_s, padded, 0.01))
@@ -245,8 +257,10 @@ def test_zero_steps_and_supervised():
   np.testing.assert_array_equal(
       bandwidths.learn_length_scales(x_l, y, x_u, num_steps=0, length_scale=[1.0, 2.0, 3.0]),
       [1.0, 2.0, 3.0])
-  scales = bandwidths.learn_length_scales(x_l, y, None, gamma=1.0, num_steps=3, num_features=8,
-                                          min_per_scale=0.0)
+  # The settings of test_too_few_labels_per_feature_learn_one_common_factor's `free` descent
+  # (supervised, k = 2, 3 folds x 2 repeats, <= 32 labeled): one compilation.
+  scales = bandwidths.learn_length_scales(x_l, y, None, gamma=1.0, num_steps=5, num_features=8,
+                                          min_per_scale=0.0, select="surrogate")
   assert scales.shape == (3,) and np.all(np.isfinite(scales) & (scales > 0))
 
 
@@ -277,22 +291,27 @@ def test_bad_inputs():
 def test_validation_key_and_folds_limited_by_smallest_class():
   x_l, y, x_u = _data(k=2, n_l=20)
   y = np.zeros(20, np.int32)
-  y[:2] = 1                              # 2 positives: two folds at most
-  scales = bandwidths.learn_length_scales(x_l, y, x_u, num_steps=2, num_features=8, num_folds=5,
-                                          key=jax.random.key(7), min_per_scale=0.0)
+  y[:3] = 1                              # 3 positives: three folds at most
+  # The settings and shapes of test_too_few_labels_per_feature_learn_one_common_factor's `free`
+  # descent (supervised, k = 2, 3 folds x 2 repeats, <= 32 labeled): one compilation.
+  scales = bandwidths.learn_length_scales(x_l, y, None, gamma=1.0, num_steps=5, num_features=8,
+                                          num_folds=5, key=jax.random.key(7), min_per_scale=0.0,
+                                          select="surrogate")
   assert scales.shape == (3,)
 
 
 def test_too_few_labels_per_feature_learn_one_common_factor():
-  x_l, _, x_u = _data(k=2, n_l=30)
+  x_l, _, _ = _data(k=2, n_l=30)
   y = (x_l[:, 0] > np.sort(x_l[:, 0])[-6]).astype(np.int32)       # 5 positives, 3 features
+  # Supervised (gamma = 1, no unlabeled points): the descents of test_zero_steps_and_supervised
+  # and test_validation_key_and_folds_limited_by_smallest_class share `free`'s compilation.
   with pytest.warns(bandwidths.LengthScaleWarning, match="smallest labeled class has 5 points"):
-    scales = bandwidths.learn_length_scales(x_l, y, x_u, num_steps=5, num_features=8,
+    scales = bandwidths.learn_length_scales(x_l, y, None, gamma=1.0, num_steps=5, num_features=8,
                                             length_scale=[1.0, 2.0, 4.0], select="surrogate")
   ratio = scales / np.array([1.0, 2.0, 4.0])
   np.testing.assert_allclose(ratio, ratio[0], rtol=1e-12)
   assert abs(ratio[0] - 1.0) > 1e-3
-  free = bandwidths.learn_length_scales(x_l, y, x_u, num_steps=5, num_features=8,
+  free = bandwidths.learn_length_scales(x_l, y, None, gamma=1.0, num_steps=5, num_features=8,
                                         length_scale=[1.0, 2.0, 4.0], min_per_scale=1.0,
                                         select="surrogate")
   assert np.ptp(free / np.array([1.0, 2.0, 4.0])) > 1e-6
@@ -312,7 +331,7 @@ def test_penalty_split_into_anisotropy_and_scale():
   with jax.enable_x64(True):
     problem = jax.tree.map(jnp.asarray, problem)
     s0, s = jnp.zeros(3), jnp.array([0.3, -0.2, 0.5])
-    base = _cv_loss(s, problem, 0.01)
+    base, _ = _cv_loss_and_grad(s, problem, 0.01)
     objective = jax.jit(bandwidths.objective)
     both = objective(s, s0, problem, 0.01, jnp.array([0.2, 0.2])) - base
     np.testing.assert_allclose(both, 0.2 * jnp.mean(s**2), rtol=1e-12)

@@ -70,6 +70,11 @@ def _paper_risk(method, f, pos, neg, unl, gamma, prior):
   return (1 + gamma) * r_pn - gamma * r_nu
 
 
+# Both risks as one program each for every case below (one shape), not one per eager operation.
+_RISK = jax.jit(pairwise_risk.risk)
+_QUADRATIC_FORM_RISK = jax.jit(pairwise_risk.quadratic_form_risk)
+
+
 @pytest.mark.parametrize("method,gamma", [("samult", 0.3), ("samult", 1.0), ("pnu_auc", 0.7),
                                           ("pnu_auc", -0.6), ("pnu_auc", 0.0)])
 def test_matrix_forms_equal_explicit_double_sums(method, gamma):
@@ -81,9 +86,8 @@ def test_matrix_forms_equal_explicit_double_sums(method, gamma):
   coef, const = COEFFICIENTS[method](jnp.float32(gamma), jnp.float32(prior))
   group_w = pairwise_risk.group_weights(pos, neg, unl)
   f = jnp.asarray(f)
-  np.testing.assert_allclose(pairwise_risk.risk(f, group_w, coef, const), expected, rtol=1e-5)
-  np.testing.assert_allclose(pairwise_risk.quadratic_form_risk(f, group_w, coef, const),
-                             expected, rtol=1e-4)
+  np.testing.assert_allclose(_RISK(f, group_w, coef, const), expected, rtol=1e-5)
+  np.testing.assert_allclose(_QUADRATIC_FORM_RISK(f, group_w, coef, const), expected, rtol=1e-4)
 
 
 def test_empty_group_contributes_nothing():
@@ -110,6 +114,12 @@ def _objective_parts(model, y_l):
   return kernel, group_w, coef, const, model.lam[0]
 
 
+# The objective and its gradient as one program each (the same shapes for every case below),
+# instead of one compilation per eager operation.
+_OBJECTIVE = jax.jit(pairwise_risk.objective)
+_OBJECTIVE_GRAD = jax.jit(jax.grad(pairwise_risk.objective))
+
+
 @pytest.mark.parametrize("method,gamma", [("samult", 0.0), ("samult", 0.6), ("pnu_auc", 0.5),
                                           ("pnu_auc", -0.4)])
 def test_closed_form_is_the_minimizer(method, gamma):
@@ -119,7 +129,7 @@ def test_closed_form_is_the_minimizer(method, gamma):
   with jax.enable_x64(True):
     model = FITS[method](x_l, y_l, x_u, lam=0.25, sigma=2.0, gamma=gamma, dtype=jnp.float64)
     kernel, group_w, coef, const, lam = _objective_parts(model, y_l)
-    grad = jax.grad(pairwise_risk.objective)(model.alpha[0], kernel, group_w, coef, const, lam)
+    grad = _OBJECTIVE_GRAD(model.alpha[0], kernel, group_w, coef, const, lam)
     assert float(jnp.max(jnp.abs(grad))) < 1e-9
 
     pos, neg, unl = (np.asarray(m) for m in _groups(y_l, x_u.shape[0]))
@@ -147,7 +157,7 @@ def test_closed_form_is_the_minimizer(method, gamma):
                             options=dict(maxiter=2000, gtol=1e-10, ftol=1e-15))
     f_closed = km @ np.asarray(model.alpha[0])
     np.testing.assert_allclose(root @ res.x, f_closed, atol=1e-5)
-    objective = pairwise_risk.objective(model.alpha[0], kernel, group_w, coef, const, lam)
+    objective = _OBJECTIVE(model.alpha[0], kernel, group_w, coef, const, lam)
     assert float(objective) <= res.fun + 1e-9
     np.testing.assert_allclose(float(objective), res.fun, rtol=1e-7)
 
@@ -270,12 +280,13 @@ def test_exact_qsg_minimizes_the_engine_objective_with_one_function():
     assert model.alpha.shape == (1, 110) and model.binary
     kernel = kernels.gaussian_kernel(model.centers, model.centers, 2.0)
     size = lambda g: float(jnp.max(jnp.abs(g)))
-    grad = jax.grad(_engine_objective)
-    at_zero = size(grad(jnp.zeros(110), kernel, y_l, gamma, 0.3))
+    # One program for the three gradients (kernel and labels fixed, alpha and gamma traced).
+    grad = jax.jit(lambda a, g: jax.grad(_engine_objective)(a, kernel, y_l, g, 0.3))
+    at_zero = size(grad(jnp.zeros(110), gamma))
     # risk.subproblem_weights works in float32, hence 1e-7 rather than float64 rounding.
-    assert size(grad(model.alpha[0], kernel, y_l, gamma, 0.3)) < 1e-7 * at_zero
+    assert size(grad(model.alpha[0], gamma)) < 1e-7 * at_zero
     # Not a stationary point of a neighbouring problem: the test can tell objectives apart.
-    assert size(grad(model.alpha[0], kernel, y_l, gamma[::-1], 0.3)) > 1e-3 * at_zero
+    assert size(grad(model.alpha[0], gamma[::-1].copy())) > 1e-3 * at_zero
 
     xb_l, yb_l, xb_u, _ = _binary()
     exact = baselines.fit_exact_qsg(xb_l, yb_l, xb_u, lam=0.25, sigma=2.0, gamma=0.4,

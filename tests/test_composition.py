@@ -36,14 +36,11 @@ def _run(key, lam=1e-2):
   return state.f_labeled
 
 
-def test_jit_a_whole_training_run():
-  key = jax.random.key(0)
-  np.testing.assert_allclose(jax.jit(_run)(key), _run(key), rtol=1e-5, atol=1e-6)
-
-
-def test_vmap_trials_over_keys():
+def test_jit_a_whole_training_run_and_vmap_it_over_keys():
+  """The README's pattern: vmap of a jitted whole run (init + train) gives, trial by trial, the
+  un-jitted run's scores (one compilation for both, instead of a jit and a vmap test each)."""
   keys = jax.random.split(jax.random.key(1), 3)
-  batched = jax.vmap(_run)(keys)
+  batched = jax.vmap(jax.jit(_run))(keys)
   looped = jnp.stack([_run(k) for k in keys])
   np.testing.assert_allclose(batched, looped, rtol=1e-5, atol=1e-6)
   assert not np.allclose(batched[0], batched[1])   # different keys, different trials
@@ -53,17 +50,17 @@ def test_features_and_derivatives_inside_another_jax_model():
   """A linear model on qsg_jax's random features, trained with a pairwise loss through jax.grad;
   its gradient equals the chain rule written with ``subproblem_derivatives`` (l1', l2')."""
   key = jax.random.key(2)
-  x = jax.random.uniform(key, (12, 3))
-  y = jnp.arange(12) % 2
+  x = jnp.asarray(np.random.default_rng(2).random((12, 3)), jnp.float32)
+  y = np.arange(12) % 2
   omega = engine.features.sample_frequencies(key, 0, 8, 3, 1.0)           # [m, d]
   loss = engine.losses.get_loss("squared")
-  pos, neg = (y == 1).astype(jnp.float32), (y == 0).astype(jnp.float32)
+  pos, neg = (y == 1).astype(np.float32), (y == 0).astype(np.float32)
 
   def model_loss(w):
     f = engine.features.fourier_features(x, omega) @ w                     # [n]
     return jnp.sum(pos[:, None] * neg[None, :] * loss.value(f[:, None], f[None, :]))
 
-  w = jax.random.normal(jax.random.key(3), (16,))
+  w = jnp.asarray(np.random.default_rng(3).normal(size=16), jnp.float32)
 
   @jax.jit   # one compilation instead of one per eager operation
   def by_hand_and_grad(w):
@@ -83,10 +80,11 @@ def test_features_and_derivatives_inside_another_jax_model():
     updates, opt_state = opt.update(jax.grad(model_loss)(w), opt_state)
     return optax.apply_updates(w, updates), opt_state
 
-  opt_state, start = opt.init(w), model_loss(w)
+  loss_of = jax.jit(model_loss)   # one compilation for both evaluations, not one per eager op
+  opt_state, start = opt.init(w), loss_of(w)
   for _ in range(20):
     w, opt_state = sgd_step(w, opt_state)
-  assert model_loss(w) < start
+  assert loss_of(w) < start
 
 
 def test_optax_schedule_as_the_step_size():

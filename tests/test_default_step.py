@@ -39,8 +39,16 @@ def test_curvature_is_the_largest_eigenvalue_of_kernel_times_hessian(sigma, gamm
   assert eta0 == pytest.approx(min(STEP_SIZE_MAX, 1 / (expected + 0.01)), rel=1e-4)
 
 
-def test_fit_defaults_to_the_auto_step_and_numbers_stay_literal():
+def _fold_training_set(fold=0):
+  """(x_l, y_l, x_u) of fold ``fold``'s training set in ``_assert_auto_step_cv_equals_fits`` (3
+  folds, seed 1): 33 labeled points, the shapes of its fits (their compilations are shared)."""
   x_l, y_l, x_u = _ordinal()
+  train, _ = qsg_jax.folds.fold_training_sets(qsg_jax.folds.stratified_folds(y_l, 3, seed=1), y_l)
+  return x_l[train[fold]], y_l[train[fold]], x_u
+
+
+def test_fit_defaults_to_the_auto_step_and_numbers_stay_literal():
+  x_l, y_l, x_u = _fold_training_set()
   fitted = qsg_jax.fit(x_l, y_l, x_u, key=2, sigma=8.0, lam=1e-3, gamma=0.5, **_SMALL)
   eta0 = auto_step.auto_step_size(x_l, y_l, x_u, 3, 8.0, 1e-3, 0.5, jax.random.key(2), 16)
   assert fitted.metrics["eta"][0] == pytest.approx(eta0, rel=1e-6)
@@ -85,7 +93,8 @@ def test_cv_auto_step_equals_fit_with_the_auto_step_on_each_fold():
   _assert_auto_step_cv_equals_fits(result, x_l, y_l, x_u)
   # The memory check counts the capped kernel: an unlabeled batch far larger than the data
   # (100,000 rows drawn from the unlabeled set) was refused as a 100,000 x 100,000 kernel.
-  fitted = qsg_jax.fit(x_l, y_l, x_u, **dict(_SMALL, unlabeled_batch_size=100_000))
+  # 8 steps: each scores 100,000 points (64 steps took most of this test's run time).
+  fitted = qsg_jax.fit(x_l, y_l, x_u, **dict(_SMALL, unlabeled_batch_size=100_000, num_steps=8))
   assert np.isfinite(qsg_jax.decision_function(fitted, x_l)).all()
 
 

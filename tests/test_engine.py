@@ -1,4 +1,7 @@
-"""The blocked engine against the literal Algorithm 1, plus determinism, vmap and recompilation."""
+"""The blocked engine against the literal Algorithm 1, plus determinism and recompilation (vmap
+over keys: test_composition.py)."""
+
+import functools
 
 import chex
 import jax
@@ -29,40 +32,63 @@ def _run(key, data, hyper, config):
   return engine.train(state, data, hyper, config, config.num_steps)
 
 
+def _theta_over_t(t):
+  """theta / (t + 1) with theta = 2: with lam = 0.75, eta_0 lam = 1.5 (a negative decay); eta_1
+  = 1, so lam = 1 gives eta lam = 1 exactly past step 0 (refused)."""
+  return 2.0 / (t + 1.0)
+
+
+_SMALL_CONFIG = dict(num_steps=16, num_frequencies=4, unlabeled_batch_size=8, chunk_size=8,
+                     block_group=4)
+
+
 # Each case compiles its own train and reference_fit (most of this file's time), so the cases
-# are merged: one per loss, and together every k (2, 3, 4), both labeled modes (all / mini-batch)
-# and both unlabeled pools (chunked / cached). The squared loss on mini-batches and both pools is
-# also checked against reference_fit by test_split_corrections.py's
-# test_split_lam_none_is_the_literal_algorithm.
+# are merged: one per loss, and together every k (2, 3, 4), both labeled modes (all / mini-batch),
+# both unlabeled pools (chunked / cached) and both step rules (eta0 / schedule). Each case's
+# config is also the one of other tests here, which reuse its compilations: the squared case is
+# _SMALL_CONFIG with k = 3 (test_same_key_same_result_and_no_recompile,
+# test_train_chunk_init_and_model_of_check_their_inputs), the logistic case the schedule run
+# (test_running_scale_is_exact_for_a_negative_decay, test_step_size_is_set_exactly_once,
+# test_huge_lam_keeps_the_ranking_and_a_fixed_step_past_one_is_refused). The squared loss on
+# mini-batches and both pools is also checked against a literal port (the extended one with
+# lam_g = inf) by test_split_corrections.py's test_split_lam_none_is_the_literal_algorithm.
+# Logistic case: the run with a schedule (and no eta0), cached unlabeled pool, chunks and groups
+# other than the other cases'; lam = 0.75 with theta / (t + 1) gives a negative decay.
+_SCHEDULE_CONFIG = engine.EngineConfig(num_classes=2, num_steps=24, num_frequencies=4,
+                                       unlabeled_batch_size=8, chunk_size=6, block_group=3,
+                                       schedule=_theta_over_t, cache_unlabeled=True,
+                                       loss="logistic")
 CASES = {
-    "ordinal_minibatch_hinge": dict(k=4, labeled_batch_size=5, loss="hinge"),
-    "binary_logistic_cached_unlabeled": dict(k=2, labeled_batch_size=None, loss="logistic",
-                                             cache=True),
-    "ordinal_all_labeled_squared": dict(k=3, labeled_batch_size=None, loss="squared"),
+    "ordinal_minibatch_hinge": (
+        4, dict(lam=0.01), engine.EngineConfig(
+            num_classes=4, num_steps=48, num_frequencies=6, labeled_batch_size=5,
+            unlabeled_batch_size=8, loss="hinge", chunk_size=12, block_group=4)),
+    "binary_logistic_cached_unlabeled_schedule": (2, dict(lam=0.75, eta0=None),
+                                                  _SCHEDULE_CONFIG),
+    "ordinal_all_labeled_squared": (3, dict(lam=0.01), engine.EngineConfig(num_classes=3,
+                                                                           **_SMALL_CONFIG)),
 }
 
 
-def _case_config(case):
-  spec = CASES[case]
-  return engine.EngineConfig(num_classes=spec["k"], num_steps=48, num_frequencies=6,
-                             labeled_batch_size=spec["labeled_batch_size"],
-                             unlabeled_batch_size=8, loss=spec["loss"], chunk_size=12,
-                             block_group=4, cache_unlabeled=spec.get("cache", False))
+@functools.lru_cache(maxsize=None)
+def _literal_run(case, lam=None):
+  """(data, hyper, config, trained state, reference_fit's alphas) of a case with key 0 (the
+  ``key`` fixture's), cached: tests that only read a case's run share it."""
+  k, hyper_args, config = CASES[case]
+  key, data = jax.random.key(0), _data(k)
+  hyper = _hyper(k, **dict(hyper_args, **({} if lam is None else dict(lam=lam))))
+  state, _ = _run(key, data, hyper, config)
+  return data, hyper, config, state, reference.reference_fit(key, data, hyper, config)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_engine_equals_literal_algorithm(case, key):
-  k = CASES[case]["k"]
-  data = _data(k)
-  hyper = _hyper(k)
-  config = _case_config(case)
-  state, _ = _run(key, data, hyper, config)
-  alphas = reference.reference_fit(key, data, hyper, config)
+def test_engine_equals_literal_algorithm(case):
+  data, hyper, config, state, alphas = _literal_run(case)
   assert float(jnp.max(jnp.abs(alphas))) > 1e-3  # the run did learn something
   np.testing.assert_allclose(state.scale * state.coef, alphas, rtol=2e-4, atol=2e-6)
   # Cached labeled scores and chunked prediction equal Algorithm 2.
-  f_literal = reference.predict_literal(state.feature_key, alphas, 48, data.x_labeled, 6,
-                                        hyper.sigma)
+  f_literal = reference.predict_literal(state.feature_key, alphas, config.num_steps,
+                                        data.x_labeled, config.num_frequencies, hyper.sigma)
   np.testing.assert_allclose(state.f_labeled, f_literal, rtol=1e-4, atol=1e-5)
   model = engine.model_of(state, hyper)
   np.testing.assert_allclose(engine.model_scores(model, data.x_labeled, block_group=4,
@@ -70,42 +96,20 @@ def test_engine_equals_literal_algorithm(case, key):
                              f_literal, rtol=1e-4, atol=1e-5)
 
 
-def _theta_over_t(t):
-  """theta / (t + 1) with theta = 3: with lam = 0.5, eta_0 lam = 1.5 (a negative decay)."""
-  return 3.0 / (t + 1.0)
-
-
-# The run with a schedule (and no eta0), shared by two tests: one compilation of train and of
-# reference_fit. Cached unlabeled pool, chunks and groups other than the literal cases'.
-_SCHEDULE_CONFIG = engine.EngineConfig(num_classes=2, num_steps=24, num_frequencies=4,
-                                       unlabeled_batch_size=8, chunk_size=6, block_group=3,
-                                       schedule=_theta_over_t, cache_unlabeled=True)
-
-
-@pytest.fixture(scope="module")
-def schedule_run():
-  """(state, reference alphas) of ``_SCHEDULE_CONFIG`` with lam = 0.5, eta0 = None."""
-  key, data, hyper = jax.random.key(0), _data(2), _hyper(2, lam=0.5, eta0=None)
-  state, _ = _run(key, data, hyper, _SCHEDULE_CONFIG)
-  return state, reference.reference_fit(key, data, hyper, _SCHEDULE_CONFIG)
-
-
-def test_running_scale_is_exact_when_the_decay_hits_zero(key):
+def test_running_scale_is_exact_when_the_decay_hits_zero():
   """eta_0 lam = 1 zeroes the old coefficients. Traced hyper-parameters: the squared literal
   case's compilations (train and reference_fit) are reused."""
-  data = _data(3)
-  hyper = _hyper(3, lam=1.0, eta0=1.0)
-  config = _case_config("ordinal_all_labeled_squared")
-  state, _ = _run(key, data, hyper, config)
-  alphas = reference.reference_fit(key, data, hyper, config)
+  _, _, _, state, alphas = _literal_run("ordinal_all_labeled_squared", lam=1.0)
   assert float(jnp.max(jnp.abs(alphas))) > 1e-3
   np.testing.assert_allclose(state.scale * state.coef, alphas, rtol=2e-4, atol=2e-6)
   assert np.all(np.isfinite(state.coef))
 
 
-def test_running_scale_is_exact_for_a_negative_decay(schedule_run):
-  """eta lam > 1 flips the sign of the old coefficients (theta / t, theta lam = 1.5)."""
-  state, alphas = schedule_run
+def test_running_scale_is_exact_for_a_negative_decay():
+  """eta lam > 1 flips the sign of the old coefficients (theta / t, theta lam = 1.5): the
+  logistic literal case's run."""
+  _, hyper, config, state, alphas = _literal_run("binary_logistic_cached_unlabeled_schedule")
+  assert config.schedule is _theta_over_t and float(hyper.lam) * _theta_over_t(0) == 1.5
   assert float(jnp.max(jnp.abs(alphas))) > 1e-3
   np.testing.assert_allclose(state.scale * state.coef, alphas, rtol=2e-4, atol=2e-6)
   assert np.all(np.isfinite(state.coef))
@@ -114,8 +118,7 @@ def test_running_scale_is_exact_for_a_negative_decay(schedule_run):
 def test_same_key_same_result_and_no_recompile(key):
   data = _data(3)
   hyper = _hyper(3)
-  config = engine.EngineConfig(num_classes=3, num_steps=16, num_frequencies=4,
-                               unlabeled_batch_size=8, chunk_size=8, block_group=4)
+  config = engine.EngineConfig(num_classes=3, **_SMALL_CONFIG)   # the squared literal case's
   first, _ = _run(key, data, hyper, config)
   compiled = engine.loop._train_jit._cache_size()  # pylint: disable=protected-access
   # Same shapes, new values (hyper-parameters are traced, not static): no new compilation.
@@ -128,20 +131,9 @@ def test_same_key_same_result_and_no_recompile(key):
   assert engine.loop._train_jit._cache_size() == compiled  # pylint: disable=protected-access
 
 
-def test_vmap_over_keys_equals_separate_runs():
-  data = _data(2)
-  hyper = _hyper(2)
-  config = engine.EngineConfig(num_classes=2, num_steps=16, num_frequencies=4,
-                               unlabeled_batch_size=8, chunk_size=8, block_group=4)
-  keys = jax.random.split(jax.random.key(3), 2)
-  states = jax.vmap(lambda k: engine.init(k, data, config))(keys)
-  batched, _ = jax.vmap(lambda s: engine.train(s, data, hyper, config, 16))(states)
-  for i in range(2):
-    single, _ = _run(keys[i], data, hyper, config)
-    # Equal up to float32 rounding: vmapped reductions may add in another order (an H100 moved
-    # one of 128 coefficients by 1.5e-7 at max |coef| = 0.46).
-    np.testing.assert_allclose(batched.coef[i], single.coef, rtol=1e-5,
-                               atol=1e-6 * float(np.abs(single.coef).max()))
+# vmap over keys equals separate runs: test_composition.py's
+# test_jit_a_whole_training_run_and_vmap_it_over_keys (a test here compiled one more vmapped
+# train for the same check).
 
 
 class DsgUpdateVariantsTest(chex.TestCase):
@@ -216,11 +208,11 @@ def test_invalid_config_is_refused_where_it_is_built(changes, error, match):
 
 
 def test_train_refuses_step_counts_that_break_algorithm_1(key):
-  """The config, data and vmapped call of test_vmap_over_keys_equals_separate_runs: nothing new
-  to compile."""
+  """_SMALL_CONFIG with k = 2, the config of
+  test_huge_lam_keeps_the_ranking_and_a_fixed_step_past_one_is_refused: nothing new to
+  compile."""
   data = _data(2)
-  config = engine.EngineConfig(num_classes=2, num_steps=16, num_frequencies=4,
-                               unlabeled_batch_size=8, chunk_size=8, block_group=4)
+  config = engine.EngineConfig(num_classes=2, **_SMALL_CONFIG)
   state = engine.init(key, data, config)
   with pytest.raises(ValueError, match="positive multiple of config.chunk_size=8"):
     engine.train(state, data, _hyper(2), config, 12)
@@ -229,14 +221,15 @@ def test_train_refuses_step_counts_that_break_algorithm_1(key):
   state, _ = engine.train(state, data, _hyper(2), config, 16)
   with pytest.raises(ValueError, match="has done 16 of config.num_steps=16 steps"):
     engine.train(state, data, _hyper(2), config, 8)
-  # A vmapped (traced) state cannot be checked up front: past the end it gets NaN, never a
-  # model with clipped rows.
-  states = jax.tree.map(lambda a: jnp.stack([a, a]), state)
-  over, _ = jax.vmap(lambda s: engine.train(s, data, _hyper(2), config, 16))(states)
+  # A traced state (under jit or vmap) cannot be checked up front: past the end it gets NaN,
+  # never a model with clipped rows. train's jitted program, called directly, sees only traced
+  # values (a vmap compiled one more program for the same check).
+  train_jit = engine.loop._train_jit  # pylint: disable=protected-access
+  over, _ = train_jit(state, data, _hyper(2), config, 16)
   assert np.all(np.isnan(over.coef))
 
 
-def test_step_size_is_set_exactly_once(key, schedule_run):
+def test_step_size_is_set_exactly_once(key):
   data = _data(2)
   config = _SCHEDULE_CONFIG
   state = engine.init(key, data, config)
@@ -244,10 +237,10 @@ def test_step_size_is_set_exactly_once(key, schedule_run):
     engine.train(state, data, _hyper(2), config, 24)
   with pytest.raises(ValueError, match="neither"):
     engine.train(state, data, _hyper(2, eta0=None), config.replace(schedule=None), 24)
-  # The schedule alone runs (train and reference_fit compiled once, by the shared fixture), and
-  # is the literal Algorithm 1.
-  scheduled, _ = engine.train(state, data, _hyper(2, lam=0.5, eta0=None), config, 24)
-  _, alphas = schedule_run
+  # The schedule alone runs (train and reference_fit compiled once, for the logistic literal
+  # case), and is the literal Algorithm 1.
+  scheduled, _ = engine.train(state, data, _hyper(2, lam=0.75, eta0=None), config, 24)
+  alphas = _literal_run("binary_logistic_cached_unlabeled_schedule")[-1]
   np.testing.assert_allclose(scheduled.scale * scheduled.coef, alphas, rtol=2e-4, atol=2e-6)
 
 
@@ -374,10 +367,6 @@ def _binary_auc(scores, y):
   return float(np.mean(pos[:, None] > neg[None, :]) + 0.5 * np.mean(pos[:, None] == neg[None, :]))
 
 
-_SMALL_CONFIG = dict(num_steps=16, num_frequencies=4, unlabeled_batch_size=8, chunk_size=8,
-                     block_group=4)
-
-
 # [False]: slow (two more train compilations); [True] checks the same float32 boundary
 # (numerics.as_float32 in init, train, model_scores and split_scores) with corrections on.
 @pytest.mark.parametrize("corrections", [pytest.param(False, marks=pytest.mark.slow), True])
@@ -412,21 +401,28 @@ def test_engine_trains_under_x64_as_in_float32(corrections, key):
                                          ("sigma", 0.0), ("gamma", 1.5), ("split_lam", 0.0),
                                          ("split_lam", np.nan)])
 def test_invalid_traced_hyperparameters_give_nan_and_concrete_ones_raise(name, value, key):
+  """train refuses concrete invalid values; its jitted program, which sees only traced values
+  (as under jit or vmap), gives NaN for them. The program is called directly with the refused
+  values: the config of test_engine_trains_under_x64_as_in_float32[True], whose compilation is
+  reused (a vmap over [good, bad] compiled one more program)."""
   config = engine.EngineConfig(num_classes=3, split_corrections=True, **_SMALL_CONFIG)
   data = _data(3)
   good = _hyper(3)._replace(split_lam=jnp.float32(0.3))
   bad = good._replace(**{name: jnp.full(jnp.shape(getattr(good, name)), value, jnp.float32)})
+  state = engine.init(key, data, config)
   with pytest.raises(ValueError, match=f"hyper.{name} must be"):
-    engine.train(engine.init(key, data, config), data, bad, config, 16)
-  grid = jax.tree.map(lambda a, b: jnp.stack([a, b]), good, bad)
-  states, _ = jax.vmap(lambda h: _run(key, data, h, config))(grid)
-  assert np.all(np.isfinite(states.head_coef[0])) and np.all(np.isnan(states.head_coef[1]))
-  assert np.all(np.isnan(states.f_labeled[1]))
+    engine.train(state, data, bad, config, 16)
+  train_jit = engine.loop._train_jit  # pylint: disable=protected-access
+  fine, _ = train_jit(state, data, good, config, 16)
+  poisoned, _ = train_jit(state, data, bad, config, 16)
+  assert np.all(np.isfinite(fine.head_coef)) and np.all(np.isnan(poisoned.head_coef))
+  assert np.all(np.isnan(poisoned.f_labeled))
 
 
 def test_huge_lam_keeps_the_ranking_and_a_fixed_step_past_one_is_refused(key):
   """lam = 1e10: the exact decay after step 0 is 1e-10 > 0; 1 - fl(eta_1) lam rounds to +-1e-7
-  and once flipped f (AUC 0.21). A schedule with eta lam >= 1 after step 0 is refused."""
+  and once flipped f (AUC 0.21). A schedule with eta lam >= 1 after step 0 is refused, and gives
+  NaN when lam is traced."""
   data = _data(2)
   config = engine.EngineConfig(num_classes=2, **_SMALL_CONFIG)
   y = np.asarray(data.y_labeled)
@@ -434,15 +430,20 @@ def test_huge_lam_keeps_the_ranking_and_a_fixed_step_past_one_is_refused(key):
   huge, _ = _run(key, data, _hyper(2, lam=1e10), config)
   assert _binary_auc(np.asarray(huge.f_labeled), y) > 0.75
   assert _binary_auc(np.asarray(normal.f_labeled), y) > 0.75
-  fixed = config.replace(schedule=lambda t: 0.5)
-  state = engine.init(key, data, fixed)
+  # The logistic literal case's schedule 2 / (t + 1): eta_1 = 1, so lam = 1 gives eta lam = 1
+  # past step 0; its run with lam = 0.75 (eta lam = 0.75 past step 0) is finite.
+  state = engine.init(key, data, _SCHEDULE_CONFIG)
+  refused = _hyper(2, lam=1.0, eta0=None)
   with pytest.raises(ValueError, match=r"eta lam = 1 >= 1 makes Eq. \(14\)'s decay"):
-    engine.train(state, data, _hyper(2, lam=2.0, eta0=None), fixed, 16)
-  lams = jnp.array([1.0, 2.0], jnp.float32)   # traced: eta lam = 0.5 runs, 1 gives NaN
-  states, _ = jax.vmap(lambda lam: engine.train(state, data, _hyper(2, eta0=None)._replace(
-      lam=lam), fixed, 16))(lams)
-  alphas = states.scale[:, None, None] * states.coef
-  assert np.all(np.isfinite(alphas[0])) and np.all(np.isnan(alphas[1]))
+    engine.train(state, data, refused, _SCHEDULE_CONFIG, 24)
+  # Traced (train's jitted program called directly sees no concrete lam, as under jit or vmap):
+  # NaN, never a model with a flipped decay. The logistic case's compilation is reused.
+  train_jit = engine.loop._train_jit  # pylint: disable=protected-access
+  poisoned, _ = train_jit(state, data, refused, _SCHEDULE_CONFIG, 24)
+  assert np.all(np.isnan(poisoned.scale * poisoned.coef))
+  _, ok_hyper, _, ok_state, _ = _literal_run("binary_logistic_cached_unlabeled_schedule")
+  assert float(ok_hyper.lam) * _theta_over_t(1) < 1.0
+  assert np.all(np.isfinite(ok_state.scale * ok_state.coef))
 
 
 def test_train_chunk_init_and_model_of_check_their_inputs(key):

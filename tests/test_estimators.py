@@ -43,8 +43,13 @@ def _fitted_attributes(estimator):
 # Fixed lam and labeled_weight: tests of other things skip the automatic choice's CV.
 _PINNED = dict(lam=1e-3, labeled_weight=0.5)
 
+# One size for the tests' DSG fits below: 100 labeled rows (k = 2 or 3) beside 50 unlabeled
+# ones, or 150 labeled ones; with the same engine settings (``_FAST``) they share 4 compiled
+# training programs between them instead of compiling one per test.
+_N = 150
 
-def _data(n=600, seed=0):
+
+def _data(n=_N, seed=0):
   rng = np.random.default_rng(seed)
   x = rng.random((n, 3))
   latent = 2 * x[:, 0] + np.sin(4 * x[:, 1])
@@ -54,11 +59,13 @@ def _data(n=600, seed=0):
   return x, y, y_semi
 
 
+_FAST = dict(length_scale=0.5, learning_rate=1.0, num_steps=64, num_frequencies=8, random_state=0,
+             **_PINNED)
+
+
 def test_ordinal_estimator_fits_predicts_and_scores():
   x, y, y_semi = _data()
-  model = estimators.QS3ORAO(length_scale=0.5, learning_rate=2.0, num_steps=128,
-                             num_frequencies=16, random_state=0,   # seeded: the AUC varies by seed
-                             **_PINNED)
+  model = estimators.QS3ORAO(**_FAST)   # seeded: the AUC varies by seed
   model.fit(x, y_semi)
   np.testing.assert_array_equal(model.classes_, [10, 20, 30])
   assert set(np.unique(model.predict(x))) <= {10, 20, 30}
@@ -74,8 +81,7 @@ def test_ordinal_estimator_fits_predicts_and_scores():
 def test_binary_estimator_and_errors():
   x, y, y_semi = _data()
   binary = np.where(y_semi == -1, -1, (y_semi > 10).astype(int))
-  model = estimators.QSGS2AUC(length_scale=0.5, learning_rate=1.0, num_steps=64,
-                              num_frequencies=8, unlabeled_label=-1, **_PINNED)
+  model = estimators.QSGS2AUC(unlabeled_label=-1, **_FAST)
   model.fit(x, binary)
   assert model.score(x, (y > 10).astype(int)) > 0.8
   with pytest.raises(ValueError, match="exactly 2 labeled classes"):
@@ -86,12 +92,8 @@ def test_binary_estimator_and_errors():
     estimators.QS3ORAO(num_steps=8).fit(x, np.where(y_semi == -1, -1, 10))
 
 
-_FAST = dict(length_scale=0.5, learning_rate=1.0, num_steps=64, num_frequencies=8, random_state=0,
-             **_PINNED)
-
-
 def test_labels_that_would_silently_become_classes_are_refused():
-  x, _, y_semi = _data(n=120)
+  x, _, y_semi = _data()
   model = estimators.QS3ORAO(**_FAST)
   with_nan = y_semi.astype(float)
   with_nan[7] = np.nan
@@ -116,20 +118,19 @@ def test_labels_that_would_silently_become_classes_are_refused():
 
 
 def test_fully_labeled_y_is_a_supervised_fit_and_pipelines_with_defaults_work():
-  x, y, _ = _data(n=100)   # classes of about 33 rows: "auto" learns ARD (6 rows per class needed)
+  x, y, _ = _data()   # classes of about 50 rows: "auto" learns ARD (6 rows per class needed)
   x = x * 1000.0 - 3.0   # far outside [0, 1]: the estimator min-max scales inside
   for model in (estimators.QS3ORAO(random_state=0),         # the defaults: direct, "auto"
-                estimators.QS3ORAO(num_steps=256, random_state=0, **_PINNED)):   # DSG
+                estimators.QS3ORAO(**_FAST)):                # DSG
     model.fit(x, y)
     assert model.score(x, y) > 0.8 and model.labeled_weight_ == 1.0
-  pipeline = make_pipeline(StandardScaler(), estimators.QS3ORAO(num_steps=256, random_state=0,
-                                                                **_PINNED))
+  pipeline = make_pipeline(StandardScaler(), estimators.QS3ORAO(**_FAST))
   assert pipeline.fit(x, y).score(x, y) > 0.8     # once raised DivergenceError
 
 
 def test_input_validation_through_sklearn():
   pd = pytest.importorskip("pandas")
-  x, _, y_semi = _data(n=120)
+  x, _, y_semi = _data()
   model = estimators.QS3ORAO(**_FAST)
   with pytest.raises(NotFittedError, match="not fitted yet"):
     model.predict(x)
@@ -147,7 +148,7 @@ def test_input_validation_through_sklearn():
 
 
 def test_random_state_conventions_and_binary_decision_sign():
-  x, y, _ = _data(n=120)
+  x, y, _ = _data()
   binary = (y > 10).astype(int)
   fresh = [estimators.QSGS2AUC(**dict(_FAST, random_state=None)).fit(x, binary).seed_
            for _ in range(2)]
@@ -169,7 +170,7 @@ def test_random_state_conventions_and_binary_decision_sign():
 
 def test_a_minus_one_that_could_be_a_class_needs_an_explicit_marker():
   """Sentiment -1 / 0 / +1: the default "auto" marker must not drop the class -1 silently."""
-  x, y, _ = _data(n=150)
+  x, y, _ = _data()
   sentiment = y // 10 - 2                                   # classes -1, 0, 1
   with pytest.raises(ValueError, match=r"rows -1 and the classes \[0, 1\].*unlabeled_label=None"):
     estimators.QS3ORAO(**_FAST).fit(x, sentiment)
@@ -188,7 +189,7 @@ def test_a_minus_one_that_could_be_a_class_needs_an_explicit_marker():
 
 
 def test_a_failed_refit_leaves_the_fitted_estimator_as_it_was():
-  x, _, y_semi = _data(n=150)
+  x, _, y_semi = _data()
   model = estimators.QS3ORAO(**_FAST).fit(x, y_semi)
   before = model.decision_function(x)
   state = {k: v for k, v in vars(model).items() if k.endswith("_")}
@@ -269,9 +270,10 @@ def test_the_papers_names_still_work_with_a_future_warning():
   assert "pass labeled_weight" in messages[1] and "SVC gamma is the kernel width" in messages[1]
   assert "pass learning_rate" in messages[2]
   np.testing.assert_array_equal(old.decision_function(x), new.fit(x, y_semi).decision_function(x))
+  fixed = dict(labeled_weight=0.3, learning_rate=1.0)   # old's values: no CV, no curvature rule
   with pytest.warns(FutureWarning):   # the papers' sigma = 0.1 is length_scale sqrt(5)
-    by_sigma = estimators.QS3ORAO(sigma=0.1, **common).fit(x, y_semi)
-  papers = estimators.QS3ORAO(length_scale=float(np.sqrt(5.0)), **common)
+    by_sigma = estimators.QS3ORAO(sigma=0.1, **fixed, **common).fit(x, y_semi)
+  papers = estimators.QS3ORAO(length_scale=float(np.sqrt(5.0)), **fixed, **common)
   np.testing.assert_array_equal(by_sigma.decision_function(x),
                                 papers.fit(x, y_semi).decision_function(x))
   with pytest.raises(ValueError, match="sigma=2.0 and length_scale=1.0 are both set"):
@@ -282,7 +284,7 @@ def test_the_papers_names_still_work_with_a_future_warning():
 
 def test_a_model_file_written_with_the_papers_names_loads_with_the_new_ones():
   x, _, y_semi = _cv_data.semi_ordinal()
-  model = estimators.QS3ORAO(length_scale=0.5, labeled_weight=0.3, unlabeled_label=-1,
+  model = estimators.QS3ORAO(length_scale=0.5, labeled_weight=0.3, lam=1e-3, unlabeled_label=-1,
                              random_state=0, **_cv_data.TINY).fit(x, y_semi)
   arrays, meta = model._to_arrays()
   renamed = {"length_scale", "labeled_weight", "learning_rate", "sigma", "gamma", "step_size"}
@@ -358,8 +360,8 @@ def test_one_length_scale_per_feature_divides_the_scaled_columns():
 def test_minus_one_beside_two_classes_marks_the_unlabeled_rows_of_a_binary_estimator():
   """scikit-learn's convention works as it is where -1 cannot be a class: a binary estimator
   with classes {0, 1}; ambiguous labels are still refused with the fix."""
-  x, y, _ = _data(n=150)
-  binary = np.where(np.arange(150) % 3 == 0, -1, (y > 10).astype(int))
+  x, y, _ = _data()
+  binary = np.where(np.arange(_N) % 3 == 0, -1, (y > 10).astype(int))
   auto = estimators.QSGS2AUC(**_FAST).fit(x, binary)
   explicit = estimators.QSGS2AUC(unlabeled_label=-1, **_FAST).fit(x, binary)
   np.testing.assert_array_equal(auto.classes_, [0, 1])

@@ -77,7 +77,8 @@ def test_cv_estimator_errors():
 def test_cv_estimator_takes_what_the_plain_one_takes():
   """random_state=None (a fresh seed, recorded) and fully labeled y (supervised, gamma 1)."""
   x_l, y_l, _ = _ordinal()
-  model = estimators.QS3ORAOCV(grid=_GRID, cv=3, random_state=None, **_SMALL).fit(x_l, y_l)
+  grid = dict(_GRID, lam=[1e-3])   # labeled_weight 0 or 1: supervised data leave 1 only
+  model = estimators.QS3ORAOCV(grid=grid, cv=3, random_state=None, **_SMALL).fit(x_l, y_l)
   assert isinstance(model.seed_, int) and model.best_params_["labeled_weight"] == 1.0
   assert model.best_estimator_.get_params()["random_state"] == model.seed_
 
@@ -97,13 +98,13 @@ def test_cv_estimator_cross_validates_on_the_points_its_refit_sees():
   x, _, y_semi = _cv_data.semi_ordinal()
   grid = {"lam": [1e-3], "length_scale": [20.0, 0.4], "labeled_weight": [0.5]}
   search = estimators.QS3ORAOCV(unlabeled_label=-1, grid=grid, cv=3, **_cv_data.TINY)
-  fits = [clone(search).fit(scale * x, y_semi) for scale in (1.0, 100.0)]
+  frame = pd.DataFrame(x, columns=["a", "b", "c"])   # a DataFrame: its column names are kept
+  fits = [clone(search).fit(scale * frame, y_semi) for scale in (1.0, 100.0)]
   # Min-max scaling makes 100 x the same data as x: same CV scores, same pick, same model.
   np.testing.assert_allclose(fits[0].cv_results_["mean_test_score"],
                              fits[1].cv_results_["mean_test_score"], rtol=1e-6)
   assert fits[0].best_params_ == fits[1].best_params_
-  frame = pd.DataFrame(x, columns=["a", "b", "c"])
-  model = clone(search).fit(frame, y_semi)
+  model = fits[0]
   np.testing.assert_array_equal(model.feature_names_in_, ["a", "b", "c"])
   with pytest.raises(ValueError, match="same order"):
     model.predict(frame[["c", "b", "a"]])

@@ -116,23 +116,29 @@ def test_a_data_dir_that_is_not_a_directory_is_refused_not_ignored(tmp_path):
 
 
 def test_help_lists_resume_overwrite_and_the_solver():
-  text = _script("--help").stdout
+  """The help text of the script's flags (the ones ``cli.script`` defines; the CLI itself runs
+  in test_the_command_line_is_quiet_and_never_replaces_a_finished_run)."""
+  text = _flag_values().get_help()
   assert "--[no]resume: Continue the run in --output_dir" in text
   assert "--[no]overwrite: Replace the run in --output_dir" in text
   assert "--solver: <dsg|direct|auto>: How each trial (and --cv) trains: dsg = the" in text
 
 
-def test_empty_output_dir_and_a_missing_data_file_are_short_errors(tmp_path):
-  proc = _script("--output_dir=")
-  assert proc.returncode != 0 and "--output_dir must not be empty" in proc.stderr
-  assert "Traceback" not in proc.stderr
+def test_empty_output_dir_and_a_missing_data_file_are_short_errors(tmp_path, monkeypatch):
+  """In process: the errors are ones the CLI prints as "error: ..." with exit status 2
+  (``cli.SHORT_ERRORS``; that path runs as a subprocess in
+  test_the_command_line_is_quiet_and_never_replaces_a_finished_run), and "--output_dir=" is
+  refused at parsing (test_flags_are_checked_at_parsing_with_the_flag_value_and_range)."""
   with pytest.raises(store_lib.StoreError, match="--output_dir is empty"):
     store_lib.RunStore("", "run").start({})
-  proc = _script("--dataset=sgemm", f"--output_dir={tmp_path / 'out'}",
-                 env={"QSG_JAX_DATA": str(tmp_path / "none"), "QSG_JAX_DOWNLOAD": "0"})
-  assert proc.returncode == 2
-  assert proc.stderr.startswith("error: dataset 'sgemm' needs file(s) that were not found")
-  assert "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) <= 20
+  monkeypatch.setenv("QSG_JAX_DATA", str(tmp_path / "none"))
+  monkeypatch.setenv("QSG_JAX_DOWNLOAD", "0")
+  settings = run.Settings(dataset="sgemm", output_dir=str(tmp_path / "out"), progress=False)
+  with pytest.raises(cli.SHORT_ERRORS) as info:
+    run.run(settings, log=lambda _: None)
+  assert isinstance(info.value, data_lib.DataNotFoundError)
+  assert str(info.value).startswith("dataset 'sgemm' needs file(s) that were not found")
+  assert len(str(info.value).splitlines()) <= 20
   assert not (tmp_path / "out").exists()        # nothing written for a run that cannot start
 
 
@@ -286,6 +292,8 @@ def test_killed_run_resumes_to_the_uninterrupted_numbers(tmp_path):
 
 
 def test_the_command_line_is_quiet_and_never_replaces_a_finished_run(tmp_path):
+  """The main job through its command line (a subprocess): a short report on stdout, nothing on
+  stderr, the results, report and plots written; run again, it refuses to replace them."""
   out = tmp_path / "run"
   first = _script("--trials=2", f"--output_dir={out}", *_FAST)
   assert first.returncode == 0, first.stderr[-3000:]
@@ -294,6 +302,12 @@ def test_the_command_line_is_quiet_and_never_replaces_a_finished_run(tmp_path):
   assert lines[0].startswith("QS3ORAO on lev") and len(lines) <= 10
   assert [line.split(":")[0] for line in lines[1:3]] == ["trial 1/2", "trial 2/2"]
   assert first.stderr == ""
+  assert "ordinal AUC" in first.stdout and "scored on" in first.stdout
+  summary = json.loads((out / "run.json").read_text())
+  assert len(summary["trials"]) == 2 and 0.6 < summary["auc_mean"] <= 1.0
+  assert (out / "run.md").read_text().startswith("# QS3ORAO on lev")
+  for png in ("run_auc.png", "run_roc.png", "run_max_abs_score.png"):
+    assert (out / png).stat().st_size > 0
   before = (out / "run.json").stat().st_mtime_ns
   again = _script("--trials=2", f"--output_dir={out}", *_FAST)
   assert again.returncode == 2 and again.stderr.startswith(f"error: {out} holds the finished "
@@ -356,9 +370,11 @@ def test_solver_flag_runs_and_records_the_direct_solver(tmp_path):
   assert run.solver_of(run.Settings(solver="auto")) == "direct"
   assert run.solver_of(run.Settings(solver="auto", num_steps=64)) == "dsg"
   assert run.solver_of(run.Settings()) == "dsg"   # the papers' reproduction by default
-  proc = _script("--solver=direct", "--num_steps=64", f"--output_dir={tmp_path / 'bad'}")
-  assert proc.returncode != 0 and "Traceback" not in proc.stderr
-  assert "--solver=direct: ['num_steps'] only mean something to DSG" in proc.stderr
+  bad = dataclasses.replace(settings, num_steps=64, output_dir=str(tmp_path / "bad"))
+  with pytest.raises(cli.SHORT_ERRORS, match=r"--solver=direct: \['num_steps'\] only mean "
+                                             "something to DSG"):
+    run.run(bad, log=lambda _: None)
+  assert not (tmp_path / "bad").exists()
 
 
 def test_data_files_are_hashed_from_the_loader_description(tmp_path):

@@ -20,19 +20,9 @@ def run_module(module, *args, env=None):
   return proc.stdout
 
 
-def test_main_job_on_embedded_default(tmp_path):
-  out = run_module("experiments.run", "--trials=2", "--num_steps=64", "--num_frequencies=8",
-                   f"--output_dir={tmp_path}")
-  assert "QS3ORAO on lev" in out and "ordinal AUC" in out and "scored on" in out
-  summary = json.loads((tmp_path / "run.json").read_text())
-  assert len(summary["trials"]) == 2 and 0.6 < summary["auc_mean"] <= 1.0
-  assert (tmp_path / "run.md").read_text().startswith("# QS3ORAO on lev")
-  for png in ("run_auc.png", "run_roc.png", "run_max_abs_score.png"):
-    assert (tmp_path / png).stat().st_size > 0
-
-
 def test_main_job_binary_on_a_mesh_in_process(tmp_path):
-  """The binary main job, in this process (the CLI's subprocess path: the test above), sharding
+  """The binary main job, in this process (the CLI's subprocess path: test_experiments_run's
+  test_the_command_line_is_quiet_and_never_replaces_a_finished_run), sharding
   over a mesh of this process's devices (several: the next test). Unknown dataset names are
   refused by run.Settings before any run (test_experiments_run)."""
   lines = []

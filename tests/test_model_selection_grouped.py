@@ -25,8 +25,9 @@ def test_collapsed_squared_grads_equal_the_pairwise_sums(seed):
   rng = np.random.default_rng(seed)
   k, s, b = 4, 13, 7
   y = np.arange(s) % k
-  train = rng.random(s) < 0.7
-  train[:k] = True                                      # every class keeps a training slot
+  train = np.zeros(s, bool)                             # 9 training slots of 13 (one shape for
+  train[:k] = True                                      # every seed): each class keeps one,
+  train[k + rng.permutation(s - k)[:5]] = True          # the others drawn
   p, n = risk.subproblem_weights(jnp.asarray(y[train]), jnp.bincount(y[train], length=k))
   pos_w = np.zeros((k - 1, s), np.float32)
   neg_w = np.zeros((k - 1, s), np.float32)

@@ -25,21 +25,22 @@ EXPECTED_FAILED_CHECKS = {
 _expected = lambda est: EXPECTED_FAILED_CHECKS[est.kernel]
 
 
-# The linear kernel's training loop compiles once per number of features, which nearly every
-# check changes: with Adamax (about 1 s each) rather than the default L-BFGS (about 2.5 s each).
-# The Nystrom kernel has 5 features whatever the data: L-BFGS, as constructed by default.
+# The training loop compiles once per data shape, which nearly every check changes: with Adamax
+# (about 1 s each) rather than the default L-BFGS (about 2.5 s each), for either kernel.
 @estimator_checks.parametrize_with_checks(
     [ROCSVM(optimizer="adamax", random_state=0),
-     ROCSVM(kernel="nystrom", num_landmarks=5, random_state=0)],
+     ROCSVM(kernel="nystrom", num_landmarks=5, optimizer="adamax", random_state=0)],
     expected_failed_checks=_expected)
 def test_sklearn_estimator_checks(estimator, check):
   check(estimator)
 
 
-# The default linear ROCSVM (L-BFGS; fitted by the tests below on one data shape).
-@pytest.mark.slow   # the same checks, linear kernel with Adamax: test_sklearn_estimator_checks
-@estimator_checks.parametrize_with_checks([ROCSVM(random_state=0)],
-                                          expected_failed_checks=_expected)
+# The default ROCSVMs (L-BFGS; fitted by the tests below on one data shape each:
+# test_estimator_matches_fit_and_roc_auc_score, test_nystrom_estimator_and_target_sensitivity).
+@pytest.mark.slow   # the same checks, each kernel with Adamax: test_sklearn_estimator_checks
+@estimator_checks.parametrize_with_checks(
+    [ROCSVM(random_state=0), ROCSVM(kernel="nystrom", num_landmarks=5, random_state=0)],
+    expected_failed_checks=_expected)
 def test_sklearn_estimator_checks_lbfgs(estimator, check):
   check(estimator)
 
@@ -86,8 +87,9 @@ def test_nystrom_estimator_and_target_sensitivity():
   x_scaled = data.minmax_apply(x, clf.input_min_, clf.input_scale_)
   np.testing.assert_allclose(clf.decision_function(x) + clf.threshold_,
                              roc_svm.decision_function(clf.model_, x_scaled), atol=1e-5)
-  with pytest.warns(UserWarning, match="num_landmarks=300 > n_samples=40"):
-    ROCSVM("nystrom", landmarks="uniform", random_state=0).fit(x[:40], np.arange(40) % 2)
+  with pytest.warns(UserWarning, match="num_landmarks=300 > n_samples=40"):   # Adamax: quicker
+    ROCSVM("nystrom", landmarks="uniform", optimizer="adamax",                 # to compile
+           random_state=0).fit(x[:40], np.arange(40) % 2)
 
 
 def test_median_sigma_and_accuracy_threshold_references():
@@ -238,5 +240,6 @@ def test_estimator_refuses_bad_parameters_before_fitting(changes, error, pattern
 def test_bad_features_get_the_estimators_short_messages(x, pattern):
   """As QSGS2AUC: scikit-learn's messages printed the whole array (18,928 characters)."""
   raises_short(ValueError, pattern, ROCSVM(random_state=0).fit, x, toy.Y_ROC)
-  fitted = ROCSVM(random_state=0).fit(toy.X_ROC, toy.Y_ROC)
+  # Any fitted model with 3 features: Adamax compiles in about half L-BFGS's time.
+  fitted = ROCSVM(optimizer="adamax", random_state=0).fit(toy.X_ROC, toy.Y_ROC)
   raises_short(ValueError, pattern, fitted.decision_function, x)

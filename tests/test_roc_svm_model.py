@@ -129,11 +129,18 @@ def test_nystrom_with_every_point_as_landmark_is_the_exact_kernel_objective():
                              + 0.05 * theta @ gram @ theta, rtol=1e-4)
 
 
-def test_gaussian_and_nystrom_fits_score_new_points_with_their_kernels():
+@pytest.fixture(scope="module")
+def radial_gaussian_fit():
+  """(x, y, the exact Gaussian-kernel fit): read by two tests, trained once."""
   x, y = synthetic.generate(jax.random.key(0), 250, "radial")
+  x, y = np.asarray(x), np.asarray(y)
+  return x, y, roc_svm.fit(x, y, kernel="gaussian", lam=1e-2, sigma=0.5)
+
+
+def test_gaussian_and_nystrom_fits_score_new_points_with_their_kernels(radial_gaussian_fit):
+  x, y, exact = radial_gaussian_fit
   x_test, y_test = synthetic.generate(jax.random.key(1), 5000, "radial")
-  x, y, x_test = np.asarray(x), np.asarray(y), np.asarray(x_test)
-  exact = roc_svm.fit(x, y, kernel="gaussian", lam=1e-2, sigma=0.5)
+  x_test = np.asarray(x_test)
   model = exact.model
   real = np.concatenate([np.arange(y.sum()), 64 + np.arange(250 - y.sum())])
   assert np.all(np.asarray(model.coef)[np.setdiff1d(np.arange(320), real)] == 0)   # padding
@@ -450,11 +457,12 @@ def test_cross_validate_marks_a_diverged_entry_nan_and_never_chooses_it():
     roc_svm.cross_validate(toy.X_ROC, toy.Y_ROC, [{"lam": 1e30}], num_folds=2)
 
 
-def test_decision_function_checks_chunk_size():
-  model = roc_svm.fit(toy.X_ROC, toy.Y_ROC, kernel="gaussian", sigma=1.0).model
+def test_decision_function_checks_chunk_size(radial_gaussian_fit):
+  x, _, exact = radial_gaussian_fit      # a Gaussian-kernel model, trained once per module
+  model, points = exact.model, x[:60]
   raises_short(ValueError, r"chunk_size must be a whole number >= 1; received 0",
-               roc_svm.decision_function, model, toy.X_ROC, chunk_size=0)
+               roc_svm.decision_function, model, points, chunk_size=0)
   raises_short(TypeError, r"chunk_size must be a whole number >= 1; received 2\.5",
-               roc_svm.decision_function, model, toy.X_ROC, chunk_size=2.5)
-  np.testing.assert_allclose(roc_svm.decision_function(model, toy.X_ROC, chunk_size=7),
-                             roc_svm.decision_function(model, toy.X_ROC), rtol=1e-5, atol=1e-6)
+               roc_svm.decision_function, model, points, chunk_size=2.5)
+  np.testing.assert_allclose(roc_svm.decision_function(model, points, chunk_size=7),
+                             roc_svm.decision_function(model, points), rtol=1e-5, atol=1e-6)

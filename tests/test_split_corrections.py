@@ -151,29 +151,7 @@ def _literal_split_fit(key, data, hyper, config):
   return jax.lax.fori_loop(0, config.num_steps, iteration, zeros)
 
 
-def test_engine_equals_the_literal_extended_algorithm(key):
-  """The chunked pool (scored through earlier blocks in one product); the cached pool is
-  checked against it in ``test_cached_and_chunked_pools_give_the_same_model``."""
-  x_l, y, x_u = _data(k=3, n_u=60)
-  data = engine.TrainData(jnp.asarray(x_l), jnp.asarray(y), jnp.asarray(x_u))
-  hyper = engine.Hyperparams(jnp.float32(0.5), jnp.float32(0.01), jnp.full(2, 0.5),
-                             jnp.float32(1.0), split_lam=jnp.float32(0.3))
-  config = engine.EngineConfig(num_classes=3, num_steps=24, num_frequencies=6,
-                               labeled_batch_size=5, unlabeled_batch_size=8, chunk_size=6,
-                               block_group=3, split_corrections=True)
-  state, _ = engine.train(engine.init(key, data, config), data, hyper, config, 24)
-  alphas, betas = jax.jit(_literal_split_fit, static_argnums=3)(key, data, hyper, config)
-  assert float(jnp.max(jnp.abs(betas))) > 1e-3
-  np.testing.assert_allclose(state.scale * state.coef, alphas, rtol=2e-4, atol=2e-6)
-  np.testing.assert_allclose(state.split_scale * state.split_coef, betas, rtol=2e-4, atol=2e-6)
-  # Cached labeled corrections and the one-product per-split scoring equal Algorithm 2.
-  g_literal = jnp.stack([reference.predict_literal(state.feature_key, betas[:, :, j], 24,
-                                                   data.x_labeled, 6, hyper.sigma)
-                         for j in range(2)])
-  np.testing.assert_allclose(state.g_labeled, g_literal, rtol=1e-4, atol=1e-5)
-  scores = engine.split_scores(engine.model_of(state, hyper), data.x_labeled, block_group=3,
-                               predict_chunk=7)
-  np.testing.assert_allclose(scores, state.f_labeled[:, None] + g_literal.T, rtol=1e-4, atol=1e-5)
+_literal_split_fit_jit = jax.jit(_literal_split_fit, static_argnums=3)
 
 
 def _fit(x_l, y, x_u, **kwargs):
@@ -182,22 +160,52 @@ def _fit(x_l, y, x_u, **kwargs):
   return qsg_jax.fit(x_l, y, x_u, **{**args, **kwargs})
 
 
-def test_split_lam_none_is_the_literal_algorithm():
-  """Without corrections ``fit`` is Algorithm 1: against the literal port computed in this run
-  (both unlabeled pools), never against digests recorded on another machine."""
+def test_engine_equals_the_literal_extended_algorithm():
+  """The chunked pool (scored through earlier blocks in one product); the cached pool is
+  checked against it in ``test_cached_and_chunked_pools_give_the_same_model``. fit's run with the
+  config of the other fits here (its train compilation is theirs)."""
   x_l, y, x_u = _data()
   data = engine.TrainData(jnp.asarray(x_l), jnp.asarray(y), jnp.asarray(x_u))
   hyper = engine.Hyperparams(jnp.float32(0.5), jnp.float32(0.01), jnp.full(2, 0.5, jnp.float32),
-                             jnp.float32(1.0))
+                             jnp.float32(0.5), split_lam=jnp.float32(0.3))
+  result = _fit(x_l, y, x_u, key=jax.random.key(3), cache_unlabeled=False, split_lam=0.3,
+                step_size=0.5)
+  state, config = result.state, result.config
+  assert config.split_corrections and not config.cache_unlabeled and config.num_steps == 96
+  alphas, betas = _literal_split_fit_jit(jax.random.key(3), data, hyper, config)
+  assert float(jnp.max(jnp.abs(betas))) > 1e-3
+  np.testing.assert_allclose(state.scale * state.coef, alphas, rtol=2e-4, atol=2e-6)
+  np.testing.assert_allclose(state.split_scale * state.split_coef, betas, rtol=2e-4, atol=2e-6)
+  # Cached labeled corrections and the one-product per-split scoring equal Algorithm 2.
+  g_literal = jnp.stack([reference.predict_literal(state.feature_key, betas[:, :, j], 96,
+                                                   data.x_labeled, 6, hyper.sigma)
+                         for j in range(2)])
+  np.testing.assert_allclose(state.g_labeled, g_literal, rtol=1e-4, atol=1e-5)
+  scores = engine.split_scores(engine.model_of(state, hyper), data.x_labeled, block_group=3,
+                               predict_chunk=7)
+  np.testing.assert_allclose(scores, state.f_labeled[:, None] + g_literal.T, rtol=1e-4, atol=1e-5)
+
+
+def test_split_lam_none_is_the_literal_algorithm():
+  """Without corrections ``fit`` is Algorithm 1: against the literal port computed in this run
+  (both unlabeled pools), never against digests recorded on another machine. The port is the
+  literal extended algorithm with lam_g = inf (its g stays 0, its f step is Algorithm 1's), whose
+  compilation ``test_engine_equals_the_literal_extended_algorithm`` shares; the engine against
+  ``reference.reference_fit`` itself is test_engine.py's test_engine_equals_literal_algorithm."""
+  x_l, y, x_u = _data()
+  data = engine.TrainData(jnp.asarray(x_l), jnp.asarray(y), jnp.asarray(x_u))
+  hyper = engine.Hyperparams(jnp.float32(0.5), jnp.float32(0.01), jnp.full(2, 0.5, jnp.float32),
+                             jnp.float32(1.0), split_lam=jnp.float32(np.inf))
   alphas = f_literal = None
   for cache in (False, True):
     result = _fit(x_l, y, x_u, key=jax.random.key(3), cache_unlabeled=cache, split_lam=None)
     assert result.state.split_coef is None and result.model.split_coef is None
     assert not result.config.split_corrections and result.config.cache_unlabeled == cache
     if alphas is None:
-      # reference_fit ignores the pool (a chunking field): one reference for both runs.
-      alphas = reference.reference_fit(jax.random.key(3), data, hyper, result.config)
-      assert float(jnp.max(jnp.abs(alphas))) > 1e-3
+      # The literal port ignores the pool (a chunking field): one reference for both runs.
+      alphas, betas = _literal_split_fit_jit(jax.random.key(3), data, hyper, result.config.replace(
+          split_corrections=True))
+      assert float(jnp.max(jnp.abs(alphas))) > 1e-3 and not np.any(np.asarray(betas))
       f_literal = reference.predict_literal(result.state.feature_key, alphas, 96,
                                             data.x_unlabeled, 6, hyper.sigma)
     np.testing.assert_allclose(result.state.scale * result.state.coef, alphas, rtol=2e-4,
@@ -275,22 +283,31 @@ def test_closed_form_is_the_minimizer():
   with jax.enable_x64(True):
     model = baselines.fit_exact_split(x_l, y_l, x_u, lam=lam, sigma=sigma, gamma=gamma,
                                       split_lam=split_lam, dtype=jnp.float64)
-    a = model.shared.alpha[0]
-    b = model.per_split.alpha - a[None, :]
-    kernel = kernels.gaussian_kernel(model.shared.centers, model.shared.centers, sigma)
-    args = (kernel, y_l, 16, gamma, lam, split_lam)
-    grad = jax.grad(_objective_engine_form, argnums=(0, 1))
-    size = lambda gs: max(float(jnp.max(jnp.abs(g))) for g in gs)
-    at_zero = size(grad(jnp.zeros(40), jnp.zeros((2, 40)), *args))
-    assert size(grad(a, b, *args)) < 1e-7 * at_zero   # subproblem_weights work in float32
-    assert size(grad(a, b, kernel, y_l, 16, gamma, lam, 2 * split_lam)) > 1e-3 * at_zero
+    a = np.asarray(model.shared.alpha[0])
+    b = np.asarray(model.per_split.alpha) - a[None, :]
+
+    @jax.jit   # one compilation instead of one per eager float64 operation
+    def references(a, b, centers):
+      kernel = kernels.gaussian_kernel(centers, centers, sigma)
+      objective = lambda a, b, s: _objective_engine_form(a, b, kernel, y_l, 16, gamma, lam, s)
+      grad = jax.grad(objective, argnums=(0, 1))
+      size = lambda gs: jnp.maximum(*[jnp.max(jnp.abs(g)) for g in gs])
+      evals, evecs = jnp.linalg.eigh(kernel)
+      return dict(at_zero=size(grad(jnp.zeros_like(a), jnp.zeros_like(b), split_lam)),
+                  at_closed=size(grad(a, b, split_lam)),
+                  other_lam=size(grad(a, b, 2 * split_lam)), closed=objective(a, b, split_lam),
+                  kernel=kernel, root=(evecs * jnp.sqrt(jnp.clip(evals, 0.0))[None, :]) @ evecs.T,
+                  weights=risk.subproblem_weights(jnp.asarray(y_l), jnp.bincount(y_l, length=3)))
+
+    ref = jax.tree.map(np.asarray, references(a, b, model.shared.centers))
+    at_zero = float(ref["at_zero"])
+    assert float(ref["at_closed"]) < 1e-7 * at_zero   # subproblem_weights work in float32
+    assert float(ref["other_lam"]) > 1e-3 * at_zero
     np.testing.assert_allclose(lam * a, split_lam / 2 * b.sum(0), rtol=1e-6,
                                atol=1e-9 * float(np.max(np.abs(a))))
     # Direct minimization with scipy over u, w: f = K^(1/2) u, g_j = K^(1/2) w_j, so the
     # penalties are lam/2 ||u||^2 and lam_g/2 ||w_j||^2 (well conditioned, unlike alpha).
-    evals, evecs = jnp.linalg.eigh(kernel)
-    root = (evecs * jnp.sqrt(jnp.clip(evals, 0.0))[None, :]) @ evecs.T
-    pos_w, neg_w = risk.subproblem_weights(jnp.asarray(y_l), jnp.bincount(y_l, length=3))
+    root, (pos_w, neg_w) = ref["root"], ref["weights"]
     def value(theta):
       u, w = theta[:40], theta[40:].reshape(2, 40)
       f, g = root @ u, w @ root
@@ -301,9 +318,9 @@ def test_closed_form_is_the_minimizer():
     fun = lambda t: tuple(np.asarray(v, np.float64) for v in value_and_grad(jnp.asarray(t)))
     found = scipy.optimize.minimize(fun, np.zeros(120), jac=True, method="L-BFGS-B",
                                     options=dict(maxiter=5000, gtol=1e-10, ftol=1e-15))
-    closed = float(_objective_engine_form(a, b, *args))
+    closed = float(ref["closed"])
     assert closed <= found.fun + 1e-9 and found.fun - closed < 1e-7 * abs(closed), found
-    scores = model.per_split.alpha @ kernel
+    scores = np.asarray(model.per_split.alpha) @ ref["kernel"]
     u, w = found.x[:40], found.x[40:].reshape(2, 40)
     np.testing.assert_allclose((root @ u)[None, :] + w @ root, scores,
                                atol=1e-3 * float(np.max(np.abs(scores))))
@@ -400,23 +417,31 @@ def test_unsupported_paths_refuse_clearly(key, tmp_path):
 def test_plain_fit_split_scores_repeat_f_and_system_matches_objective_hessian():
   x_l, y, x_u = _data()
   plain = _fit(x_l, y, x_u)
-  np.testing.assert_array_equal(qsg_jax.split_scores(plain, x_u[:5]),
-                                np.repeat(qsg_jax.decision_function(plain, x_u[:5])[:, None], 2,
+  # All of x_u: the shapes test_infinite_split_lam_is_qs3orao_and_huge_is_close scores.
+  np.testing.assert_array_equal(qsg_jax.split_scores(plain, x_u),
+                                np.repeat(qsg_jax.decision_function(plain, x_u)[:, None], 2,
                                           axis=1))
   # The block system is (half) the gradient of J with the kernel factor removed.
   x, yy = _ordinal(30)
+  y_l, n_u = yy[:20], 10
   with jax.enable_x64(True):
-    kernel = kernels.gaussian_kernel(jnp.asarray(x, jnp.float64), jnp.asarray(x, jnp.float64), 1.)
-    y_l, n_u = yy[:20], 10
-    group_w = kernel_expansion.split_groups(y_l, 3, n_u, jnp.float64)
-    gam = jnp.array([0.3, 0.6], jnp.float64)
-    coef, const = kernel_expansion.split_coefficients(samult.samult_coefficients, gam,
-                                                      jnp.zeros(2, jnp.float64))
-    matrix, rhs = exact_split.split_system(kernel, group_w, coef, 0.2, 0.7)
-    theta = jnp.asarray(np.random.default_rng(1).normal(size=90))
-    a, b = theta[:30], theta[30:].reshape(2, 30)
-    ga, gb = jax.grad(exact_split.objective, argnums=(0, 1))(a, b, kernel, group_w, coef, const,
-                                                             0.2, 0.7)
-    residual = (matrix @ theta - rhs).reshape(3, 30)
-    np.testing.assert_allclose(ga, 2 * kernel @ residual[0], rtol=1e-8, atol=1e-10)
-    np.testing.assert_allclose(gb, 2 / 2 * residual[1:] @ kernel, rtol=1e-8, atol=1e-10)
+
+    @jax.jit   # one compilation instead of one per eager float64 operation
+    def system_and_grad(x, theta):
+      kernel = kernels.gaussian_kernel(x, x, 1.)
+      group_w = kernel_expansion.split_groups(y_l, 3, n_u, jnp.float64)
+      gam = jnp.array([0.3, 0.6], jnp.float64)
+      coef, const = kernel_expansion.split_coefficients(samult.samult_coefficients, gam,
+                                                        jnp.zeros(2, jnp.float64))
+      matrix, rhs = exact_split.split_system(kernel, group_w, coef, 0.2, 0.7)
+      a, b = theta[:30], theta[30:].reshape(2, 30)
+      ga, gb = jax.grad(exact_split.objective, argnums=(0, 1))(a, b, kernel, group_w, coef,
+                                                               const, 0.2, 0.7)
+      residual = (matrix @ theta - rhs).reshape(3, 30)
+      return ga, gb, kernel @ residual[0], residual[1:] @ kernel
+
+    ga, gb, a_part, b_part = system_and_grad(jnp.asarray(x, jnp.float64), jnp.asarray(
+        np.random.default_rng(1).normal(size=90)))
+    assert ga.dtype == jnp.float64
+    np.testing.assert_allclose(ga, 2 * a_part, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(gb, 2 / 2 * b_part, rtol=1e-8, atol=1e-10)
