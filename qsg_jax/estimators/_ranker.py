@@ -193,7 +193,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
   >>> import numpy as np
   >>> from qsg_jax import QS3ORAO
   >>> rng = np.random.default_rng(0)
-  >>> X = rng.uniform(size=(300, 2))
+  >>> X = rng.uniform(size=(150, 2))
   >>> y = np.digitize(X.sum(axis=1), [0.7, 1.3])          # 3 ordered classes 0, 1, 2
   >>> y[60:] = -1                                          # -1 marks the unlabeled rows
   >>> model = QS3ORAO(unlabeled_label=-1, random_state=0).fit(X, y)
@@ -498,7 +498,7 @@ class QSGS2AUC(QS3ORAO):
   >>> import numpy as np
   >>> from qsg_jax import QSGS2AUC
   >>> rng = np.random.default_rng(0)
-  >>> X = rng.uniform(size=(300, 2))
+  >>> X = rng.uniform(size=(150, 2))
   >>> y = (X[:, 0] + X[:, 1] > 1).astype(int)              # classes 0, 1
   >>> y[60:] = -1                                           # unlabeled: -1 cannot be a 3rd class
   >>> model = QSGS2AUC(random_state=0).fit(X, y)
