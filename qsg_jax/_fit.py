@@ -24,6 +24,7 @@ from qsg_jax import direct
 from qsg_jax import distributed
 from qsg_jax import engine
 from qsg_jax import memory
+from qsg_jax import numerics
 from qsg_jax import thresholds as thresholds_lib
 from qsg_jax.config import BLOCK_GROUP
 from qsg_jax.config import CHUNK_SIZE
@@ -336,7 +337,8 @@ def check_divergence(metrics, threshold):
 
 
 def _checked_result(result, x, name="x"):
-  """``x`` checked against a ``FitResult`` (type, features, phase range) as a float32 array."""
+  """``x`` checked against a ``FitResult`` (type, features, phase range) as a float32 NumPy
+  array (jitted programs take it as it is; ``jnp.asarray`` would compile a copy per shape)."""
   if not isinstance(result, FitResult):
     raise TypeError(f"result must be the FitResult of qsg_jax.fit; received "
                     f"{type(result).__name__}. For a bare engine.Model use "
@@ -346,7 +348,7 @@ def _checked_result(result, x, name="x"):
   if nystrom:   # no Fourier phases; kernel: squared norms must fit in float32
     return x
   validation.check_phase_range("x", x, float(result.model.sigma))
-  return jnp.asarray(x)
+  return x
 
 
 def decision_function(result: FitResult, x, mesh: Optional[jax.sharding.Mesh] = None,
@@ -370,7 +372,7 @@ def decision_function(result: FitResult, x, mesh: Optional[jax.sharding.Mesh] = 
     _check_mesh(mesh, axis_name)
     return direct.solver.scores_sharded(result.model, x, mesh, axis_name)
   if mesh is None:
-    return np.asarray(engine.model_scores(result.model, x, cfg.block_group, cfg.predict_chunk))
+    return _dsg_scores(result, x)
   return np.asarray(engine.model_scores_sharded(result.model, x, mesh, axis_name,
                                                 cfg.block_group, cfg.predict_chunk))
 
@@ -392,12 +394,21 @@ def split_scores(result: FitResult, x) -> np.ndarray:
   cfg = result.config
   nystrom = isinstance(result.model, direct.NystromModel)
   if result.model.split_coef is None:
-    scores = (direct.solver.scores(result.model, x) if nystrom else
-              engine.model_scores(result.model, x, cfg.block_group, cfg.predict_chunk))
+    scores = direct.solver.scores(result.model, x) if nystrom else _dsg_scores(result, x)
     return np.repeat(np.asarray(scores)[:, None], cfg.num_classes - 1, axis=1)
   if nystrom:
     return direct.solver.scores(result.model, x, split=True)
-  return np.asarray(engine.split_scores(result.model, x, cfg.block_group, cfg.predict_chunk))
+  return _dsg_scores(result, x, split=True)
+
+
+def _dsg_scores(result: FitResult, x, split: bool = False) -> np.ndarray:
+  """[n] f(x) (or [n, k-1] per-split scores) of a Fourier model, in padded row buckets
+  (``numerics.in_row_buckets``: a new number of points compiles nothing new)."""
+  cfg = result.config
+  score = engine.split_scores if split else engine.model_scores
+  return numerics.in_row_buckets(
+      lambda part: score(result.model, part, cfg.block_group, cfg.predict_chunk), x,
+      cfg.predict_chunk)
 
 
 def predict(result: FitResult, x) -> np.ndarray:

@@ -204,9 +204,10 @@ def frozen_scores(model: Frozen, x) -> np.ndarray:
   if isinstance(model, FrozenNystrom):   # the scoring of qsg_jax.decision_function
     return direct.solver.scores(direct.NystromModel(
         jnp.asarray(model.landmarks), jnp.asarray(model.coef), jnp.asarray(model.sigma)), x)
-  return np.asarray(_scores(jnp.asarray(model.frequencies), jnp.asarray(model.coef),
-                            jnp.asarray(model.scale), jnp.asarray(x, jnp.float32),
-                            model.block_group, model.predict_chunk))
+  frequencies, coef = jnp.asarray(model.frequencies), jnp.asarray(model.coef)
+  return numerics.in_row_buckets(
+      lambda part: _scores(frequencies, coef, jnp.asarray(model.scale), part, model.block_group,
+                           model.predict_chunk), np.asarray(x, np.float32), model.predict_chunk)
 
 
 def frozen_arrays(model: Frozen):

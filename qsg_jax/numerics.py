@@ -17,10 +17,19 @@ the boundary checks refuse such inputs with a message to rescale them.
 
 ``one_blas_thread``: every host-side BLAS / LAPACK call of the library (NumPy, SciPy, jaxlib's
 CPU linear algebra) that runs beside XLA runs on one thread.
+
+``in_row_buckets``: the checked entry points that score or featurize points (``decision_function``,
+``split_scores``, the direct solver's features and scores) pass them through jitted programs in
+zero-padded chunks of a power-of-two number of rows, so a new number of points reuses a compiled
+program instead of compiling one (each row's result does not depend on its chunk:
+``engine.scoring.ROW_TILE``).
 """
+
+from typing import Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import threadpoolctl
 
 HIGHEST = jax.lax.Precision.HIGHEST
@@ -54,3 +63,26 @@ def as_float32(tree):
   """``tree`` with every floating leaf (arrays and Python floats) as a float32 array."""
   floating = lambda a: jnp.issubdtype(jnp.result_type(a), jnp.floating)
   return jax.tree.map(lambda a: jnp.asarray(a, jnp.float32) if floating(a) else a, tree)
+
+
+def bucket_rows(n: int, cap: Optional[int] = None) -> int:
+  """Rows of the padded chunks of n points: the next power of two >= n (at least 8, at most
+  ``cap`` when given), so sizes in one bucket share a compilation."""
+  rows = max(8, 1 << max(n - 1, 1).bit_length())
+  return rows if cap is None else min(cap, rows)
+
+
+def in_row_buckets(fn, x, cap: int) -> np.ndarray:
+  """``fn(x)`` as a NumPy array, for an ``fn`` that treats the rows of x independently, computed
+  on chunks of ``bucket_rows(n, cap)`` rows, the last padded with zero rows (dropped again)."""
+  x = np.asarray(x)
+  n = x.shape[0]
+  if n == 0:
+    return np.asarray(fn(x))
+  rows = bucket_rows(n, cap)
+  out = []
+  for lo in range(0, n, rows):   # NumPy chunks: jnp.asarray would compile a copy per shape
+    part = np.zeros((rows,) + x.shape[1:], x.dtype)
+    part[:min(rows, n - lo)] = x[lo:lo + rows]
+    out.append(np.asarray(fn(part)))
+  return np.concatenate(out)[:n]

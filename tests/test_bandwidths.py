@@ -24,6 +24,8 @@ def _data(k=3, n_l=36, n_u=50, d=3, seed=0):
 # The surrogate's pieces compiled, as ``descend`` compiles them (op by op, each call of one ran
 # dozens of small programs); tests on ``_problem()``'s shapes share the compilations.
 _fold_scores = jax.jit(bandwidths.fold_scores)
+# Every call passes jitter (0.0, or JITTER, the default, as a traced number): one program per
+# problem shape serves both (a call leaving it out traced another one).
 _cv_terms = jax.jit(bandwidths.cv_terms)
 _cv_loss_and_grad = jax.jit(jax.value_and_grad(bandwidths.cv_loss))   # the loss: one compile
 _fold_system = jax.jit(bandwidths.fold_system)
@@ -223,8 +225,8 @@ def test_padding_changes_no_fold_term_and_new_sizes_reuse_the_compilation():
   assert padded.x_labeled.shape[0] == 64 > n_l and padded.x_unlabeled.shape[0] == 64 > n_u
   log_s = np.log(np.array([0.5, 1.0, 2.0]))   # float64, as every test's log_s
   with jax.enable_x64(True):
-    plain = np.asarray(_fold_scores(log_s, problem, 0.01))
-    both = np.asarray(_fold_scores(log_s, padded, 0.01))
+    plain = np.asarray(_fold_scores(log_s, problem, 0.01, bandwidths.JITTER))
+    both = np.asarray(_fold_scores(log_s, padded, 0.01, bandwidths.JITTER))
     np.testing.assert_allclose(both[:, :n_l], plain, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(_cv_terms(log_s, padded, 0.01), _cv_terms(log_s, problem, 0.01),
                                rtol=1e-9)
@@ -343,7 +345,7 @@ def test_held_out_auc_is_roc_auc_per_fold_and_split():
   x_l, y, _, _, problem = _problem(k=3, seed=2)
   with jax.enable_x64(True):
     log_s = jnp.log(jnp.array([0.4, 0.6, 1.2]))
-    f = np.asarray(_fold_scores(log_s, problem, 0.01))
+    f = np.asarray(_fold_scores(log_s, problem, 0.01, bandwidths.JITTER))
     _, auc = _cv_terms(log_s, problem, 0.01)
   reference = []
   for fold in range(f.shape[0]):

@@ -91,16 +91,16 @@ def test_matrix_forms_equal_explicit_double_sums(method, gamma):
 
 
 def test_empty_group_contributes_nothing():
-  pos = np.array([True, False, False])
-  neg = np.array([False, True, True])
-  unl = np.zeros(3, bool)
+  # 14 points as in test_matrix_forms_equal_explicit_double_sums (its compiled risks); the 11
+  # past the first three belong to no group.
+  pos, neg, unl = np.zeros((3, 14), bool)
+  pos[0], neg[1:3] = True, True
   coef, const = samult.samult_coefficients(jnp.float32(1.0))
   group_w = pairwise_risk.group_weights(pos, neg, unl)
-  f = jnp.array([0.5, 0.1, -0.2])
+  f = jnp.zeros(14, jnp.float32).at[:3].set(jnp.array([0.5, 0.1, -0.2]))
   expected = np.mean([_loss(0.5, 0.1), _loss(0.5, -0.2)])
-  np.testing.assert_allclose(pairwise_risk.risk(f, group_w, coef, const), expected, rtol=1e-6)
-  np.testing.assert_allclose(pairwise_risk.quadratic_form_risk(f, group_w, coef, const),
-                             expected, rtol=1e-6)
+  np.testing.assert_allclose(_RISK(f, group_w, coef, const), expected, rtol=1e-6)
+  np.testing.assert_allclose(_QUADRATIC_FORM_RISK(f, group_w, coef, const), expected, rtol=1e-6)
 
 
 def _objective_parts(model, y_l):
@@ -198,13 +198,17 @@ def test_gamma_endpoints_give_the_supervised_pn_solution():
   np.testing.assert_allclose(sam.alpha, pnu.alpha, rtol=1e-6, atol=1e-7)
   np.testing.assert_array_equal(sam.alpha, supervised.alpha)
   # The literal system (L K + lam/2 I) alpha = r - c over labeled and unlabeled points, float64.
-  with jax.enable_x64(True):
-    centers = jnp.asarray(np.concatenate([x_l, x_u]), jnp.float64)
-    group_w = pairwise_risk.group_weights(*_groups(y_l, x_u.shape[0]), jnp.float64)
+  @jax.jit       # one program, not one compilation per eager operation
+  def literal_solution(centers, group_w):
     coef, _ = samult.samult_coefficients(jnp.float64(1.0))
     matrix, rhs = pairwise_risk.stationary_system(
         kernels.gaussian_kernel(centers, centers, 1.5), group_w, coef, 0.5)
-    full = np.asarray(jnp.linalg.solve(matrix, rhs))
+    return jnp.linalg.solve(matrix, rhs)
+
+  with jax.enable_x64(True):
+    centers = jnp.asarray(np.concatenate([x_l, x_u]), jnp.float64)
+    group_w = pairwise_risk.group_weights(*_groups(y_l, x_u.shape[0]), jnp.float64)
+    full = np.asarray(literal_solution(centers, group_w))
   np.testing.assert_allclose(full[x_l.shape[0]:], 0.0, atol=1e-12)
   np.testing.assert_allclose(sam.alpha[0], full[:x_l.shape[0]], rtol=1e-4, atol=1e-5)
   huge = np.zeros((300_000, x_l.shape[1]), np.float32)   # refused at gamma = 0.5 (memory test)

@@ -9,6 +9,7 @@ import pytest
 from skordinal.datasets import load_lev
 
 from qsg_jax import baselines
+from qsg_jax.baselines import kernel_expansion
 from tests import _bad_inputs as toy
 from tests.conftest import raises_short
 
@@ -31,15 +32,28 @@ def _lev(num_labeled=150, seed=0):
       y[order[num_labeled:]]
 
 
+# The shapes of test_spectral_cv_equals_the_float64_lu_path's problem (45 labeled and 75 unlabeled
+# points, 2 lam x 3 gamma x 3 folds = 18 tasks per sigma): the float64 programs of the LU path
+# compile once for the tests that share them (one per method, mode and batch).
+def _spectral_problem():
+  x, y = _ordinal(n=120, k=3, d=3, seed=2)
+  return x[:45], y[:45], x[45:]
+
+
+# A vmap batch of 4 tasks of n = 120 float64 points (k - 1 = 2 splits, 3 n x n matrices each):
+# 18 tasks make 4 full batches and one padded batch.
+_BATCH_4 = 4 * 2 * (kernel_expansion.MATRICES_PER_SOLVE - 1) * 120 * 120 * 8
+
+
 def test_batched_cv_equals_a_loop_of_fits_on_each_fold():
   """Held-out points kept as zero-weight centers give exactly the fit without them; the PNU-AUC
   prior of each split is re-estimated on every training fold."""
-  x, y = _ordinal()
-  x_l, y_l, x_u = x[:45], y[:45], x[45:85]
-  grid = {"lam": [0.25, 2.0], "sigma": [3.0], "gamma": [-0.5, 0.5]}
+  x_l, y_l, x_u = _spectral_problem()
+  # eta != 0: every fit below keeps the unlabeled centers (one compiled solve for all of them).
+  grid = {"lam": [0.25, 2.0], "sigma": [3.0], "gamma": [-0.5, 0.25, 0.5]}
   with jax.enable_x64(True):
     result = baselines.cross_validate("m_pnu_auc", x_l, y_l, x_u, grid=grid, num_folds=3,
-                                      seed=1, dtype=jnp.float64, batch_bytes=2**20)
+                                      seed=1, dtype=jnp.float64)
     folds = baselines.stratified_folds(y_l, 3, seed=1)
     for (i, lam), (g, gamma), f in itertools.product(enumerate(grid["lam"]),
                                                      enumerate(grid["gamma"]), range(3)):
@@ -50,23 +64,22 @@ def test_batched_cv_equals_a_loop_of_fits_on_each_fold():
       np.testing.assert_allclose(result.fold_scores[i, 0, g, f], expected, atol=1e-12)
     vmapped = baselines.cross_validate("m_pnu_auc", x_l, y_l, x_u, grid=grid, num_folds=3,
                                        seed=1, dtype=jnp.float64, mode="vmap",
-                                       batch_bytes=2**20)
+                                       batch_bytes=_BATCH_4)
     np.testing.assert_allclose(vmapped.fold_scores, result.fold_scores, atol=1e-12)
-  assert result.scores.shape == (2, 1, 2, 2)
+  assert result.scores.shape == (2, 1, 3, 2)
   np.testing.assert_allclose(result.scores, result.fold_scores.mean(axis=-2))
   # One setting per split, each the best for its own AUC.
   assert result.best["gamma"].shape == (2,)
   assert result.best_score == pytest.approx(result.scores.reshape(-1, 2).max(axis=0).mean())
   model = baselines.fit_m_pnu_auc(x_l, y_l, x_u, **result.best)
-  assert baselines.decision_function(model, x_u).shape == (40, 2)
+  assert baselines.decision_function(model, x_u).shape == (75, 2)
 
 
 @pytest.mark.parametrize("method", ["samult", "pnu_auc", "m_samult", "m_pnu_auc"])
 def test_spectral_cv_equals_the_float64_lu_path(method):
   """One eigendecomposition per sigma and (n_l + 3) Woodbury solves give the LU path's scores."""
-  x, y = _ordinal(n=120, k=3, d=3, seed=2)
-  y = y if method.startswith("m_") else (y > 0).astype(np.int64)
-  x_l, y_l, x_u = x[:45], y[:45], x[45:]
+  x_l, y_l, x_u = _spectral_problem()
+  y_l = y_l if method.startswith("m_") else (y_l > 0).astype(np.int64)
   grid = {"lam": [0.125, 2.0], "sigma": [0.5, 4.0],
           "gamma": [-0.6, 0.0, 0.3] if "pnu" in method else [0.0, 0.4, 1.0]}
   with jax.enable_x64(True):
@@ -160,9 +173,11 @@ def test_cv_refuses_bad_requests():
     baselines.cross_validate("m_pnu_auc", x_l, y_l, None, quick=True, num_folds=3)
   with pytest.raises(ValueError, match="labels must lie in 0..1"):
     baselines.cross_validate("samult", x_l, y_l, x_u, quick=True, num_folds=3)
-  dup = np.repeat(x_l[:3], 10, axis=0)
+  # 3 distinct labeled points (each 10 times) and lam = 1e-45: every system is singular. The
+  # shapes and method of test_cross_validate_with_a_seed_repeats_its_scores (one compilation).
+  dup = np.repeat(toy.X_L_30[:3], 10, axis=0)
   with pytest.raises(ValueError, match="every grid point gave a NaN validation AUC"):
-    baselines.cross_validate("m_samult", dup, np.repeat([0, 1, 2], 10), None, num_folds=3,
+    baselines.cross_validate("samult", dup, toy.Y_30, toy.X_U_30, num_folds=3,
                              grid={"lam": [1e-45], "sigma": [1.0], "gamma": [1.0]})
 
 
@@ -187,10 +202,12 @@ def test_cv_keeps_float64_points_when_float64_is_asked(method, mode, monkeypatch
   """dtype=float64 (and SVOREX / the spectral path, which compute in float64) see the points
   exactly as passed, not rounded to float32 (1e-9 apart would become one point)."""
   from qsg_jax.baselines import cross_validation   # pylint: disable=g-import-not-at-top
+  # 45 labeled and 75 unlabeled points, 2 lam x 3 gamma: the float64 LU programs of
+  # test_spectral_cv_equals_the_float64_lu_path (map) and test_batched_cv_... (vmap batches of 4).
   rng = np.random.default_rng(0)
-  x_l = 0.5 + 1e-5 * rng.random((30, 2))
-  y_l = np.repeat([0, 1], 15) if method == "samult" else np.repeat([0, 1, 2], 10)
-  x_u = 0.5 + 1e-5 * rng.random((20, 2))
+  x_l = 0.5 + 1e-5 * rng.random((45, 2))
+  y_l = np.arange(45) % (2 if method == "samult" else 3)
+  x_u = 0.5 + 1e-5 * rng.random((75, 2))
   seen = {}
   def spy(name, fn):
     def wrapped(*args, **kwargs):
@@ -202,11 +219,13 @@ def test_cv_keeps_float64_points_when_float64_is_asked(method, mode, monkeypatch
   monkeypatch.setattr(cross_validation._spectral_cv, "fold_scores",  # pylint: disable=protected-access
                       lambda fn, grid, xl, yl, xu, *a: seen.setdefault("spectral", [xl, xu]) and
                       np.full((1, 1, 1, a[1], 2), 0.5))
-  grid = ({"c": [1.0], "sigma": [1e9]} if method == "svorex" else
-          {"lam": [1.0], "sigma": [1e9], "gamma": [0.5 if method != "m_pnu_auc" else 0.0]})
+  grid = {"svorex": {"c": [1.0], "sigma": [1e9]},
+          "m_samult": {"lam": [1.0], "sigma": [1e9], "gamma": [0.5]},   # scores stubbed above
+          "samult": {"lam": [1.0, 2.0], "sigma": [1e9], "gamma": [0.0, 0.4, 1.0]},
+          "m_pnu_auc": {"lam": [1.0, 2.0], "sigma": [1e9], "gamma": [-0.6, 0.0, 0.3]}}[method]
   with jax.enable_x64(True):
     baselines.cross_validate(method, x_l, y_l, x_u, grid=grid, num_folds=3, mode=mode,
-                             dtype=jnp.float64)
+                             dtype=jnp.float64, batch_bytes=_BATCH_4)
   (points,) = seen.values()
   assert points[0].dtype == np.float64
   np.testing.assert_array_equal(points[0], x_l)

@@ -36,14 +36,8 @@ def _run(key, lam=1e-2):
   return state.f_labeled
 
 
-def test_jit_a_whole_training_run_and_vmap_it_over_keys():
-  """The README's pattern: vmap of a jitted whole run (init + train) gives, trial by trial, the
-  un-jitted run's scores (one compilation for both, instead of a jit and a vmap test each)."""
-  keys = jax.random.split(jax.random.key(1), 3)
-  batched = jax.vmap(jax.jit(_run))(keys)
-  looped = jnp.stack([_run(k) for k in keys])
-  np.testing.assert_allclose(batched, looped, rtol=1e-5, atol=1e-6)
-  assert not np.allclose(batched[0], batched[1])   # different keys, different trials
+# The README's pattern (a vmap of a jitted whole run equals each key's run on its own) is checked
+# on the README's own block: tests/test_docs.py::test_readme_python_blocks_run_in_order.
 
 
 def test_features_and_derivatives_inside_another_jax_model():
@@ -114,5 +108,8 @@ def test_forward_mode_through_train_works_and_reverse_mode_does_not():
   central = (_run(key, lam + h) - _run(key, lam - h)) / (2 * h)
   np.testing.assert_allclose(tangent, central, rtol=0.05, atol=0.02)
   assert np.max(np.abs(tangent)) > 0.1      # lam does move the scores
+  # jax.grad fails while transposing the loops, at trace time: under jax.eval_shape it fails the
+  # same way without first compiling (and running) the linearized training run, as an eager
+  # jax.grad does.
   with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
-    jax.grad(lambda l: jnp.sum(_run(key, l)))(jnp.float32(lam))
+    jax.eval_shape(jax.grad(lambda l: jnp.sum(_run(key, l))), jnp.float32(lam))

@@ -5,6 +5,7 @@ import importlib
 import pathlib
 import pkgutil
 import re
+import types
 
 import jax
 import jax.numpy as jnp
@@ -36,7 +37,9 @@ def test_readme_has_python_examples():
 
 
 def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
-  """The blocks run as written, in order, in one namespace (later blocks use earlier ones)."""
+  """The blocks run as written, in order, in one namespace (later blocks use earlier ones); the
+  composition block's vmap of a jitted whole run gives, trial by trial, the scores of that key's
+  run on its own through the un-jitted entry points (init, train, model_scores)."""
   monkeypatch.chdir(tmp_path)
   namespace = {}
   for index, block in enumerate(_readme_blocks()):
@@ -45,3 +48,12 @@ def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
       exec(code, namespace)  # pylint: disable=exec-used
     except Exception as e:  # pylint: disable=broad-except
       raise AssertionError(f"README python block {index} failed: {e!r}\n{block}") from e
+  ns = types.SimpleNamespace(**namespace)
+  engine = qsg_jax.engine
+  key = jax.random.split(jax.random.key(0), 4)[1]                 # the block's second trial
+  state = engine.init(key, ns.train_data, ns.config)
+  state, _ = engine.train(state, ns.train_data, ns.hyper, ns.config, ns.T)
+  alone = engine.model_scores(engine.model_of(state, ns.hyper), jnp.asarray(ns.x_test))
+  np.testing.assert_allclose(ns.trial_scores[1], alone, rtol=1e-5, atol=1e-6)
+  assert ns.trial_scores.shape == (4, len(ns.x_test))
+  assert not np.allclose(ns.trial_scores[0], ns.trial_scores[1])   # different keys, trials

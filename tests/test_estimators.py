@@ -118,12 +118,14 @@ def test_labels_that_would_silently_become_classes_are_refused():
 
 
 def test_fully_labeled_y_is_a_supervised_fit_and_pipelines_with_defaults_work():
-  x, y, _ = _data()   # classes of about 50 rows: "auto" learns ARD (6 rows per class needed)
+  x, y, _ = _data()
   x = x * 1000.0 - 3.0   # far outside [0, 1]: the estimator min-max scales inside
-  for model in (estimators.QS3ORAO(random_state=0),         # the defaults: direct, "auto"
-                estimators.QS3ORAO(**_FAST)):                # DSG
-    model.fit(x, y)
-    assert model.score(x, y) > 0.8 and model.labeled_weight_ == 1.0
+  # The defaults (direct, "auto") on the first 90 rows, classes of 27-32: "auto" learns ARD (6
+  # rows per class needed) there too, and its CVs and descent take a third of 150 rows' time.
+  for model, rows in ((estimators.QS3ORAO(random_state=0), slice(90)),
+                      (estimators.QS3ORAO(**_FAST), slice(None))):   # DSG
+    model.fit(x[rows], y[rows])
+    assert model.score(x[rows], y[rows]) > 0.8 and model.labeled_weight_ == 1.0
   pipeline = make_pipeline(StandardScaler(), estimators.QS3ORAO(**_FAST))
   assert pipeline.fit(x, y).score(x, y) > 0.8     # once raised DivergenceError
 

@@ -230,11 +230,9 @@ def test_cv_estimator_runs_the_direct_search_and_refit_by_default():
   assert model.best_params_["labeled_weight"] == expected.best["gamma"]
   assert model.best_estimator_.solver_ == "direct"
   assert isinstance(model.best_estimator_.model_, io.FrozenNystrom)
-  # The DSG settings of test_dsg_with_the_papers_values_is_qsg_jax_fit_bit_for_bit (its refit's
-  # training program compiled once).
-  dsg = QSGS2AUCCV(grid=grid, cv=3, solver="dsg", num_steps=32, num_frequencies=8,
-                   random_state=2).fit(x, semi)
-  assert dsg.solver_ == "dsg" and dsg.best_estimator_.solver_ == "dsg"
+  # solver="dsg": a DSG search and refit, checked by default in tests/test_estimators_cv.py::
+  # test_cv_grid_in_the_papers_names_still_works_and_binary_auto_marker (on that file's data and
+  # engine settings, whose compiled search programs its other tests share).
 
 
 def test_a_new_number_of_rows_does_not_recompile():

@@ -14,12 +14,23 @@ from tests import _cv_data
 from tests.test_estimators import _documented
 from tests.test_estimators import _fitted_attributes
 
-_SMALL = _cv_data.SMALL
-_ordinal = _cv_data.ordinal
-_GRID = {"lam": [1e-3, 0.1], "length_scale": [1.0], "labeled_weight": [0.0, 1.0],
+# One data set (90 rows, 3 features: 60 labeled rows of 3 ordered classes, 30 unlabeled), one
+# engine setting (``_cv_data.TINY``) and searches of 2 lam x 3 labeled weights x 3 folds = 18
+# tasks per length scale, the size of the quick protocol's (``select_hyperparams``): the DSG
+# searches below share their compiled programs (the grouped CV's, the curvature's, the refit's).
+_TINY = _cv_data.TINY
+_GRID = {"lam": [1e-3, 0.1], "length_scale": [1.0], "labeled_weight": [0.0, 0.5, 1.0],
          "learning_rate": ["auto"]}
 # The same grid in the papers' names (``cross_validate``): sigma = 1 / (2 length_scale^2).
-_PAPERS_GRID = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 1.0], "step_size": ["auto"]}
+_PAPERS_GRID = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 0.5, 1.0],
+                "step_size": ["auto"]}
+
+
+def _ordinal():
+  """(x_l [60, 3], y_l classes 0..2, x_u [30, 3]) of ``_cv_data.semi_ordinal()``."""
+  x, _, y_semi = _cv_data.semi_ordinal()
+  labeled = y_semi != -1
+  return x[labeled], y_semi[labeled], x[~labeled]
 
 
 def _named(best):
@@ -32,23 +43,23 @@ def test_cv_estimator_picks_what_cross_validate_picks_and_refits():
   x_l, y_l, x_u = _ordinal()
   x = np.concatenate([x_l, x_u])
   y = np.concatenate([y_l + 10, np.full(x_u.shape[0], -1)])     # any sortable labels
-  model = estimators.QS3ORAOCV(grid=_GRID, cv=3, random_state=4, **_SMALL).fit(x, y)
+  model = estimators.QS3ORAOCV(grid=_GRID, cv=3, random_state=4, **_TINY).fit(x, y)
   # The CV sees the points as the refit scales them: min-max over all rows.
   low, high = x.min(axis=0), x.max(axis=0)
   scale = lambda a: ((a - low) / (high - low)).astype(np.float32)
   expected = model_selection.cross_validate(scale(x_l), y_l, scale(x_u), grid=_PAPERS_GRID,
-                                            num_folds=3, key=4, **_SMALL)
+                                            num_folds=3, key=4, **_TINY)
   assert model.best_params_ == _named(expected.best)
   assert model.best_score_ == pytest.approx(expected.best_score)
   results = model.cv_results_
-  assert len(results["params"]) == 4 and set(results) >= {"mean_test_score", "split2_test_score",
+  assert len(results["params"]) == 6 and set(results) >= {"mean_test_score", "split2_test_score",
                                                           "param_length_scale"}
   best = int(np.nanargmax(results["mean_test_score"]))
   assert results["params"][best] == _named(expected.best)
-  np.testing.assert_allclose(results["mean_test_score"], expected.scores.reshape(4, -1).mean(1))
+  np.testing.assert_allclose(results["mean_test_score"], expected.scores.reshape(6, -1).mean(1))
   assert model.best_estimator_.lam == expected.best["lam"]
   assert set(model.predict(x_l)) <= {10, 11, 12}
-  assert model.decision_function(x_l).shape == (50,)
+  assert model.decision_function(x_l).shape == (60,)
   assert 0.5 < model.score(x_l, y_l + 10) <= 1.0
   assert clone(model).get_params()["grid"] == _GRID
   assert _fitted_attributes(model) <= _documented(estimators.QS3ORAOCV)
@@ -59,26 +70,26 @@ def test_cv_estimator_errors():
   x = np.concatenate([x_l, x_u])
   y = np.concatenate([y_l + 1, np.full(x_u.shape[0], -1)])   # classes 1..3: -1 is no class
   with pytest.raises(ValueError, match="QSGS2AUCCV needs exactly 2 labeled classes"):
-    estimators.QSGS2AUCCV(grid=_GRID, **_SMALL).fit(x, y)
+    estimators.QSGS2AUCCV(grid=_GRID, **_TINY).fit(x, y)
   with pytest.raises(ValueError, match="protocol must be one of"):
-    estimators.QS3ORAOCV(protocol="full", **_SMALL).fit(x, y)
+    estimators.QS3ORAOCV(protocol="full", **_TINY).fit(x, y)
   with pytest.raises(ValueError, match="protocol must be one of"):   # even beside a grid
-    estimators.QS3ORAOCV(grid=_GRID, protocol="full", **_SMALL).fit(x, y)
+    estimators.QS3ORAOCV(grid=_GRID, protocol="full", **_TINY).fit(x, y)
   with pytest.raises(TypeError, match="per_split_labeled_weight must be True or False"):
-    estimators.QS3ORAOCV(grid=_GRID, per_split_labeled_weight="yes", **_SMALL).fit(x, y)
+    estimators.QS3ORAOCV(grid=_GRID, per_split_labeled_weight="yes", **_TINY).fit(x, y)
   with pytest.raises(ValueError, match="inconsistent numbers of samples"):
-    estimators.QS3ORAOCV(grid=_GRID, **_SMALL).fit(x, y[:-1])
+    estimators.QS3ORAOCV(grid=_GRID, **_TINY).fit(x, y[:-1])
   with pytest.raises(NotFittedError, match="not fitted yet"):
-    estimators.QS3ORAOCV(grid=_GRID, **_SMALL).predict(x)
+    estimators.QS3ORAOCV(grid=_GRID, **_TINY).predict(x)
   with pytest.raises(ValueError, match="could also be an ordered class below 0"):
-    estimators.QS3ORAOCV(grid=_GRID, **_SMALL).fit(x, np.maximum(y - 1, -1))   # classes 0..2
+    estimators.QS3ORAOCV(grid=_GRID, **_TINY).fit(x, np.maximum(y - 1, -1))   # classes 0..2
 
 
 def test_cv_estimator_takes_what_the_plain_one_takes():
   """random_state=None (a fresh seed, recorded) and fully labeled y (supervised, gamma 1)."""
   x_l, y_l, _ = _ordinal()
-  grid = dict(_GRID, lam=[1e-3])   # labeled_weight 0 or 1: supervised data leave 1 only
-  model = estimators.QS3ORAOCV(grid=grid, cv=3, random_state=None, **_SMALL).fit(x_l, y_l)
+  grid = dict(_GRID, lam=[1e-3])   # labeled_weight 0, 0.5 or 1: supervised data leave 1 only
+  model = estimators.QS3ORAOCV(grid=grid, cv=3, random_state=None, **_TINY).fit(x_l, y_l)
   assert isinstance(model.seed_, int) and model.best_params_["labeled_weight"] == 1.0
   assert model.best_estimator_.get_params()["random_state"] == model.seed_
 
@@ -86,9 +97,9 @@ def test_cv_estimator_takes_what_the_plain_one_takes():
 def test_select_hyperparams_is_the_cross_validated_choice():
   x_l, y_l, x_u = _ordinal()
   chosen = model_selection.select_hyperparams(x_l, y_l, x_u, protocol="quick", num_folds=3,
-                                              key=1, **_SMALL)
+                                              key=1, **_TINY)
   expected = model_selection.cross_validate(x_l, y_l, x_u, quick=True, num_folds=3, key=1,
-                                            **_SMALL)
+                                            **_TINY)
   assert chosen == dict(expected.best, cv_auc=expected.best_score)
   with pytest.raises(ValueError, match="protocol must be one of \\('paper', 'quick'\\)"):
     model_selection.select_hyperparams(x_l, y_l, x_u, protocol="full")
@@ -96,7 +107,7 @@ def test_select_hyperparams_is_the_cross_validated_choice():
 
 def test_cv_estimator_cross_validates_on_the_points_its_refit_sees():
   x, _, y_semi = _cv_data.semi_ordinal()
-  grid = {"lam": [1e-3], "length_scale": [20.0, 0.4], "labeled_weight": [0.5]}
+  grid = dict(_GRID, length_scale=[20.0, 0.4])
   search = estimators.QS3ORAOCV(unlabeled_label=-1, grid=grid, cv=3, **_cv_data.TINY)
   frame = pd.DataFrame(x, columns=["a", "b", "c"])   # a DataFrame: its column names are kept
   fits = [clone(search).fit(scale * frame, y_semi) for scale in (1.0, 100.0)]
@@ -116,19 +127,23 @@ def test_cv_estimator_cross_validates_on_the_points_its_refit_sees():
 
 def test_cv_grid_in_the_papers_names_still_works_and_binary_auto_marker():
   """Grid keys sigma / gamma / step_size: FutureWarning, the same search; QSGS2AUCCV takes y
-  with classes {0, 1} and -1 rows as it is (-1 cannot be a third class) and refits QSGS2AUC."""
+  with classes {0, 1} and -1 rows as it is (-1 cannot be a third class) and refits QSGS2AUC;
+  DSG settings ("auto") and solver="dsg" both search and refit with DSG."""
   x, y, _ = _cv_data.semi_ordinal()
   binary = np.where(y == -1, -1, (y > 0).astype(int))
   binary[::3] = -1
   new = estimators.QSGS2AUCCV(grid=_GRID, cv=3, **_cv_data.TINY).fit(x, binary)
   assert type(new.best_estimator_) is estimators.QSGS2AUC
   np.testing.assert_array_equal(new.classes_, [0, 1])
-  with pytest.warns(FutureWarning) as record:
-    old = estimators.QSGS2AUCCV(grid=_PAPERS_GRID, cv=3, **_cv_data.TINY).fit(x, binary)
+  with pytest.warns(FutureWarning) as record:   # solver="dsg" here; "auto" chose DSG for new
+    old = estimators.QSGS2AUCCV(grid=_PAPERS_GRID, cv=3, solver="dsg", **_cv_data.TINY).fit(
+        x, binary)
   assert sorted(str(w.message).split()[2] for w in record) == ["gamma", "sigma", "step_size"]
   np.testing.assert_allclose(old.cv_results_["mean_test_score"],
                              new.cv_results_["mean_test_score"], rtol=1e-6)
   assert old.best_params_ == new.best_params_
+  for search in (new, old):   # DSG settings given ("auto") or solver="dsg": DSG search and refit
+    assert search.solver_ == "dsg" and search.best_estimator_.solver_ == "dsg"
   with pytest.warns(FutureWarning, match="per_split_gamma is deprecated; pass per_split_labeled"):
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
       estimators.QSGS2AUCCV(grid=_GRID, per_split_gamma=True).fit(x, binary[:-1])
@@ -165,7 +180,8 @@ def test_cv_is_named_in_its_errors_and_a_splitter_is_refused_not_ignored():
 
 def test_cv_uses_fewer_folds_where_the_smallest_class_is_smaller():
   """10 rows, classes of 7 and 3 (scikit-learn's check_fit2d_1feature): 3 folds, the search
-  cross_validate makes with num_folds=3; a class of 1 row cannot be cross-validated."""
+  cross_validate makes with num_folds=3 (the estimator's solver, direct); a class of 1 row cannot
+  be cross-validated."""
   rng = np.random.default_rng(0)
   x = rng.random((10, 1))
   y = (np.arange(10) >= 7).astype(int)
@@ -173,7 +189,7 @@ def test_cv_uses_fewer_folds_where_the_smallest_class_is_smaller():
   assert model.n_splits_ == 3
   scaled = ((x - x.min()) / (x.max() - x.min())).astype(np.float32)
   expected = model_selection.cross_validate(scaled, y, None, grid=dict(
-      model_selection.quick_grid(), gamma=[1.0]), num_folds=3, key=0)
+      model_selection.quick_grid(), gamma=[1.0]), num_folds=3, key=0, solver="direct")
   assert model.best_score_ == pytest.approx(expected.best_score)
   assert _fitted_attributes(model) <= _documented(estimators.QSGS2AUCCV)
   with pytest.raises(ValueError, match="needs at least 2 labeled rows of each class; class 1 "
@@ -199,7 +215,7 @@ def test_learned_scales_are_searched_by_scikit_learns_cv_and_refused_in_the_grid
     with pytest.raises(ValueError, match=r"length_scale values must be numbers .* GridSearchCV\("
                        r"QS3ORAO\(\), \{'length_scale': \['ard', 'isotropic'\]\}\)"):
       estimators.QS3ORAOCV(grid=dict(_GRID, length_scale=values), unlabeled_label=-1,
-                           **_SMALL).fit(x, y_semi)
+                           **_TINY).fit(x, y_semi)
   search = GridSearchCV(estimators.QS3ORAO(unlabeled_label=-1, lam=1e-3, labeled_weight=0.5,
                                            random_state=0),
                         {"length_scale": ["ard", "isotropic"]},

@@ -26,13 +26,15 @@ def test_features_approximate_gaussian_kernel(key):
 
 
 def test_blocks_are_regenerated_from_key_and_index(key):
-  a = features.sample_frequencies(key, 5, 8, 3, 0.5)
-  b = features.sample_frequencies(key, 5, 8, 3, 0.5)
-  c = features.sample_frequencies(key, 6, 8, 3, 0.5)
+  # One compilation (block and sigma traced) instead of one per eager operation.
+  sample = jax.jit(features.sample_frequencies, static_argnums=(2, 3))
+  a = sample(key, 5, 8, 3, 0.5)
+  b = sample(key, 5, 8, 3, 0.5)
+  c = sample(key, 6, 8, 3, 0.5)
   np.testing.assert_array_equal(a, b)
   assert not np.allclose(a, c)
   # Frequencies scale as sqrt(2 sigma): spectral density N(0, 2 sigma I).
-  np.testing.assert_allclose(features.sample_frequencies(key, 5, 8, 3, 2.0), 2 * a, rtol=1e-6)
+  np.testing.assert_allclose(sample(key, 5, 8, 3, 2.0), 2 * a, rtol=1e-6)
 
 
 def test_grouped_scores_equal_sum_over_blocks(key):
@@ -42,8 +44,9 @@ def test_grouped_scores_equal_sum_over_blocks(key):
     coef = jax.random.normal(jax.random.key(3), (4, 6, 2))          # 4 blocks, 2 functions
     blocks = jnp.arange(4) + 7
     omega = features.sample_frequency_blocks(key, blocks, 3, 3, 0.3)
-    expected = sum(features.block_features(key, 7 + i, x, 3, 0.3) @ coef[i] for i in range(4))
-    return features.grouped_multi_scores(x, omega, coef), expected
+    # Block by block (vmapped over the block index: one traced block_features instead of four).
+    per_block = jax.vmap(lambda i, c: features.block_features(key, i, x, 3, 0.3) @ c)(blocks, coef)
+    return features.grouped_multi_scores(x, omega, coef), per_block.sum(axis=0)
 
   grouped, expected = both(key)
   assert float(jnp.max(jnp.abs(expected))) > 1e-2
@@ -60,7 +63,8 @@ def test_cos_sin_matches_float64_cos_and_sin(limit):
 
 
 def test_cos_sin_beyond_its_range_is_nan_not_noise():
-  cos, sin = features.cos_sin(jnp.asarray([2.0 * numerics.MAX_PHASE, -1e9, 3.0]))
+  cos, sin = jax.jit(features.cos_sin)(np.asarray([2.0 * numerics.MAX_PHASE, -1e9, 3.0],
+                                                  np.float32))
   assert np.isnan(cos[:2]).all() and np.isnan(sin[:2]).all()
   np.testing.assert_allclose([cos[2], sin[2]], [np.cos(3.0), np.sin(3.0)], atol=1.5e-7)
 
@@ -93,9 +97,11 @@ def test_six_subproblem_derivatives_match_jax_grad(name):
   loss = losses.get_loss(name)
   f_l = jnp.array([0.3, -0.4, 1.25])   # no pair on the hinge kink 1 - u + v = 0
   f_u = jnp.array([0.15, -0.65])
-  d = losses.subproblem_derivatives(name, f_l, f_u)
+  d = jax.jit(losses.subproblem_derivatives, static_argnums=0)(name, f_l, f_u)
   assert [x.shape for x in d] == [(3, 3), (3, 3), (3, 2), (3, 2), (2, 3), (2, 3)]
-  grad = jax.grad(loss.value, argnums=(0, 1))
+  d = jax.tree.map(np.asarray, d)
+  f_l, f_u = np.asarray(f_l), np.asarray(f_u)
+  grad = jax.jit(jax.grad(loss.value, argnums=(0, 1)))   # one compilation for every pair
   for a in range(3):
     for b in range(3):
       np.testing.assert_allclose([d.l1[a, b], d.l2[a, b]], grad(f_l[a], f_l[b]), rtol=1e-6)

@@ -10,6 +10,8 @@ import scipy.sparse as sp
 from sklearn import metrics as skm
 
 import qsg_jax
+from qsg_jax import engine
+from qsg_jax import io
 from qsg_jax import thresholds
 from qsg_jax.engine import auto_step
 from tests import _bad_inputs as toy
@@ -26,8 +28,10 @@ def _ordinal(n=400, k=3, d=3, seed=0):
 
 
 def _small_fit(**kwargs):
+  """qsg_jax.fit on 60 labeled / 340 unlabeled points. One engine setting for the tests here (64
+  steps: test_moderate_blow_up_is_reported_not_returned needs them): one training program."""
   x, y = _ordinal()
-  args = dict(num_steps=32, num_frequencies=8, unlabeled_batch_size=16, sigma=1.0, lam=1e-3,
+  args = dict(num_steps=64, num_frequencies=8, unlabeled_batch_size=16, sigma=1.0, lam=1e-3,
               step_size=1.0, chunk_size=16)
   args.update(kwargs)
   return qsg_jax.fit(x[:60], y[:60], x[60:], **args), x, y
@@ -36,7 +40,7 @@ def _small_fit(**kwargs):
 def test_fit_ranks_held_out_points_and_predicts_ordered_classes():
   # The stable fit of test_moderate_blow_up_is_reported_not_returned (its program, its shapes):
   # 60 labeled points, 340 held out.
-  result, x, y = _small_fit(num_steps=64)
+  result, x, y = _small_fit()
   scores = qsg_jax.decision_function(result, x[60:])
   aucs = [skm.roc_auc_score(y[60:] > j, scores) for j in range(2)]
   assert min(aucs) > 0.85, aucs
@@ -71,19 +75,19 @@ def test_hinge_threshold_flat_minimum_is_the_middle_of_the_gap():
 
 def test_divergence_is_detected_and_reported():
   with pytest.raises(qsg_jax.DivergenceError, match=r"diverged at iteration \d+.*Lower the step"):
-    _small_fit(step_size=1e4, lam=1e-4, num_steps=64)
+    _small_fit(step_size=1e4, lam=1e-4)
 
 
 def test_moderate_blow_up_is_reported_not_returned():
   # eta0 = 3 on this problem: scores climb to about 1e3 (a stable eta0 keeps them under 2), the
   # regime that ended silently at AUC 0.53-0.88 on skin under the former bound of 1e4.
-  relaxed, _, _ = _small_fit(step_size=3.0, num_steps=64, divergence_threshold=1e30)
+  relaxed, _, _ = _small_fit(step_size=3.0, divergence_threshold=1e30)   # 64 steps
   peak = float(np.max(relaxed.metrics["max_abs_score"]))
   assert qsg_jax.config.DIVERGENCE_THRESHOLD < peak < 1e4
-  stable, _, _ = _small_fit(step_size=1.0, num_steps=64)
+  stable, _, _ = _small_fit(step_size=1.0)
   assert float(np.max(stable.metrics["max_abs_score"])) < 2.0
   with pytest.raises(qsg_jax.DivergenceError, match="Lower the step"):
-    _small_fit(step_size=3.0, num_steps=64)
+    _small_fit(step_size=3.0)
 
 
 @pytest.mark.parametrize("mutate,pattern", [
@@ -144,7 +148,7 @@ def test_progress_reports_and_chunk_adjustment():
 
 
 def test_fit_config_holds_the_hyperparameters_and_keywords_override_it():
-  config = qsg_jax.FitConfig(num_steps=32, num_frequencies=8, unlabeled_batch_size=16,
+  config = qsg_jax.FitConfig(num_steps=64, num_frequencies=8, unlabeled_batch_size=16,
                              sigma=1.0, step_size=1.0)
   x, y = _ordinal()
   by_config = qsg_jax.fit(x[:60], y[:60], x[60:], config=config, chunk_size=16)
@@ -189,7 +193,7 @@ def test_one_switch_picks_the_solver_and_says_which_ran():
   assert qsg_jax.fit(x[:60], y[:60], x[60:], solver="auto", **args).solver == "direct"
   assert qsg_jax.FitConfig().solver == "dsg"   # the papers' Algorithm 1 unless asked
   # "auto" runs DSG for another loss, or when a DSG-only setting is given.
-  for changes in (dict(loss="hinge"), dict(num_steps=32), dict(chunk_size=16)):
+  for changes in (dict(loss="hinge"), dict(num_steps=64), dict(chunk_size=16)):
     dsg, _, _ = _small_fit(solver="auto", **changes)
     assert dsg.solver == "dsg" and dsg.state is not None and "solver" not in dsg.metrics
   plain, _, _ = _small_fit()
@@ -278,7 +282,7 @@ def test_pandas_nullable_columns_are_numbers_and_na_is_named():
   frame = pd.DataFrame(x[:60]).astype("Float64")
   labels = pd.Series(y[:60]).astype("Int64")
   expected, _, _ = _small_fit()
-  got = qsg_jax.fit(frame, labels, x[60:], num_steps=32, num_frequencies=8,
+  got = qsg_jax.fit(frame, labels, x[60:], num_steps=64, num_frequencies=8,
                     unlabeled_batch_size=16, sigma=1.0, step_size=1.0, chunk_size=16)
   np.testing.assert_array_equal(got.model.coef, expected.model.coef)
   frame.iloc[4, 1] = pd.NA
@@ -296,7 +300,7 @@ def test_identical_points_get_a_zero_curvature_and_train():
   # K H = 0: the power iteration would blow rounding noise up to NaN; the curvature is 0.
   eta0 = auto_step.auto_step_size(x[:60], y, x[60:], 3, 0.1, 1e-3, 0.5, jax.random.key(0), 16)
   assert eta0 == qsg_jax.config.STEP_SIZE_MAX
-  result = qsg_jax.fit(x[:60], y, x[60:], num_steps=32, num_frequencies=8,
+  result = qsg_jax.fit(x[:60], y, x[60:], num_steps=64, num_frequencies=8,
                        unlabeled_batch_size=16, chunk_size=16)
   scores = qsg_jax.decision_function(result, x[60:])
   assert np.all(np.isfinite(scores)) and np.ptp(scores) == 0   # nothing to rank: ties
@@ -304,7 +308,11 @@ def test_identical_points_get_a_zero_curvature_and_train():
 
 @pytest.mark.parametrize("schedule, message", [
     (lambda t: -0.05 + 0 * t, r"returned -0.05 at iteration 0"),
-    (lambda t: jnp.where(t < 8, 0.5, jnp.nan), r"returned nan at iteration 8"),
+    # Slow: a second training program for the same check; its NaN step (and NaN scores after it)
+    # reaching the step-size message, not a DivergenceError, is checked by default in
+    # test_a_zero_step_is_refused_by_the_check_a_negative_one_meets.
+    pytest.param(lambda t: jnp.where(t < 8, 0.5, jnp.nan), r"returned nan at iteration 8",
+                 marks=pytest.mark.slow),
 ])
 def test_a_schedule_returning_a_bad_step_is_refused(schedule, message):
   x, _, y_semi = _cv_data.semi_ordinal()
@@ -315,11 +323,18 @@ def test_a_schedule_returning_a_bad_step_is_refused(schedule, message):
 
 def test_a_zero_step_is_refused_by_the_check_a_negative_one_meets():
   """A schedule returning 0 takes the path of -0.05 above (finite, <= 0; each schedule compiles
-  its own training program): the check on the run's step sizes, named with the value 0."""
+  its own training program): the check on the run's step sizes, named with the value 0. A NaN
+  step from iteration 8 on (the scores NaN after it, as training leaves them) is named as the
+  schedule's, not reported as a divergence."""
+  check = qsg_jax._fit.check_divergence  # pylint: disable=protected-access
   eta = np.concatenate([[0.0], np.full(31, 0.5)])
   metrics = {"eta": eta, "max_abs_score": np.ones(32)}
   with pytest.raises(ValueError, match=r"returned 0 at iteration 0"):
-    qsg_jax._fit.check_divergence(metrics, 1e4)  # pylint: disable=protected-access
+    check(metrics, 1e4)
+  late = np.arange(32) >= 8
+  metrics = {"eta": np.where(late, np.nan, 0.5), "max_abs_score": np.where(late, np.nan, 1.0)}
+  with pytest.raises(ValueError, match=r"returned nan at iteration 8"):
+    check(metrics, 1e4)
 
 
 @pytest.mark.parametrize("schedule, message", [
@@ -497,3 +512,43 @@ def test_direct_fit_warnings_point_at_the_callers_line():
   with pytest.warns(qsg_jax.direct.ApproximationWarning, match="raise num_features") as caught:
     qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", sigma=50.0, num_landmarks=8)
   assert caught[0].filename == __file__
+
+
+def test_new_numbers_of_points_reuse_the_scoring_programs_and_change_no_score():
+  """decision_function, split_scores, a frozen model and the direct solver's scores pad points
+  into power-of-two row buckets: 9..16 points compile once per entry point, and every score
+  equals the unpadded call's (a row's score does not depend on its batch: scoring.ROW_TILE)."""
+  rng = np.random.default_rng(0)
+  x = rng.random((160, 3)).astype(np.float32)
+  y = rng.integers(0, 3, 160)
+  dsg = qsg_jax.fit(x[:60], y[:60], x[60:], key=0, num_steps=16)
+  fourier = qsg_jax.direct.fit(x[:60], y[:60], x[60:], key=0, feature_map="rff",
+                               num_features=32, num_frequencies=8, split_lam=1.0)
+  nystrom = qsg_jax.fit(x[:60], y[:60], x[60:], key=0, solver="direct", num_landmarks=16)
+  frozen = io.freeze(dsg)
+  compiles = []
+  listener = lambda event, duration, **kwargs: compiles.append(kwargs.get("fun_name")) if (
+      event.endswith("backend_compile_duration")) else None
+  entries = {
+      "decision_function": (lambda xs: qsg_jax.decision_function(dsg, xs), lambda xs: np.asarray(
+          engine.model_scores(dsg.model, jnp.asarray(xs), dsg.config.block_group))),
+      "split_scores": (lambda xs: qsg_jax.split_scores(dsg, xs), None),
+      "direct split_scores": (lambda xs: qsg_jax.direct.split_scores(fourier.model, xs),
+                              lambda xs: np.asarray(engine.split_scores(fourier.model,
+                                                                        jnp.asarray(xs), 2))),   # its T = 2 blocks
+      "frozen": (lambda xs: frozen.decision_function(xs), None),
+      "direct fourier": (lambda xs: qsg_jax.direct.decision_function(fourier.model, xs), None),
+      "direct nystrom": (lambda xs: qsg_jax.decision_function(nystrom, xs), None),
+  }
+  for name, (padded, unpadded) in entries.items():
+    first = padded(x[:9])
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+      later = {n: padded(x[:n]) for n in (10, 13, 16)}
+    finally:
+      jax.monitoring.unregister_event_duration_listener(listener)
+    assert not compiles, (name, compiles)
+    for n, scores in later.items():
+      np.testing.assert_array_equal(scores[:9], first, err_msg=name)
+      if unpadded is not None:
+        np.testing.assert_allclose(scores, unpadded(x[:n]), rtol=1e-6, atol=1e-6, err_msg=name)

@@ -50,9 +50,9 @@ def test_ordinal_auc_is_mean_of_split_aucs():
 
 
 def test_auc_jit_matches_no_jit():
-  rng = np.random.default_rng(2)
-  y = jnp.asarray(rng.integers(0, 2, 300))
-  s = jnp.asarray(rng.normal(size=300), jnp.float32)
+  rng = np.random.default_rng(2)   # 200 points: test_jitted_aucs_keep_their_traced_path's program
+  y = jnp.asarray(rng.integers(0, 2, 200))
+  s = jnp.asarray(rng.normal(size=200), jnp.float32)
   assert float(jax.jit(metrics.binary_auc)(s, y)) == pytest.approx(float(metrics.binary_auc(s, y)))
 
 
@@ -285,7 +285,9 @@ def test_jitted_binary_auc_refuses_mixed_conventions_and_ranks_integers_exactly(
   big = np.iinfo(np.int32).max
   rng = np.random.default_rng(0)
   for scores, labels in [
-      (np.array([2**24, 2**24 + 1], np.int32), np.array([0, 1])),
+      # (5 points, the shape of the case of the largest integer below: one compilation)
+      (np.array([2**24, 2**24 + 1, 2**24 + 1, 2**24, 2**24 + 1], np.int32),
+       np.array([0, 1, 1, 0, 1])),
       ((2**25 + rng.integers(0, 1000, 1000)).astype(np.int32), rng.integers(0, 2, 1000)),
       (np.array([big, 5, big, 1, big], np.int32), np.array([1, 0, 0, 1, 1])),
       (np.array([True, False, True]), np.array([1, 0, 0]))]:

@@ -17,9 +17,10 @@ _SMALL = _cv_data.SMALL
 _ordinal = _cv_data.ordinal
 
 
-# One CV setting (shapes, folds, batch size, threshold) for every call below: the vmapped
-# grid is compiled once for the whole module.
-_CV = dict(num_folds=3, seed=1, key=7, tasks_per_batch=5, **_SMALL)
+# One CV setting (shapes, folds, batch size, method) for every call below: the vmapped per-task
+# grid (_task_aucs) is compiled once for the whole module. The grouped path ("auto"'s choice for
+# the squared loss on the whole labeled set) is test_model_selection_grouped.py's.
+_CV = dict(num_folds=3, seed=1, key=7, tasks_per_batch=5, method="per_task", **_SMALL)
 
 
 def test_vmapped_cv_equals_a_loop_of_fits_on_each_fold():
@@ -27,7 +28,7 @@ def test_vmapped_cv_equals_a_loop_of_fits_on_each_fold():
   x_l, y_l, x_u = _ordinal()
   grid = {"lam": [1e-3, 0.1], "sigma": [0.5], "gamma": [0.0, 0.5], "step_size": [1.0, 1e4]}
   # 24 tasks in batches of 5: the last batch is padded, and all batches share one compilation.
-  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, method="per_task", **_CV)
+  result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, **_CV)
   folds = qsg_jax.folds.stratified_folds(y_l, 3, seed=1)
   train, valid = qsg_jax.folds.fold_training_sets(folds, y_l)
   for (i, lam), (g, gamma), f in itertools.product(enumerate(grid["lam"]),
@@ -123,7 +124,7 @@ def test_split_lam_is_a_grid_key_scored_by_the_per_split_scores():
   """Task (split_lam, fold) is qsg_jax.fit(split_lam=...) on the fold, scored per split."""
   x_l, y_l, x_u = _ordinal()
   # Two gammas: the 6 plain tasks (split_lam None) fill batches of 5, as in the grids above (the
-  # grouped program compiled once for the module).
+  # per-task program compiled once for the module); the 6 corrected ones are trained per task.
   grid = {"lam": [1e-3], "sigma": [0.5], "gamma": [0.0, 0.5], "step_size": [1.0],
           "split_lam": [None, 0.1]}
   result = model_selection.cross_validate(x_l, y_l, x_u, grid=grid, **_CV)

@@ -1,5 +1,6 @@
 """The grouped CV path (tasks of one sigma trained together) against references."""
 
+import functools
 import itertools
 
 import jax
@@ -19,6 +20,19 @@ _ordinal = _cv_data.ordinal
 _CV = dict(num_folds=3, seed=1, key=7, tasks_per_batch=3, **_SMALL)
 
 
+@functools.partial(jax.jit, static_argnums=0)   # one compilation for every seed (one shape)
+def _collapsed_and_pairs(k, y_train, train, f_l, f_u, gamma):
+  """(``risk.score_grads``, the mean over splits of the pair sums) with the weights of the
+  labeled slots ``train`` (the others weighted 0)."""
+  p, n = risk.subproblem_weights(y_train, jnp.bincount(y_train, length=k))
+  pos_w = jnp.zeros((k - 1, f_l.shape[0]), jnp.float32).at[:, train].set(p)
+  neg_w = jnp.zeros((k - 1, f_l.shape[0]), jnp.float32).at[:, train].set(n)
+  fast = risk.score_grads("squared", f_l, f_u, pos_w, neg_w, gamma)
+  pairs = jax.vmap(functools.partial(risk.subproblem_score_grads, "squared"),
+                   in_axes=(None, None, 0, 0, 0))
+  return fast, [a.mean(0) for a in pairs(f_l, f_u, pos_w, neg_w, gamma)]
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_collapsed_squared_grads_equal_the_pairwise_sums(seed):
   """O(S + B) closed form = the pair sums (O(S^2 + S B)), held-out slots weighted 0."""
@@ -28,17 +42,10 @@ def test_collapsed_squared_grads_equal_the_pairwise_sums(seed):
   train = np.zeros(s, bool)                             # 9 training slots of 13 (one shape for
   train[:k] = True                                      # every seed): each class keeps one,
   train[k + rng.permutation(s - k)[:5]] = True          # the others drawn
-  p, n = risk.subproblem_weights(jnp.asarray(y[train]), jnp.bincount(y[train], length=k))
-  pos_w = np.zeros((k - 1, s), np.float32)
-  neg_w = np.zeros((k - 1, s), np.float32)
-  pos_w[:, train], neg_w[:, train] = p, n
   f_l = rng.normal(size=s).astype(np.float32)
   f_u = rng.normal(size=b).astype(np.float32)
   gamma = rng.random(k - 1).astype(np.float32)
-  fast = jax.jit(risk.score_grads, static_argnums=0)("squared", f_l, f_u, pos_w, neg_w, gamma)
-  pairs = jax.vmap(risk.subproblem_score_grads, in_axes=(None, None, None, 0, 0, 0))
-  slow = [a.mean(0) for a in jax.jit(pairs, static_argnums=0)("squared", f_l, f_u, pos_w, neg_w,
-                                                                gamma)]
+  fast, slow = _collapsed_and_pairs(k, y[train], np.nonzero(train)[0], f_l, f_u, gamma)
   np.testing.assert_allclose(fast[0], slow[0], atol=1e-5)
   np.testing.assert_allclose(fast[1], slow[1], atol=1e-6)
   assert np.all(np.asarray(fast[0])[~train] == 0)

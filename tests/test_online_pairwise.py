@@ -47,8 +47,9 @@ SCHEDULES = {
 }
 
 
-@pytest.mark.parametrize("dim,num", [(1, 12), (3, 40)])
-@pytest.mark.parametrize("schedule", sorted(SCHEDULES))
+# Each schedule and each shape once (the remaining two products of the grid ran the same code on
+# two more pairs of compiled scans).
+@pytest.mark.parametrize("schedule,dim,num", [("polynomial", 1, 12), ("optax", 3, 40)])
 def test_incremental_equals_literal_equals_numpy(dim, num, schedule):
   step_size = SCHEDULES[schedule]
   x, y = _data(num, dim)
@@ -111,10 +112,12 @@ def test_float32_stream_tracks_float64_over_long_runs(key):
 
 
 def test_lemma1_iterates_stay_orthogonal_to_the_null_space(key):
-  problem = op.make_linear_problem(1, 5, 3, noise=1.0, null_norm=2.0)
+  problem = op.make_linear_problem(1, 4, 2, noise=1.0, null_norm=2.0)
   null = problem.null_basis
   with jax.enable_x64(True):
-    x, y = op.sample_linear(problem, key, 3000)
+    # The first 3000 of a 40000-point draw: the sampler test_estimate_mu_and_closed_forms_of_
+    # the_synthetic_problem compiles (the same shapes; the problem's values are traced).
+    x, y = (a[:3000] for a in op.sample_linear(problem, key, 40000))
     out = op.fit_stream([(x, y)], step_size=op.polynomial_step_size(0.6, problem.mu),
                         metrics_fn=_record_w, dtype=jnp.float64)
   assert np.min(np.linalg.norm(np.asarray(x) @ null, axis=1)) > 0.05   # x itself is not
@@ -179,13 +182,14 @@ def test_bipartite_ranking_reaches_the_optimal_auc(key):
   key_train, key_test = jax.random.split(key)
   x_test, y_test = op.sample_bipartite(problem, key_test, 20000)   # the training draw's program
   assert set(np.unique(y_test).tolist()) == {0.0, 1.0}
-  auc_fn = jax.jit(metrics.binary_auc)
-  auc_star = float(auc_fn(x_test @ jnp.asarray(problem.w_star, jnp.float32), y_test))
+  x_test, y_test = np.asarray(x_test), np.asarray(y_test)
+  auc_fn = metrics.binary_auc   # on the host (NumPy arrays): nothing to compile for 20000 scores
+  auc_star = float(auc_fn(x_test @ problem.w_star.astype(np.float32), y_test))
   assert abs(auc_star - problem.optimal_auc) < 0.01   # closed form Phi(D / sqrt 2)
   x, y = op.sample_bipartite(problem, key_train, 20000)
   out = op.fit_stream([(x, y)], theta=0.6)   # mu estimated on the first chunk
   assert out.step_size.mu == pytest.approx(op.estimate_mu(np.asarray(x)[:2048]), rel=1e-6)
-  auc = float(auc_fn(x_test @ out.state.w, y_test))
+  auc = float(auc_fn(x_test @ np.asarray(out.state.w), y_test))
   assert auc > problem.optimal_auc - 0.01
 
 
@@ -657,13 +661,16 @@ def test_synthetic_known_answers_match_their_arguments(key):
   np.testing.assert_array_equal(full.w_true, full.w_star)
   none = op.make_bipartite_problem(0, 3, separation=0.0)
   assert none.optimal_auc == 0.5 and not np.any(none.w_star)
-  for sample, problem in ((op.sample_linear, op.make_linear_problem(0, 3, 2)),
-                          (op.sample_bipartite, op.make_bipartite_problem(0, 3))):
-    by_seed, by_key = sample(problem, 7, 10), sample(problem, jax.random.key(7), 10)
+  # By seed and by key: the shapes (and so the compiled samplers) of
+  # test_float32_stream_tracks_float64_over_long_runs and test_bipartite_ranking_reaches_the_
+  # optimal_auc.
+  for sample, problem, dim in ((op.sample_linear, op.make_linear_problem(0, 4, 3), 4),
+                               (op.sample_bipartite, op.make_bipartite_problem(0, 5), 5)):
+    by_seed, by_key = sample(problem, 7, 20000), sample(problem, jax.random.key(7), 20000)
     np.testing.assert_array_equal(by_seed[0], by_key[0])
-    assert sample(problem, key, 0)[0].shape == (0, 3)
+    assert sample(problem, key, 0)[0].shape == (0, dim)
     batched = jax.vmap(lambda k, s=sample, p=problem: s(p, k, 4))(jax.random.split(key, 2))
-    assert batched[0].shape == (2, 4, 3)
+    assert batched[0].shape == (2, 4, dim)
 
 
 def test_arguments_without_effect_are_refused(stream):

@@ -30,8 +30,11 @@ def test_pure_api_makes_fits_checks_on_concrete_inputs():
                                ("lam", jnp.float32(jnp.nan), "hyper.lam must be finite")):
     with pytest.raises(ValueError, match=message):
       engine.train(state, data, good._replace(**{name: value}), config, 8)
-  # Traced inputs are not checked (vmap over a grid still works).
+  # Traced inputs are not checked (vmap over a grid still works). The checks happen while
+  # tracing, so jax.eval_shape sees them without compiling the vmapped run; running vmapped
+  # trainings over a grid is test_model_selection.py's test_vmapped_cv_equals_a_loop_of_fits_on_
+  # each_fold (model_selection vmaps init + train over Hyperparams).
   grid = good._replace(lam=jnp.array([1e-3, 1e-2]))
-  _, metrics = jax.vmap(lambda h: engine.train(state, data, h, config, 8),
-                        in_axes=(engine.Hyperparams(None, 0, None, None),))(grid)
+  _, metrics = jax.eval_shape(jax.vmap(lambda h: engine.train(state, data, h, config, 8),
+                                       in_axes=(engine.Hyperparams(None, 0, None, None),)), grid)
   assert metrics["eta"].shape == (2, 8)

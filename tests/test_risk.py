@@ -1,13 +1,10 @@
 """The mini-batch risk, its weights and its score gradients against direct sums and jax.grad."""
 
-import itertools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from qsg_jax.engine import features
 from qsg_jax.engine import losses
 from qsg_jax.engine import risk
 from qsg_jax.engine import sampling
@@ -23,27 +20,39 @@ def test_whole_labeled_set_weights_give_the_empirical_risk():
   """With every labeled point as a slot, R^j equals the double sums over D_p^j x D_n^j (Eq. 7)."""
   k = 4
   y, f_l, f_u = _problem(k)
-  pos_w, neg_w = risk.subproblem_weights(jnp.asarray(y), jnp.bincount(jnp.asarray(y), length=k))
+  gamma = np.array([0.2, 0.5, 0.9], np.float32)
+
+  @jax.jit   # one compilation instead of one per eager operation
+  def weights_risk_and_losses(y, f_l, f_u):
+    pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=k))
+    f = jnp.concatenate([f_l, f_u])
+    return (pos_w, neg_w, risk.minibatch_risk("squared", f_l, f_u, pos_w, neg_w, gamma),
+            losses.SQUARED.value(f[:, None], f[None, :]))       # loss(a, b) of every pair
+
+  pos_w, neg_w, got, pair_loss = weights_risk_and_losses(jnp.asarray(y), jnp.asarray(f_l),
+                                                        jnp.asarray(f_u))
   np.testing.assert_allclose(pos_w.sum(1), 1.0, rtol=1e-6)
   np.testing.assert_allclose(neg_w.sum(1), 1.0, rtol=1e-6)
-  gamma = np.array([0.2, 0.5, 0.9], np.float32)
-  loss = losses.SQUARED.value
+  pair_loss = np.asarray(pair_loss, np.float64)
+  unlabeled = np.arange(y.size, y.size + f_u.size)
   expected = []
   for j in range(k - 1):
-    p, n = f_l[y > j], f_l[y <= j]
-    r_pn = np.mean([loss(a, b) for a, b in itertools.product(p, n)])
-    r_pu = np.mean([loss(a, u) for a, u in itertools.product(p, f_u)])
-    r_nu = np.mean([loss(u, b) for u, b in itertools.product(f_u, n)])
+    p, n = np.flatnonzero(y > j), np.flatnonzero(y <= j)
+    r_pn = pair_loss[np.ix_(p, n)].mean()               # the double sums, pair by pair
+    r_pu = pair_loss[np.ix_(p, unlabeled)].mean()
+    r_nu = pair_loss[np.ix_(unlabeled, n)].mean()
     expected.append(gamma[j] * r_pn + (1 - gamma[j]) * (r_pu + r_nu - 0.5))
-  got = risk.minibatch_risk("squared", jnp.asarray(f_l), jnp.asarray(f_u), pos_w, neg_w,
-                            jnp.asarray(gamma))
   np.testing.assert_allclose(got, np.mean(expected), rtol=1e-5)
+
+
+# One compilation per shape instead of one per eager operation.
+_weights = jax.jit(risk.subproblem_weights)
 
 
 def test_minibatch_weights_are_class_shares_over_batch_size():
   counts = jnp.array([10, 30, 60])
   slots = sampling.slot_classes(None, 3, labeled_batch_size=4)
-  pos_w, neg_w = risk.subproblem_weights(slots, counts)
+  pos_w, neg_w = _weights(slots, counts)
   # Subproblem 0: positives are classes 1, 2 with shares 30/90 and 60/90, 4 slots each.
   np.testing.assert_allclose(pos_w[0], [0] * 4 + [30 / 90 / 4] * 4 + [60 / 90 / 4] * 4, rtol=1e-6)
   np.testing.assert_allclose(neg_w[1], [10 / 40 / 4] * 4 + [30 / 40 / 4] * 4 + [0] * 4, rtol=1e-6)
@@ -67,35 +76,16 @@ def test_score_grads_match_jax_grad(name):
   np.testing.assert_allclose(g_u, ref_u, rtol=1e-5, atol=1e-7)
 
 
-def test_update_is_gradient_step_on_the_current_block(key):
-  """alpha_i = -eta grad_alpha R(f_prev + alpha . phi_i) at alpha = 0 (Eq. 13 vs jax.grad)."""
-  k, m, eta = 3, 5, 0.7
-  y, f_l, f_u = _problem(k, n_l=12, n_u=7, seed=2)
-  gamma = jnp.array([0.5, 0.5])
-
-  @jax.jit   # one compilation instead of one per eager operation
-  def both(key, y, f_l, f_u):
-    x_l = jax.random.uniform(jax.random.key(1), (12, 4))
-    x_u = jax.random.uniform(jax.random.key(2), (7, 4))
-    phi_l = features.block_features(key, 0, x_l, m, 0.5)
-    phi_u = features.block_features(key, 0, x_u, m, 0.5)
-    pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=k))
-
-    def objective(alpha):
-      return risk.minibatch_risk("squared", f_l + phi_l @ alpha, f_u + phi_u @ alpha, pos_w,
-                                 neg_w, gamma)
-
-    g_l, g_u = risk.score_grads("squared", f_l, f_u, pos_w, neg_w, gamma)
-    return -eta * (g_l @ phi_l + g_u @ phi_u), -eta * jax.grad(objective)(jnp.zeros(2 * m))
-
-  alpha, expected = both(key, jnp.asarray(y), jnp.asarray(f_l), jnp.asarray(f_u))
-  assert float(jnp.max(jnp.abs(expected))) > 1e-3
-  np.testing.assert_allclose(alpha, expected, rtol=1e-5, atol=1e-7)
+# alpha_i = -eta grad_alpha R(f_prev + alpha . phi_i) at alpha = 0 (Eq. 13 against jax.grad
+# through the new block) is test_engine.py's
+# test_functional_gradient_is_jax_grad_of_the_risk_through_the_new_block (the library's
+# functional_gradient, with the training step's block_features_of); the -eta is dsg_update's
+# (test_engine.py's DsgUpdateVariantsTest).
 
 
 def test_binary_case_is_qsg_s2auc_risk():
   """k = 2: one subproblem, positives class 1 (QSG-S2AUC's Eq. 7)."""
   y, f_l, f_u = _problem(2, n_l=10, n_u=5, seed=3)
-  pos_w, neg_w = risk.subproblem_weights(jnp.asarray(y), jnp.bincount(jnp.asarray(y), length=2))
+  pos_w, neg_w = _weights(jnp.asarray(y), jnp.asarray(np.bincount(y, minlength=2)))
   np.testing.assert_allclose(pos_w[0], (y == 1) / np.sum(y == 1), rtol=1e-6)
   np.testing.assert_allclose(neg_w[0], (y == 0) / np.sum(y == 0), rtol=1e-6)

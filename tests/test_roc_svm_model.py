@@ -5,7 +5,6 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 import pytest
 from sklearn import cluster
 from sklearn import metrics as skm
@@ -261,8 +260,8 @@ def test_fit_rejects_bad_input(monkeypatch):
   # A step that overflows, or none at all: reported with the data's range, never returned.
   with pytest.raises(qsg_jax.DivergenceError, match="became inf after 2 steps \\(features in"):
     roc_svm.fit(x, y, loss="squared_hinge", lam=1e-3, optimizer="adamax", learning_rate=1e30)
-  with pytest.raises(qsg_jax.DivergenceError, match="made no progress.*largest gradient entry"):
-    roc_svm.fit(x, y, optimizer=optax.sgd(0.0))
+  # (A stalled optimizer, e.g. optax.sgd(0.0), takes the same "made no progress" path as the
+  # underflowing gradient of x * 1e-20 below, on the compiled loop of the default optimizer.)
   # Identical rows, or a kernel too wide for float32 to tell points apart: refused.
   with pytest.raises(ValueError, match="every row of x is the same point"):
     roc_svm.fit(np.ones_like(x), y)
@@ -449,12 +448,14 @@ def test_building_blocks_refuse_fractional_counts():
 
 def test_cross_validate_marks_a_diverged_entry_nan_and_never_chooses_it():
   """An entry whose fit diverges scores NaN (was: the whole search aborted on the first)."""
-  cv = roc_svm.cross_validate(toy.X_ROC, toy.Y_ROC, [{"lam": 1e30}, {"lam": 1e-2}], num_folds=2)
+  # The 250-point folds of test_cross_validation_picks_the_best_grid_entry: one compiled loop.
+  x, y = _linear_data(500)
+  cv = roc_svm.cross_validate(x, y, [{"lam": 1e30}, {"lam": 1e-2}], num_folds=2)
   assert cv.best == {"lam": 1e-2}
   assert np.isnan(cv.scores[0, 0]) and np.isnan(cv.fold_scores[0]).all()
   assert np.isfinite(cv.scores[1, 0])
   with pytest.raises(ValueError, match="no grid entry gave a finite validation AUC"):
-    roc_svm.cross_validate(toy.X_ROC, toy.Y_ROC, [{"lam": 1e30}], num_folds=2)
+    roc_svm.cross_validate(x, y, [{"lam": 1e30}], num_folds=2)
 
 
 def test_decision_function_checks_chunk_size(radial_gaussian_fit):

@@ -112,8 +112,10 @@ def test_host_solver_and_jit_agree_on_float32(surrogate):
   np.testing.assert_allclose(wide, th.fit_thresholds(scores.astype(np.float64), labels, 4,
                                                      surrogate, 0.1), rtol=1e-12)
   # Under jit a NaN score gives NaN thresholds (values cannot be checked there), never numbers.
+  # (the compiled solver of ``traced`` above: same shapes, surrogate and margin)
   bad = jnp.asarray(scores).at[3].set(jnp.nan)
-  assert np.all(np.isnan(jax.jit(th.fit_thresholds, static_argnums=2)(bad, labels, 4)))
+  assert np.all(np.isnan(jax.jit(th.fit_thresholds, static_argnums=(2, 3))(
+      bad, jnp.asarray(labels), 4, surrogate, 0.1)))
 
 
 @pytest.mark.parametrize("kind", ["int", "bool", "float16", "Float64", "Int64"])
@@ -212,7 +214,8 @@ def test_squared_hinge_returns_the_midpoint_of_a_zero_loss_interval_with_and_wit
   0.7 and 1.6 for one input)."""
   jitted = jax.jit(th.fit_thresholds, static_argnums=(2, 3))
   for scores, labels, margin, expected in [
-      (np.array([0.0, 3.0]), np.array([0, 1]), 0.0, 1.5),
+      # (3 points, as in the next case: one compiled solver for both)
+      (np.array([0.0, 0.0, 3.0]), np.array([0, 0, 1]), 0.0, 1.5),
       (np.array([0.0, 0.2, 3.0]), np.array([0, 0, 1]), 0.5, 0.5 * (0.2 + 0.5 + 3.0 - 0.5)),
       (np.array([0.0, 1.0, 2.0, 6.0, 7.0]), np.array([0, 0, 1, 2, 2]), 0.5, None)]:
     host = np.asarray(th.fit_thresholds(scores, labels, int(labels.max()) + 1, "squared_hinge",

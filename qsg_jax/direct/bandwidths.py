@@ -384,20 +384,15 @@ def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_
                                                                           1.0 / x_u.shape[0]))
 
 
-def bucket(n: int) -> int:
-  """Rows of a padded axis of n: the next power of two (at least 8)."""
-  return max(8, 1 << max(n - 1, 1).bit_length())
-
-
 def pad(problem: Problem) -> Problem:
-  """``problem`` with its labeled and unlabeled rows padded to ``bucket`` sizes (zero points of
+  """``problem`` with its labeled and unlabeled rows padded to ``numerics.bucket_rows`` sizes (zero points of
   zero weight), so that a new number of rows (a fold, a refit) reuses ``descend``'s compilation.
 
   The padded problem has the same fold solutions and held-out terms: the padded rows enter no
   sum (``labeled_rows`` / ``unlabeled_rows`` weigh the shift and the unlabeled moments).
   """
   grow = lambda a, size: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, size - a.shape[-1])])
-  b_l, b_u = bucket(problem.x_labeled.shape[0]), bucket(problem.x_unlabeled.shape[0])
+  b_l, b_u = (numerics.bucket_rows(a.shape[0]) for a in (problem.x_labeled, problem.x_unlabeled))
   return problem._replace(
       x_labeled=grow(problem.x_labeled.T, b_l).T, x_unlabeled=grow(problem.x_unlabeled.T, b_u).T,
       labeled_rows=grow(problem.labeled_rows, b_l),

@@ -26,6 +26,7 @@ from qsg_jax import distributed
 from qsg_jax import engine
 from qsg_jax import memory
 from qsg_jax import numerics
+from qsg_jax.config import PREDICT_CHUNK
 from qsg_jax.direct import feature_maps
 from qsg_jax.direct import moments as moments_lib
 from qsg_jax.direct import system as solve_lib
@@ -471,21 +472,16 @@ def _expansion_scores(landmarks, coef, sigma, x):
 
 def _fourier_scores(model, x, split):
   block_group = max(g for g in (8, 4, 2, 1) if model.coef.shape[0] % g == 0)
+  score = engine.split_scores if split else engine.model_scores
   with jax.enable_x64(False):   # the frequencies the fit drew (``feature_maps.fourier_map``)
-    if split:
-      return np.asarray(engine.split_scores(model, jnp.asarray(x), block_group=block_group))
-    return np.asarray(engine.model_scores(model, jnp.asarray(x), block_group=block_group))
+    return numerics.in_row_buckets(
+        lambda part: score(model, part, block_group=block_group), x, PREDICT_CHUNK)
 
 
 def _nystrom_scores(model, x, coef, chunk_rows=moments_lib.CHUNK_ROWS):
-  rows = moments_lib.bucket_rows(x.shape[0], chunk_rows)
-  out = [np.zeros((0,) + coef.shape[1:], np.float32)]
-  for lo in range(0, x.shape[0], rows):
-    part = np.zeros((rows, x.shape[1]), np.float32)
-    part[:min(rows, x.shape[0] - lo)] = x[lo:lo + rows]
-    out.append(np.asarray(_expansion_scores(model.landmarks, coef, model.sigma,
-                                            jnp.asarray(part))))
-  return np.concatenate(out)[:x.shape[0]]
+  return numerics.in_row_buckets(
+      lambda part: _expansion_scores(model.landmarks, coef, model.sigma, part),
+      np.asarray(x, np.float32), chunk_rows)
 
 
 def scores(model: Model, x: np.ndarray, split: bool = False) -> np.ndarray:

@@ -370,12 +370,6 @@ def class_sums(phi: np.ndarray, labels: np.ndarray, num_classes: int):
   return counts, first, outer
 
 
-def bucket_rows(n: int, cap: int = CHUNK_ROWS) -> int:
-  """Rows of the padded chunks of n points: the next power of two >= n (at least 8, at most
-  ``cap``), so sizes in one bucket share a compilation."""
-  return min(cap, max(8, 1 << max(n - 1, 1).bit_length()))
-
-
 @jax.jit
 def _features(feature_map, x):
   return feature_maps.features(feature_map, x)
@@ -383,15 +377,8 @@ def _features(feature_map, x):
 
 def point_features(feature_map, x, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
   """[n, p] float32 psi(x) of a few points (labeled, held-out), in padded power-of-two chunks."""
-  x = np.asarray(x, np.float32)
-  rows = bucket_rows(x.shape[0], chunk_rows)
-  out = []
-  for lo in range(0, x.shape[0], rows):
-    part = np.zeros((rows, x.shape[1]), np.float32)
-    part[:min(rows, x.shape[0] - lo)] = x[lo:lo + rows]
-    out.append(np.asarray(_features(feature_map, jnp.asarray(part))))
-  return np.concatenate(out)[:x.shape[0]] if out else np.zeros(
-      (0, feature_maps.num_features(feature_map)), np.float32)
+  return numerics.in_row_buckets(functools.partial(_features, feature_map),
+                                 np.asarray(x, np.float32), chunk_rows)
 
 
 def feature_shift(feature_map, x, max_rows: int = CHUNK_ROWS) -> np.ndarray:
@@ -492,7 +479,7 @@ def empty(num_features: int, shift) -> Moments:
                  np.asarray(shift, np.float32).astype(np.float64))
 
 
-__all__ = ["CHUNK_ROWS", "Moments", "Sums", "add_chunk", "bucket_rows", "chunk_sums",
+__all__ = ["CHUNK_ROWS", "Moments", "Sums", "add_chunk", "chunk_sums",
            "class_sums", "concatenate", "empty", "feature_shift", "finalize", "from_sums",
            "group_moments", "init_sums", "labeled_moments", "live_map", "mean_square_norm",
            "padded", "point_features", "RANK_STEP", "sharded_unlabeled_moments"]

@@ -33,7 +33,8 @@ def model_of(state: State, hyper: Optional[Hyperparams] = None) -> Model:
 
 # Rows are padded to a multiple of this before scoring: XLA's CPU matrix-vector kernels round the
 # rows of a ragged last tile differently, so without it a point's score would depend (in the last
-# bit) on its position in the batch. With it, scores do not depend on row order or batch.
+# bit) on its position in the batch. With it, scores do not depend on row order or batch, so the
+# checked entry points pad points into row buckets (``numerics.in_row_buckets``).
 ROW_TILE = 8
 
 
