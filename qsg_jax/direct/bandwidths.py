@@ -385,8 +385,9 @@ def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_
 
 
 def pad(problem: Problem) -> Problem:
-  """``problem`` with its labeled and unlabeled rows padded to ``numerics.bucket_rows`` sizes (zero points of
-  zero weight), so that a new number of rows (a fold, a refit) reuses ``descend``'s compilation.
+  """``problem`` with its labeled and unlabeled rows padded to ``numerics.bucket_rows`` sizes
+  (zero points of zero weight), so that a new number of rows (a fold, a refit) reuses
+  ``descend``'s compilation.
 
   The padded problem has the same fold solutions and held-out terms: the padded rows enter no
   sum (``labeled_rows`` / ``unlabeled_rows`` weigh the shift and the unlabeled moments).
