@@ -2,7 +2,6 @@
 
 import doctest
 import importlib
-import pathlib
 import pkgutil
 import re
 import types

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import qsg_jax
-from qsg_jax import baselines
 from qsg_jax import data as data_lib
 from qsg_jax import model_selection
 from qsg_jax.errors import UnscaledFeaturesWarning

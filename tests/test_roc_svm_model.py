@@ -10,7 +10,6 @@ from sklearn import cluster
 from sklearn import metrics as skm
 
 import qsg_jax
-from qsg_jax.engine import kernels
 from qsg_jax import memory
 from qsg_jax import roc_svm
 from qsg_jax.roc_svm import clustering
