@@ -305,8 +305,11 @@ def test_cross_validation_equals_a_loop_of_fits():
   grid = {"lam": [0.0, 0.05, 0.5], "sigma": [0.5, 2.0], "gamma": [0.0, 0.6, 1.0]}
   for kind in ("rff", "nystrom"):
     kwargs = dict(key=2, feature_map=kind, num_features=32, num_frequencies=8)
-    result = direct.cross_validate(x_l, y, x_u, grid=grid, num_folds=3, seed=1, **kwargs)
-    assert result.fold_scores.shape == (3, 2, 3, 3, 2)
+    result = direct.cross_validate(x_l, y, x_u, grid=grid, num_folds=3, seed=1, num_repeats=2,
+                                   **kwargs)
+    assert result.fold_scores.shape == (3, 2, 3, 6, 2)     # repeat 1: the folds of seed 2
+    second = direct.cross_validate(x_l, y, x_u, grid=grid, num_folds=3, seed=2, **kwargs)
+    np.testing.assert_array_equal(result.fold_scores[:, :, :, 3:], second.fold_scores)
     folds = folds_lib.stratified_folds(y, 3, 1)
     train, _ = folds_lib.fold_training_sets(folds, y)
     for f in range(3):
@@ -320,6 +323,29 @@ def test_cross_validation_equals_a_loop_of_fits():
         np.testing.assert_allclose(result.fold_scores[li, si, gi, f], expected, atol=1e-6)
     target = folds_lib.nanmean(result.scores)
     assert result.best_score == pytest.approx(np.nanmax(target))
+
+
+def test_the_cross_validations_shared_solves_are_the_checked_solve_of_each_lam():
+  """One tridiagonalization per (fold, gamma) against ``solve_system`` per lam: the same
+  solutions to float64 rounding, NaN exactly where it refuses (singular, NaN), its own verdict
+  near the refusal line (rcond 5e-8: accepted by the 1-norm rule, so solved by it)."""
+  rng = np.random.default_rng(0)
+  a, u = rng.random((40, 30)), rng.random((40, 400))
+  spread = a @ a.T / 30 - 0.3 * np.outer(a.mean(1), a.mean(1))
+  cases = [spread + 0.5 * u @ u.T / 400, spread, np.diag([1.0, 5e-8]), np.array([[2.0]]),
+           np.full((3, 3), np.nan)]
+  lams = np.array([0.0, 1e-12, 2.0**-15, 1e-3, 8.0])
+  for matrix in cases:
+    r = rng.normal(size=matrix.shape[0])
+    got = direct.selection._solutions(matrix, r, lams)   # pylint: disable=protected-access
+    for lam, row in zip(lams, got):
+      try:
+        want = direct.system.solve_system(matrix, r, lam)
+      except direct.IllPosedSystemError:
+        assert np.isnan(row).all(), (matrix.shape, lam)
+        continue
+      np.testing.assert_allclose(row, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+  assert np.isfinite(direct.selection._solutions(cases[2], np.ones(2), np.zeros(1))).all()
 
 
 def test_cross_validation_never_chooses_an_ill_posed_point():

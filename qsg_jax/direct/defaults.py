@@ -142,13 +142,12 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
     grid["sigma"] = sigma_grid(data_scale(x_l, x_u, seed))
   grid = {name: np.array([fixed[name]], np.float64) if fixed[name] is not None else values
           for name, values in grid.items()}
-  total = 0.0
-  for repeat in range(REPEATS):
-    result = selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=num_folds,
-                                      seed=seed + repeat, key=seed if key is None else key,
-                                      num_classes=k, num_features=NUM_FEATURES)
-    total = total + folds.nanmean(result.scores)          # mean over the k-1 splits
-  scores = smooth(total / REPEATS)
+  result = selection.cross_validate(x_l, y_l, x_u, grid=grid, num_folds=num_folds, seed=seed,
+                                    num_repeats=REPEATS, key=seed if key is None else key,
+                                    num_classes=k, num_features=NUM_FEATURES)
+  per_fold = result.fold_scores.reshape(result.fold_scores.shape[:3] + (REPEATS, -1, k - 1))
+  per_repeat = folds.nanmean(folds.nanmean(np.moveaxis(per_fold, -2, -1)))   # [L, S, G, R]
+  scores = smooth(np.sum(per_repeat, axis=-1) / REPEATS)
   index = np.unravel_index(np.argmax(np.where(np.isfinite(scores), scores, -np.inf)),
                            scores.shape)
   if not np.isfinite(scores[index]):

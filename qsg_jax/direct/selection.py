@@ -9,8 +9,8 @@ through group moments (``system.py``), so the grid shares nearly all the work:
 * per fold: the class moments of its training points, as the totals minus the points it holds
   out (its validation fold and any point ``fold_training_sets`` leaves out to equalize sizes);
 * per (fold, gamma): Q(gamma) = (1 - gamma) Q(0) + gamma Q(1) (Q is affine in a shared gamma),
-  then one float64 Cholesky per lam (or one eigendecomposition shared across every lam when the
-  lam axis is long), the held-out scores, and the AUC of each split on the held-out points.
+  then one float64 tridiagonalization shared by every lam (``_solutions``), the held-out
+  scores, and the AUC of each split on the held-out points.
 
 Fold f's solution equals ``direct.fit(x_l[train_f], y_l[train_f], x_u, ...)`` with the same
 feature map (for Nystrom pass the CV's ``landmarks``): tests compare them. An ill-posed task
@@ -25,6 +25,7 @@ from typing import Optional
 
 import jax
 import numpy as np
+import scipy.linalg
 
 from qsg_jax import _validation as validation
 from qsg_jax import distributed
@@ -43,8 +44,6 @@ GRID_KEYS = tuple(folds_lib.GRID_AXES["direct"])   # ("lam", "sigma", "gamma")
 # ``qsg_jax.direct``): enough to rank the grid. num_features=512 cross-validates the fit's own
 # models (about 5x slower).
 CV_NUM_FEATURES = 256
-# Above this many lam values one eigendecomposition per (fold, gamma) beats a Cholesky per lam.
-EIGH_MIN_LAMS = 12
 
 
 def paper_grid() -> dict:
@@ -67,30 +66,54 @@ def _fold_moments(totals, phi, labels, held_out, k, unlabeled):
 
 
 def _solutions(matrix, vector, lams):
-  """[L, p] solutions of (Q + lam/2 I) w = r for every lam (NaN rows where ill-posed)."""
+  """[L, p] solutions of (Q + lam/2 I) w = r for every lam (NaN rows where ill-posed).
+
+  One Householder tridiagonalization Q = H T H^T (LAPACK ``dsytrd``, about six Choleskys' work
+  at p = 256) serves every lam: each shifted system is then tridiagonal (``dptsv``, O(p)), and
+  the L solutions return through H together (``dormqr``). A lam is solved this way where the
+  shifted system's 2-norm reciprocal condition, from T's extreme eigenvalues (bisection), is at
+  least ``system.STATISTICS_ROUNDING``, which implies that ``system.solve_system`` accepts it
+  (its 1-norm estimate is at most p times lower); elsewhere ``solve_system`` itself decides (NaN
+  where it refuses). So a task is NaN exactly where ``direct.fit`` would raise, and its
+  solution is ``solve_system``'s to float64 rounding, at about half the cost of a Cholesky per
+  lam (10 lams).
+  """
   p = vector.shape[0]
   if p == 0:   # every feature constant on the data (identical points, a flat kernel): f = 0
     return np.zeros((lams.size, 0))
   out = np.full((lams.size, p), np.nan)
-  if lams.size >= EIGH_MIN_LAMS:
-    evals, evecs = np.linalg.eigh(matrix)
-    proj = evecs.T @ vector
-    for i, lam in enumerate(lams):
-      shifted = evals + 0.5 * lam
-      if shifted.min() > solve_lib.rcond_min(p) * np.abs(shifted).max():
-        out[i] = evecs @ (proj / shifted)
-    return out
-  for i, lam in enumerate(lams):
+  direct = np.zeros(lams.size, bool)
+  if p > 1:
+    reduced, diag, off, tau, _ = scipy.linalg.lapack.dsytrd(matrix, lower=1)
+    lowest, highest = (scipy.linalg.lapack.dstebz(diag, off, 3, 0.0, 0.0, i, i, 0.0, "E")[1][0]
+                       for i in (1, p))
+    shifts = 0.5 * lams
+    direct = lowest + shifts >= solve_lib.STATISTICS_ROUNDING * (highest + shifts)
+  if np.any(direct):
+    rotated = vector.copy()        # H^T r; H's reflectors act on rows 1..p-1 (``dormtr``'s form)
+    rotated[1:] = scipy.linalg.lapack.dormqr("L", "T", reduced[1:, :-1], tau, rotated[1:, None],
+                                             lwork=1)[0][:, 0]
+    solved = []
+    for i in np.flatnonzero(direct):
+      _, _, x, info = scipy.linalg.lapack.dptsv(diag + shifts[i], off, rotated)
+      direct[i] = info == 0          # not positive definite after all: ``solve_system`` decides
+      solved += [x] if info == 0 else []
+    if solved:
+      solved = np.stack(solved, axis=1)                                        # [p, L']
+      solved[1:] = scipy.linalg.lapack.dormqr("L", "N", reduced[1:, :-1], tau, solved[1:],
+                                              lwork=solved.shape[1])[0]
+      out[direct] = solved.T
+  for i in np.flatnonzero(~direct):
     try:
-      out[i] = solve_lib.solve_system(matrix, vector, lam)
+      out[i] = solve_lib.solve_system(matrix, vector, lams[i])
     except solve_lib.IllPosedSystemError:
       pass
   return out
 
 
 def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dict] = None,
-                   num_folds: int = 5, seed: int = 0, key=0, num_classes: Optional[int] = None,
-                   feature_map: str = fitting.DEFAULT_FEATURE_MAP,
+                   num_folds: int = 5, seed: int = 0, num_repeats: int = 1, key=0,
+                   num_classes: Optional[int] = None, feature_map: str = fitting.DEFAULT_FEATURE_MAP,
                    num_features: int = CV_NUM_FEATURES,
                    num_frequencies: int = fitting.NUM_FREQUENCIES,
                    landmarks=fitting.DEFAULT_LANDMARKS,
@@ -106,6 +129,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     grid: dict of 1-D lists keyed by ``GRID_KEYS`` (checked by ``folds.check_grid(grid,
       "direct")``); default ``paper_grid()`` (539 points).
     num_folds: F; seed: int seed of the folds (``folds.stratified_folds``).
+    num_repeats: R fold partitions, seeds seed, seed + 1, ..., sharing every per-sigma pass
+      (the feature map, the unlabeled moments, the labeled features).
     key: PRNG key or int seed of the feature map (as ``direct.fit``).
     num_features: p of the tasks' models (default ``CV_NUM_FEATURES``, half the fit's).
     num_classes, feature_map, num_frequencies, landmarks, chunk_rows, mesh, axis_name: as
@@ -114,21 +139,22 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
 
   Returns:
     ``qsg_jax.folds.CVResult``: ``best`` holds floats lam, sigma, gamma for ``direct.fit``;
-    ``scores`` [n_lam, n_sigma, n_gamma, k-1], ``fold_scores`` [..., F, k-1] (NaN: ill-posed,
-    or a held-out fold lacking one side of a split); ``grid`` the checked grid plus
+    ``scores`` [n_lam, n_sigma, n_gamma, k-1] (mean over every fold of every repeat),
+    ``fold_scores`` [..., R * F, k-1] (repeat-major; NaN: ill-posed, or a held-out fold lacking
+    one side of a split); ``grid`` the checked grid plus
     "landmarks" (the Nystrom landmarks, or None).
 
   Raises:
     ValueError, TypeError: bad inputs, or every task ill-posed.
   """
   with numerics.one_blas_thread():
-    return _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, key,
-                           num_classes, feature_map, num_features, num_frequencies, landmarks,
+    return _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed,
+                           num_repeats, key, num_classes, feature_map, num_features, num_frequencies, landmarks,
                            chunk_rows, mesh, axis_name)
 
 
-def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, key, num_classes,
-                    feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh,
+def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, num_repeats, key,
+                    num_classes, feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh,
                     axis_name):
   """``cross_validate``'s body (its arguments in order)."""
   grid = folds_lib.check_grid(paper_grid() if grid is None else grid, "direct")
@@ -144,9 +170,13 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, ke
   if x_unlabeled is None and np.any(grid["gamma"] < 1):
     raise ValueError(f"no unlabeled data but the gamma grid {grid['gamma'].tolist()} weights the "
                      "unlabeled risks: pass x_unlabeled, or use gamma=[1.0].")
-  folds = folds_lib.stratified_folds(y_l, num_folds, seed)
-  train, _ = folds_lib.fold_training_sets(folds, y_l)
-  num_folds = train.shape[0]
+  seed = validation.check_count("seed", seed, minimum=0, fix="Pass e.g. seed=0.")
+  num_repeats = validation.check_count("num_repeats", num_repeats)
+  tasks = []                                     # (held-out mask, training indices) per fold
+  for repeat in range(num_repeats):
+    folds = folds_lib.stratified_folds(y_l, num_folds, seed + repeat)
+    train, _ = folds_lib.fold_training_sets(folds, y_l)
+    tasks += [(folds == f, train[f]) for f in range(train.shape[0])]
   feature_key, _ = jax.random.split(key)
   if feature_map == "nystrom" and isinstance(landmarks, str):   # once: sigma-independent
     points, x_unlabeled = fitting.landmark_points(feature_key, x_l, x_unlabeled, mesh,
@@ -160,7 +190,7 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, ke
   lams, sigmas, gammas = grid["lam"], grid["sigma"], grid["gamma"]
   s = k - 1
   splits = np.arange(s)[:, None]
-  fold_scores = np.full((lams.size, sigmas.size, gammas.size, num_folds, s), np.nan)
+  fold_scores = np.full((lams.size, sigmas.size, gammas.size, len(tasks), s), np.nan)
   for si, sigma in enumerate(sigmas):
     psi = fitting.make_feature_map(feature_map, feature_key, sigma, num_features, x_l.shape[1],
                                    landmarks=landmarks, num_frequencies=num_frequencies)
@@ -173,11 +203,10 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, ke
         means=unlabeled.means[:, active], second=unlabeled.second[:, active][:, :, active],
         shift=unlabeled.shift[active])
     totals = moments_lib.class_sums(phi, y_l, k)
-    for f in range(num_folds):
+    for f, (valid, training) in enumerate(tasks):
       held_out = np.ones(y_l.shape[0], bool)
-      held_out[train[f]] = False
+      held_out[training] = False
       stats = _fold_moments(totals, phi, y_l, held_out, k, unlabeled)
-      valid = folds == f
       positive = valid[None, :] & (y_l[None, :] > splits)
       negative = valid[None, :] & (y_l[None, :] <= splits)
       q1, r = solve_lib.mean_system(stats, np.ones(s))        # Q is affine in a shared gamma
