@@ -240,6 +240,25 @@ def test_padding_changes_no_fold_term_and_new_sizes_reuse_the_compilation():
   assert bandwidths.descend._cache_size() == compiled
 
 
+def test_labeled_pairs_only_skip_the_unlabeled_moments_exactly():
+  """gamma = 1: the unlabeled points weigh 0, so the problem holds one placeholder row; the
+  landmarks are still drawn from the whole pool, and the surrogate and its gradient equal those
+  of the same problem with every unlabeled point."""
+  x_l, y, x_u, _, supervised = _problem(gamma=1.0)
+  _, _, _, _, mixed = _problem(gamma=0.4)
+  assert supervised.x_unlabeled.shape[0] == 1 and mixed.x_unlabeled.shape[0] == x_u.shape[0]
+  np.testing.assert_array_equal(supervised.landmarks, mixed.landmarks)
+  full = supervised._replace(x_unlabeled=mixed.x_unlabeled, unlabeled_rows=mixed.unlabeled_rows)
+  log_s = np.log(np.array([0.5, 1.0, 2.0]))
+  with jax.enable_x64(True):
+    np.testing.assert_allclose(_cv_terms(log_s, supervised, 0.01), _cv_terms(log_s, full, 0.01),
+                               rtol=1e-12)
+    (loss, grad), (want, want_grad) = (_cv_loss_and_grad(log_s, p, 0.01, bandwidths.JITTER)
+                                       for p in (supervised, full))
+    np.testing.assert_allclose(loss, want, rtol=1e-12)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-10, atol=1e-14)
+
+
 def test_many_labels_are_a_stratified_subsample():
   x_l, y, x_u = _data(k=3, n_l=36)
   problem = bandwidths.make_problem(x_l, y, x_u, 3, np.full(2, 0.5), jax.random.key(0), 8,

@@ -360,6 +360,8 @@ def make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_
   p = min(num_features, pool.shape[0])
   landmarks = pool[np.sort(np.random.default_rng(seeds[1]).choice(pool.shape[0], p,
                                                                   replace=False))]
+  if np.all(np.asarray(gamma) == 1):  # the unlabeled risks weigh 0 (``split_coefficients``): skip
+    x_u = x_l[:1]                     # their moments, every step (the landmarks keep the pool)
   fold_seeds = np.random.default_rng(seeds[2]).integers(2**31, size=num_repeats)
   partitions = [folds_lib.stratified_folds(y_l, num_folds, seed=int(seed)) for seed in fold_seeds]
   n, s = y_l.shape[0], k - 1
