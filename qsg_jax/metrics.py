@@ -62,20 +62,33 @@ def _result(value):
 
 
 def exact_auc(scores, positive, negative):
-  """Exact Mann-Whitney AUC of NumPy ``scores`` (positive vs negative masks) as a Python float,
-  unchecked (for host loops; ``masked_auc`` is the checked form).
+  """Exact Mann-Whitney AUC of NumPy ``scores`` [n] (positive vs negative masks [n]) as a Python
+  float, or of every row of ``scores`` [..., n] as a float64 array; unchecked (for host loops;
+  ``masked_auc`` is the checked form).
 
-  Pairs are counted in integers (2 x won + tied) and divided once, so the result is the exact
-  AUC rounded once; NaN when either group is empty.
+  Pairs are counted in integers (2 x won + tied = 2 x the positives' midrank sum minus
+  n_P (n_P + 1), exact in float64) and divided once, so the result is the exact AUC rounded
+  once; NaN when either group is empty or a row holds NaN.
   """
-  sorted_neg = np.sort(scores[negative])
-  pos = scores[positive]
-  if pos.size == 0 or sorted_neg.size == 0:
-    return float("nan")
-  below = np.searchsorted(sorted_neg, pos, side="left")
-  upto = np.searchsorted(sorted_neg, pos, side="right")
-  twice_won = int(np.sum(below, dtype=np.int64)) + int(np.sum(upto, dtype=np.int64))
-  return twice_won / (2.0 * pos.size * sorted_neg.size)
+  scores = np.asarray(scores)
+  both = np.concatenate([scores[..., positive], scores[..., negative]], axis=-1)
+  n_pos = int(np.count_nonzero(positive))
+  n_neg = both.shape[-1] - n_pos
+  rows = both.reshape(int(np.prod(both.shape[:-1])), both.shape[-1])
+  if n_pos == 0 or n_neg == 0:
+    auc = np.full(rows.shape[0], np.nan)
+  else:
+    order = np.argsort(rows, axis=-1)
+    ranked = np.take_along_axis(rows, order, axis=-1)
+    starts = np.ones(ranked.shape, bool)                  # each tie group's first sorted entry
+    starts[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
+    first = np.flatnonzero(starts)
+    sizes = np.diff(np.append(first, starts.size))
+    midrank = (first % rows.shape[1] + (sizes + 1) / 2.0)[np.cumsum(starts) - 1]   # 1-based
+    rank_sum = np.sum(np.where(order < n_pos, midrank.reshape(rows.shape), 0.0), axis=-1)
+    auc = (2.0 * rank_sum - n_pos * (n_pos + 1.0)) / (2.0 * n_pos * n_neg)
+    auc[np.isnan(rows).any(axis=-1)] = np.nan
+  return float(auc[0]) if scores.ndim == 1 else auc.reshape(scores.shape[:-1])
 
 
 def _traced_masked_auc(scores, positive, negative):

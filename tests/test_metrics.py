@@ -27,6 +27,23 @@ def test_binary_auc_matches_sklearn(n, ties):
   np.testing.assert_allclose(got, skm.roc_auc_score(y, s.astype(np.float32)), atol=2e-6)
 
 
+def test_exact_auc_of_rows_matches_sklearn_per_row():
+  """The host AUC of a stack of score rows (the direct CV scores every lam at once): each row
+  scikit-learn's AUC, ties included; a row with NaN and an empty group give NaN."""
+  rng = np.random.default_rng(3)
+  labels = np.resize([0, 1, 2], 40)            # 2 counts in neither group
+  scores = np.round(rng.normal(size=(2, 3, 40)) + 0.5 * labels, 1)
+  got = metrics.exact_auc(scores, labels == 1, labels == 0)
+  assert got.shape == (2, 3)
+  keep = labels < 2
+  want = [[skm.roc_auc_score(labels[keep], row[keep]) for row in block] for block in scores]
+  np.testing.assert_allclose(got, want, rtol=1e-15)
+  assert metrics.exact_auc(scores[0, 0], labels == 1, labels == 0) == got[0, 0]
+  scores[1, 2, 3] = np.nan
+  assert np.isnan(metrics.exact_auc(scores, labels == 1, labels == 0)[1, 2])
+  assert np.isnan(metrics.exact_auc(scores, labels == 1, labels == 5)).all()
+
+
 def test_binary_auc_hand_example_and_all_ties():
   scores = jnp.array([0.1, 0.4, 0.35, 0.8])
   assert float(metrics.binary_auc(scores, jnp.array([0, 0, 1, 1]))) == 0.75

@@ -54,8 +54,8 @@ def paper_grid() -> dict:
 
 def _aucs(scores, positive, negative):
   """[L, s] AUC (ties 1/2) of rows of scores [L, n] for s splits: masks [s, n] (NaN: empty)."""
-  return np.array([[metrics.exact_auc(row, pos, neg) for pos, neg in zip(positive, negative)]
-                   for row in scores]).reshape(scores.shape[0], positive.shape[0])
+  return np.stack([metrics.exact_auc(scores, pos, neg) for pos, neg in zip(positive, negative)],
+                  axis=-1).reshape(scores.shape[0], positive.shape[0])
 
 
 def _fold_moments(totals, phi, labels, held_out, k, unlabeled):
