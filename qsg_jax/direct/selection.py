@@ -38,7 +38,7 @@ from qsg_jax.direct import moments as moments_lib
 from qsg_jax.direct import system as solve_lib
 
 GRID_KEYS = tuple(folds_lib.GRID_AXES["direct"])   # ("lam", "sigma", "gamma")
-# p of the cross-validation's models: 2695 tasks of one Cholesky each cost 8x less at p = 256
+# p of the cross-validation's models: its 2695 tasks (cubic in p) cost 8x less at p = 256
 # than at the fit's 512, and at the defaults a p = 256 Nystrom model's AUC was within 0.0035 of
 # p = 512's on every measured dataset but bank_marketing (module docstring of
 # ``qsg_jax.direct``): enough to rank the grid. num_features=512 cross-validates the fit's own
