@@ -146,6 +146,25 @@ def test_fold_solution_equals_direct_fit_on_the_same_landmarks():
                                atol=2e-3 * np.abs(reference).max())
 
 
+def test_implicit_solve_gradient_is_the_factorizations_gradient():
+  """``spd_solve``'s implicit VJP against jax.grad through the Cholesky factorization itself,
+  for a loss of the solution. a's cotangents agree on symmetric perturbations (autodiff puts its
+  weight on the triangle the factorization reads): their symmetric parts are compared."""
+  rng = np.random.default_rng(4)
+  m = rng.normal(size=(12, 30))
+  a, r, w = m @ m.T / 30 + 0.1 * np.eye(12), rng.normal(size=12), rng.normal(size=12)
+  autodiff = lambda a, r: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(a, lower=True), r)
+  with jax.enable_x64(True):
+    grads = [[np.asarray(g) for g in jax.jit(jax.grad(
+        lambda a, r: jnp.sum(jnp.sin(solve(a, r) * w)), argnums=(0, 1)))(a, r)]
+             for solve in (bandwidths.spd_solve, autodiff)]
+    np.testing.assert_allclose(bandwidths.spd_solve(a, r), np.linalg.solve(a, r), rtol=1e-10)
+  sym = lambda g: 0.5 * (g + g.T)
+  np.testing.assert_allclose(grads[0][0], sym(grads[0][0]), rtol=1e-12)   # already symmetric
+  np.testing.assert_allclose(grads[0][0], sym(grads[1][0]), rtol=1e-9, atol=1e-12)
+  np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-9, atol=1e-12)
+
+
 def test_pair_loss_is_the_mean_over_pairs():
   rng = np.random.default_rng(0)
   f = rng.normal(size=9)
