@@ -71,9 +71,9 @@ def exact_auc(scores, positive, negative):
   once; NaN when either group is empty or a row holds NaN.
   """
   scores = np.asarray(scores)
-  both = np.concatenate([scores[..., positive], scores[..., negative]], axis=-1)
-  n_pos = int(np.count_nonzero(positive))
-  n_neg = both.shape[-1] - n_pos
+  pos, neg = scores[..., positive], scores[..., negative]
+  n_pos, n_neg = pos.shape[-1], neg.shape[-1]
+  both = np.concatenate([pos, neg], axis=-1)
   rows = both.reshape(int(np.prod(both.shape[:-1])), both.shape[-1])
   if n_pos == 0 or n_neg == 0:
     auc = np.full(rows.shape[0], np.nan)

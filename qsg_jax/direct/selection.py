@@ -113,7 +113,8 @@ def _solutions(matrix, vector, lams):
 
 def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dict] = None,
                    num_folds: int = 5, seed: int = 0, num_repeats: int = 1, key=0,
-                   num_classes: Optional[int] = None, feature_map: str = fitting.DEFAULT_FEATURE_MAP,
+                   num_classes: Optional[int] = None,
+                   feature_map: str = fitting.DEFAULT_FEATURE_MAP,
                    num_features: int = CV_NUM_FEATURES,
                    num_frequencies: int = fitting.NUM_FREQUENCIES,
                    landmarks=fitting.DEFAULT_LANDMARKS,
@@ -141,21 +142,21 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     ``qsg_jax.folds.CVResult``: ``best`` holds floats lam, sigma, gamma for ``direct.fit``;
     ``scores`` [n_lam, n_sigma, n_gamma, k-1] (mean over every fold of every repeat),
     ``fold_scores`` [..., R * F, k-1] (repeat-major; NaN: ill-posed, or a held-out fold lacking
-    one side of a split); ``grid`` the checked grid plus
-    "landmarks" (the Nystrom landmarks, or None).
+    one side of a split); ``grid`` the checked grid plus "landmarks" (the Nystrom landmarks, or
+    None).
 
   Raises:
     ValueError, TypeError: bad inputs, or every task ill-posed.
   """
   with numerics.one_blas_thread():
     return _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed,
-                           num_repeats, key, num_classes, feature_map, num_features, num_frequencies, landmarks,
-                           chunk_rows, mesh, axis_name)
+                           num_repeats, key, num_classes, feature_map, num_features,
+                           num_frequencies, landmarks, chunk_rows, mesh, axis_name)
 
 
 def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, num_repeats, key,
-                    num_classes, feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh,
-                    axis_name):
+                    num_classes, feature_map, num_features, num_frequencies, landmarks,
+                    chunk_rows, mesh, axis_name):
   """``cross_validate``'s body (its arguments in order)."""
   grid = folds_lib.check_grid(paper_grid() if grid is None else grid, "direct")
   key = validation.check_key(key)
