@@ -333,7 +333,7 @@ def test_the_cross_validations_shared_solves_are_the_checked_solve_of_each_lam()
   a, u = rng.random((40, 30)), rng.random((40, 400))
   spread = a @ a.T / 30 - 0.3 * np.outer(a.mean(1), a.mean(1))
   cases = [spread + 0.5 * u @ u.T / 400, spread, np.diag([1.0, 5e-8]), np.array([[2.0]]),
-           np.full((3, 3), np.nan)]
+           np.full((3, 3), np.nan), np.diag([np.inf, 1.0, 1.0])]
   lams = np.array([0.0, 1e-12, 2.0**-15, 1e-3, 8.0])
   for matrix in cases:
     r = rng.normal(size=matrix.shape[0])

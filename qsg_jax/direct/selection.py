@@ -83,12 +83,13 @@ def _solutions(matrix, vector, lams):
     return np.zeros((lams.size, 0))
   out = np.full((lams.size, p), np.nan)
   direct = np.zeros(lams.size, bool)
-  if p > 1:
+  if p > 1 and np.all(np.isfinite(matrix)):   # else ``solve_system`` refuses every lam
     reduced, diag, off, tau, _ = scipy.linalg.lapack.dsytrd(matrix, lower=1)
-    lowest, highest = (scipy.linalg.lapack.dstebz(diag, off, 3, 0.0, 0.0, i, i, 0.0, "E")[1][0]
-                       for i in (1, p))
-    shifts = 0.5 * lams
-    direct = lowest + shifts >= solve_lib.STATISTICS_ROUNDING * (highest + shifts)
+    ends = [scipy.linalg.lapack.dstebz(diag, off, 3, 0.0, 0.0, i, i, 0.0, "E") for i in (1, p)]
+    if all(end[0] == 1 and end[-1] == 0 for end in ends):    # bisection found each eigenvalue
+      lowest, highest = (end[1][0] for end in ends)
+      shifts = 0.5 * lams
+      direct = lowest + shifts >= solve_lib.STATISTICS_ROUNDING * (highest + shifts)
   if np.any(direct):
     rotated = vector.copy()        # H^T r; H's reflectors act on rows 1..p-1 (``dormtr``'s form)
     rotated[1:] = scipy.linalg.lapack.dormqr("L", "T", reduced[1:, :-1], tau, rotated[1:, None],
