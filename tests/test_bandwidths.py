@@ -165,21 +165,6 @@ def test_implicit_solve_gradient_is_the_factorizations_gradient():
   np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-9, atol=1e-12)
 
 
-def test_weighted_grams_and_their_written_out_gradient_match_autodiff():
-  """``weighted_grams`` (c^T diag(w_f) c per row of w, with a hand-written VJP) against the
-  plain product and jax.grad through it, in both arguments."""
-  rng = np.random.default_rng(5)
-  c, w, g = rng.normal(size=(9, 4)), rng.random((3, 9)), rng.normal(size=(3, 4, 4))
-  plain = lambda c, w: jnp.stack([c.T @ (wf[:, None] * c) for wf in w])
-  loss = lambda fn: jax.jit(jax.grad(lambda c, w: jnp.sum(jnp.sin(fn(c, w)) * g), argnums=(0, 1)))
-  with jax.enable_x64(True):
-    np.testing.assert_allclose(bandwidths.weighted_grams(c, w), plain(c, w), rtol=1e-12)
-    got, want = ([np.asarray(a) for a in loss(fn)(c, w)] for fn in (bandwidths.weighted_grams,
-                                                                      plain))
-  for a, b in zip(got, want):
-    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
-
-
 def test_pair_loss_is_the_mean_over_pairs():
   rng = np.random.default_rng(0)
   f = rng.normal(size=9)

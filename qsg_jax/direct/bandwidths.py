@@ -154,33 +154,6 @@ def kernel(x: jax.Array, z: jax.Array) -> jax.Array:
   return jnp.exp(-0.5 * jnp.maximum(sq, 0.0))
 
 
-@jax.custom_vjp
-def weighted_grams(c, w):
-  """[F, p, p] c^T diag(w_f) c of c [n, p] for each row w_f of w [F, n], at HIGHEST precision.
-
-  Its VJP is written out (dc = sum_f diag(w_f) c (G_f + G_f^T), one [n, F p] x [F p, p]
-  product): autodiff of the product ran 4x slower than the product itself on CPU (float64,
-  p = 256), the largest part of a length-scale descent step.
-  """
-  return jnp.einsum("np,fn,nq->fpq", c, w, c, precision=jax.lax.Precision.HIGHEST)
-
-
-def _weighted_grams_fwd(c, w):
-  return weighted_grams(c, w), (c, w)
-
-
-def _weighted_grams_bwd(residuals, g):
-  c, w = residuals
-  hp = jax.lax.Precision.HIGHEST
-  n, p = c.shape
-  scaled = jnp.transpose(w[:, :, None] * c[None], (1, 0, 2)).reshape(n, -1)     # [n, F p]
-  dc = jnp.matmul(scaled, (g + jnp.swapaxes(g, 1, 2)).reshape(-1, p), precision=hp)
-  return dc, jnp.einsum("np,fpq,nq->fn", c, g, c, precision=hp)
-
-
-weighted_grams.defvjp(_weighted_grams_fwd, _weighted_grams_bwd)
-
-
 def fold_system(c_labeled, mu_unlabeled, second_unlabeled, point_weight, unlabeled_weight,
                 class_mean, low, target):
   """(Q [p, p], r [p]) of one fold from centered features (``split_coefficients``' form).
@@ -197,7 +170,8 @@ def fold_system(c_labeled, mu_unlabeled, second_unlabeled, point_weight, unlabel
   hp = jax.lax.Precision.HIGHEST
   means = jnp.concatenate([jnp.matmul(class_mean, c_labeled, precision=hp),
                            mu_unlabeled[None, :]], axis=0)                       # [G, p]
-  q = (weighted_grams(c_labeled, point_weight[None])[0] + unlabeled_weight * second_unlabeled
+  q = (jnp.matmul(c_labeled.T, point_weight[:, None] * c_labeled, precision=hp)
+       + unlabeled_weight * second_unlabeled
        - jnp.matmul(means.T, jnp.matmul(low, means, precision=hp), precision=hp))
   return 0.5 * (q + q.T), jnp.matmul(target, means, precision=hp)
 
@@ -258,7 +232,7 @@ def fold_scores(log_scales, problem: Problem, lam, jitter=JITTER):
   shift = jnp.matmul(problem.labeled_rows, c_l, precision=hp)   # padded rows (``pad``): weight 0
   c_l, c_u = c_l - shift[None, :], c_u - shift[None, :]
   mu_u = jnp.matmul(problem.unlabeled_rows, c_u, precision=hp)
-  second_u = weighted_grams(c_u, problem.unlabeled_rows[None])[0]
+  second_u = jnp.matmul(c_u.T, problem.unlabeled_rows[:, None] * c_u, precision=hp)
 
   def one_fold(point_weight, unlabeled_weight, class_mean, low, target):
     q, r = fold_system(c_l, mu_u, second_u, point_weight, unlabeled_weight, class_mean, low,
