@@ -342,3 +342,13 @@ def test_a_column_squashed_by_a_few_extreme_rows_is_named():
   y = np.where(np.arange(1600) < 200, (x[:, 0] > 0.5).astype(int), -1)
   with pytest.warns(UserWarning, match=r"column\(s\) 0: 98% of the rows"):
     qsg_jax.QSGS2AUC(lam=1e-3, length_scale=1.0, labeled_weight=0.5, random_state=0).fit(x, y)
+  rows = x[1100:1300]                                      # row 1234 among them
+  clean = np.delete(rows, 134, axis=0)
+  for model in (qsg_jax.roc_svm.ROCSVM(kernel="linear", random_state=0),
+                qsg_jax.online_pairwise.OnlinePairwiseRanker()):   # the same rule and words
+    with pytest.warns(UserWarning, match=r"column\(s\) 0: 98% of the rows .* model barely"):
+      model.fit(rows, (rows[:, 0] > 0.5).astype(int))
+    with warnings.catch_warnings(record=True) as caught:
+      warnings.simplefilter("always")
+      model.fit(clean, (clean[:, 0] > 0.5).astype(int))
+    assert not [w for w in caught if "sliver" in str(w.message)]

@@ -74,7 +74,7 @@ SQUASHED_SHARE = 1e-2   # central 98% of a column within this share of its min-m
 def warn_if_squashed(x, lo, scale, name="X", stacklevel=3):
   """``UserWarning`` naming the columns whose central 98 % of rows (percentiles 1 to 99) lie
   within ``SQUASHED_SHARE`` of the column's min-max range, though not all on one value: a few
-  extreme rows set the range, and after min-max scaling the kernel barely sees the feature (one
+  extreme rows set the range, and after min-max scaling the model barely sees the feature (one
   unlabeled value of 1e4 in a [0, 1] column took an easy set's AUC from 0.996 to 0.53).
   Columns of one repeated value with rare others (binary, a 999 code) have a central spread of
   0 and pass.
@@ -97,7 +97,7 @@ def warn_if_squashed(x, lo, scale, name="X", stacklevel=3):
       f"{name}'s column(s) {validation.summarize(squashed.tolist(), 6)}: 98% of the rows lie "
       f"in a sliver of the min-max range (column {c}: in [{low[c]:.4g}, {high[c]:.4g}], "
       f"{spread[c]:.2g} of the range; row {far} holds {x[far, c]:.4g}), so after min-max "
-      "scaling the kernel barely sees the feature. Clip or transform it first (e.g. "
+      "scaling the model barely sees the feature. Clip or transform it first (e.g. "
       "make_pipeline(QuantileTransformer(), estimator)), or drop the extreme rows.",
       UserWarning, stacklevel=stacklevel)
 

@@ -226,6 +226,8 @@ class OnlinePairwiseRanker(BaseEstimator):
     if first:
       low, scale = (preprocessing.minmax_fit(X) if self.scale_inputs
                     else (np.zeros(X.shape[1]), np.ones(X.shape[1])))
+      if self.scale_inputs:
+        preprocessing.warn_if_squashed(X, low, scale)
     else:   # set_params between chunks takes effect here
       low, scale = self.input_min_, self.input_scale_
       step_size = updates.polynomial_step_size(

@@ -232,6 +232,8 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     # with its own scaling.
     low, scale = (preprocessing.minmax_fit(X) if self.scale_inputs
                   else (np.zeros(X.shape[1]), np.ones(X.shape[1])))
+    if self.scale_inputs:
+      preprocessing.warn_if_squashed(X, low, scale)
     X = preprocessing.minmax_apply(X, low, scale)
     seed = int(check_random_state(validation.seed_of(self.random_state)).randint(
         np.iinfo(np.int32).max))
