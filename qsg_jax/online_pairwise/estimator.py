@@ -69,7 +69,7 @@ def _precheck_x(X):
   ones (which print the whole array or name no column): ``_validation.check_features``, the
   estimators' one home for them."""
   if type(X).__module__.startswith("scipy.sparse"):
-    raise TypeError(f"X is a scipy sparse matrix; OnlinePairwiseRanker needs dense rows: pass "
+    raise TypeError("X is a scipy sparse matrix; OnlinePairwiseRanker needs dense rows: pass "
                     "X.toarray().")
   validation.check_features(X)
 
