@@ -204,10 +204,10 @@ def frozen_scores(model: Frozen, x) -> np.ndarray:
   if isinstance(model, FrozenNystrom):   # the scoring of qsg_jax.decision_function
     return direct.solver.scores(direct.NystromModel(
         jnp.asarray(model.landmarks), jnp.asarray(model.coef), jnp.asarray(model.sigma)), x)
-  frequencies, coef = jnp.asarray(model.frequencies), jnp.asarray(model.coef)
+  frequencies, coef, scale = (jnp.asarray(a) for a in (model.frequencies, model.coef, model.scale))
   return numerics.in_row_buckets(
-      lambda part: _scores(frequencies, coef, jnp.asarray(model.scale), part, model.block_group,
-                           model.predict_chunk), np.asarray(x, np.float32), model.predict_chunk)
+      lambda part: _scores(frequencies, coef, scale, part, model.block_group, model.predict_chunk),
+      np.asarray(x, np.float32), model.predict_chunk)
 
 
 def frozen_arrays(model: Frozen):

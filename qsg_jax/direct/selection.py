@@ -82,29 +82,29 @@ def _solutions(matrix, vector, lams):
   if p == 0:   # every feature constant on the data (identical points, a flat kernel): f = 0
     return np.zeros((lams.size, 0))
   out = np.full((lams.size, p), np.nan)
-  direct = np.zeros(lams.size, bool)
+  tridiagonal = np.zeros(lams.size, bool)
   if p > 1 and np.all(np.isfinite(matrix)):   # else ``solve_system`` refuses every lam
     reduced, diag, off, tau, _ = scipy.linalg.lapack.dsytrd(matrix, lower=1)
     ends = [scipy.linalg.lapack.dstebz(diag, off, 3, 0.0, 0.0, i, i, 0.0, "E") for i in (1, p)]
     if all(end[0] == 1 and end[-1] == 0 for end in ends):    # bisection found each eigenvalue
       lowest, highest = (end[1][0] for end in ends)
       shifts = 0.5 * lams
-      direct = lowest + shifts >= solve_lib.STATISTICS_ROUNDING * (highest + shifts)
-  if np.any(direct):
+      tridiagonal = lowest + shifts >= solve_lib.STATISTICS_ROUNDING * (highest + shifts)
+  if np.any(tridiagonal):
     rotated = vector.copy()        # H^T r; H's reflectors act on rows 1..p-1 (``dormtr``'s form)
     rotated[1:] = scipy.linalg.lapack.dormqr("L", "T", reduced[1:, :-1], tau, rotated[1:, None],
                                              lwork=1)[0][:, 0]
     solved = []
-    for i in np.flatnonzero(direct):
+    for i in np.flatnonzero(tridiagonal):
       _, _, x, info = scipy.linalg.lapack.dptsv(diag + shifts[i], off, rotated)
-      direct[i] = info == 0          # not positive definite after all: ``solve_system`` decides
+      tridiagonal[i] = info == 0     # not positive definite after all: ``solve_system`` decides
       solved += [x] if info == 0 else []
     if solved:
       solved = np.stack(solved, axis=1)                                        # [p, L']
       solved[1:] = scipy.linalg.lapack.dormqr("L", "N", reduced[1:, :-1], tau, solved[1:],
                                               lwork=solved.shape[1])[0]
-      out[direct] = solved.T
-  for i in np.flatnonzero(~direct):
+      out[tridiagonal] = solved.T
+  for i in np.flatnonzero(~tridiagonal):
     try:
       out[i] = solve_lib.solve_system(matrix, vector, lams[i])
     except solve_lib.IllPosedSystemError:
