@@ -172,18 +172,22 @@ def _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, pro
   num_segments = validation.check_count("num_segments", num_segments)
   key = validation.check_key(key)
   inputs = checked_inputs(x_labeled, y_labeled, x_unlabeled, config.sigma, num_classes)
-  eng = engine_config(inputs, config, chunk_size, block_group,
+  # Rows padded to size buckets (``engine.bucket_data``): a new data size reuses a compilation.
+  data, n_l, n_u = engine.bucket_data(engine.TrainData(*inputs[:3]), unlabeled=mesh is None)
+  data = engine.TrainData(*map(jnp.asarray, data))   # on the device once, not per segment
+  eng = engine_config(inputs._replace(x_labeled=data.x_labeled, x_unlabeled=data.x_unlabeled),
+                      config, chunk_size, block_group,
                       _num_shards(mesh, axis_name, num_shards, config), cache_unlabeled)
   divergence_threshold = validation.check_positive("divergence_threshold", divergence_threshold)
   hyper = hyperparams_of(inputs, config, key)
-  data = engine.TrainData(*map(jnp.asarray, inputs[:3]))
   if mesh is not None:
     data = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled, eng.num_shards))
     # Once, not per segment: placing host data on several processes gathers it to check it.
     data = engine.sharding.place_train_data(data, mesh, axis_name)
-  state = engine.init(key, data, eng, num_unlabeled=inputs.x_unlabeled.shape[0])
+  state = engine.init(key, data, eng, num_unlabeled=n_u, num_labeled=n_l)
   state, metrics = _train_in_segments(state, data, hyper, eng, num_segments, progress, mesh,
                                       axis_name)
+  state = engine.trim_state(state, eng, unlabeled=mesh is None)
   check_divergence(metrics, divergence_threshold)
   b = thresholds_lib.fit_thresholds(state.f_labeled, jnp.asarray(inputs.y_labeled),
                                     inputs.num_classes, threshold_surrogate)

@@ -141,6 +141,43 @@ def test_same_key_same_result_and_no_recompile(key):
   assert engine.loop._train_jit._cache_size() == compiled  # pylint: disable=protected-access
 
 
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bucketed_rows_train_the_literal_algorithm_and_share_a_compilation(case, key):
+  """``bucket_data`` pads 37 labeled and 300 unlabeled rows to 40 and 320 (weight 0, never
+  sampled): the run equals literal Algorithm 1 on the data itself, ``trim_state`` gives the
+  unpadded run's state, and 38 labeled / 310 unlabeled points reuse the compilation."""
+  k, hyper_args, config = CASES[case]
+  data, hyper = _data(k, n_l=37, n_u=300), _hyper(k, **hyper_args)
+  padded, n_l, n_u = engine.bucket_data(data)
+  assert padded.x_labeled.shape[0] == 40 and padded.x_unlabeled.shape[0] == 320
+  assert (n_l, n_u) == (37, 300)
+  state = engine.init(key, padded, config, num_unlabeled=n_u, num_labeled=n_l)
+  assert float(jnp.sum(state.pos_w[:, 37:])) == 0 == float(jnp.sum(state.neg_w[:, 37:]))
+  state, _ = engine.train(state, padded, hyper, config, config.num_steps)
+  alphas = reference.reference_fit(key, data, hyper, config)
+  assert float(jnp.max(jnp.abs(alphas))) > 1e-3
+  np.testing.assert_allclose(state.scale * state.coef, alphas, rtol=2e-4, atol=2e-6)
+  trimmed = engine.trim_state(state, config)
+  plain = engine.init(key, data, config)
+  for name in ("class_order", "class_counts", "pos_w", "neg_w"):
+    np.testing.assert_array_equal(getattr(trimmed, name), getattr(plain, name))
+  assert trimmed.head_unlabeled.shape[1] in (0, 300)
+  f_literal = reference.predict_literal(state.feature_key, alphas, config.num_steps,
+                                        data.x_labeled, config.num_frequencies, hyper.sigma)
+  np.testing.assert_allclose(trimmed.f_labeled, f_literal, rtol=1e-4, atol=1e-5)
+  compiled = engine.loop._train_jit._cache_size()  # pylint: disable=protected-access
+  other, n_l, n_u = engine.bucket_data(_data(k, n_l=38, n_u=310, seed=1))
+  engine.train(engine.init(key, other, config, num_unlabeled=n_u, num_labeled=n_l), other,
+               hyper, config, config.num_steps)
+  assert engine.loop._train_jit._cache_size() == compiled  # pylint: disable=protected-access
+  # Rows other than the data's or its bucket's are another data set: refused.
+  with pytest.raises(ValueError, match="init for n_u = 300"):
+    engine.train(state, padded._replace(x_unlabeled=padded.x_unlabeled[:310]), hyper, config,
+                 config.num_steps)
+  with pytest.raises(ValueError, match="num_labeled=41 does not fit"):
+    engine.init(key, padded, config, num_labeled=41)
+
+
 # vmap over keys equals separate runs: test_composition.py's
 # test_jit_a_whole_training_run_and_vmap_it_over_keys (a test here compiled one more vmapped
 # train for the same check).

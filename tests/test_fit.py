@@ -552,3 +552,32 @@ def test_new_numbers_of_points_reuse_the_scoring_programs_and_change_no_score():
       np.testing.assert_array_equal(scores[:9], first, err_msg=name)
       if unpadded is not None:
         np.testing.assert_allclose(scores, unpadded(x[:n]), rtol=1e-6, atol=1e-6, err_msg=name)
+
+
+def test_new_data_sizes_in_a_bucket_compile_nothing_and_train_as_unpadded():
+  """fit pads the labeled and unlabeled rows to ``engine.bucket_data``'s buckets (the curvature
+  of the auto step likewise): 60 / 340 points and 57 / 330 share the training programs, and the padded
+  fit equals ``engine.train`` on the data itself (to float rounding: sums over more zeros)."""
+  x, y = _ordinal()
+  args = dict(num_steps=64, num_frequencies=8, unlabeled_batch_size=16, sigma=1.0, lam=1e-3)
+  qsg_jax.fit(x[:60], y[:60], x[60:], chunk_size=16, **args)
+  compiles = []
+  listener = lambda event, duration, **kwargs: compiles.append(kwargs.get("fun_name")) if (
+      event.endswith("backend_compile_duration")) else None
+  jax.monitoring.register_event_duration_secs_listener(listener)
+  try:
+    result = qsg_jax.fit(x[:57], y[:57], x[70:], chunk_size=16, **args)
+  finally:
+    jax.monitoring.unregister_event_duration_listener(listener)
+  # Only small eager operations on the unpadded results compile (slices, the thresholds' fit).
+  assert not [name for name in compiles if "train_steps" in name or "curvature" in name], compiles
+  assert result.state.f_labeled.shape == (57,) and result.state.pos_w.shape == (2, 57)
+  config = qsg_jax.FitConfig(**args)
+  inputs = qsg_jax._fit.checked_inputs(x[:57], y[:57], x[70:], config.sigma)
+  hyper = qsg_jax._fit.hyperparams_of(inputs, config, jax.random.key(0))
+  data = engine.TrainData(*inputs[:3])
+  plain, _ = engine.train(engine.init(jax.random.key(0), data, result.config), data, hyper,
+                          result.config, 64)
+  np.testing.assert_allclose(result.state.scale * result.state.coef, plain.scale * plain.coef,
+                             rtol=1e-4, atol=1e-6)
+  np.testing.assert_allclose(result.state.f_labeled, plain.f_labeled, rtol=1e-4, atol=1e-5)

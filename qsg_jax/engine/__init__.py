@@ -7,7 +7,8 @@
 
 Modules: ``types`` (the static config, hyper-parameters, state), ``step`` (one DSG iteration and
 its step size), ``loop`` (the training loop), ``scoring`` (prediction through every block),
-``sharding`` (the multi-device layout), ``corrections`` (optional per-split corrections: split j
+``sharding`` (the multi-device layout; ``bucket_data`` pads rows so that a new data size
+reuses a compilation), ``corrections`` (optional per-split corrections: split j
 ranks with f + g_j, ``split_lam``), ``checks`` (concrete inputs raise, traced ones poison with
 NaN). The engine computes in float32 under ``jax_enable_x64`` too. Building blocks:
 ``features`` (random Fourier features), ``sampling``, ``losses`` (l1'..l6'), ``risk`` (the
@@ -26,9 +27,11 @@ from qsg_jax.engine import reference
 from qsg_jax.engine import risk
 from qsg_jax.engine import sampling
 from qsg_jax.engine import update
+from qsg_jax.engine.loop import bucket_data
 from qsg_jax.engine.loop import init
 from qsg_jax.engine.loop import train
 from qsg_jax.engine.loop import train_chunk
+from qsg_jax.engine.loop import trim_state
 from qsg_jax.engine.loop import use_unlabeled_cache
 from qsg_jax.engine.scoring import model_of
 from qsg_jax.engine.scoring import model_scores
@@ -54,6 +57,7 @@ __all__ = (
     "ScalarOrSchedule",
     "State",
     "TrainData",
+    "bucket_data",
     "init",
     "inverse_time_schedule",
     "make_config",
@@ -67,5 +71,6 @@ __all__ = (
     "train",
     "train_chunk",
     "train_sharded",
+    "trim_state",
     "use_unlabeled_cache",
 )

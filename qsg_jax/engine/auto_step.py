@@ -28,11 +28,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from qsg_jax import numerics
 from qsg_jax.config import FitConfig
 from qsg_jax.config import STEP_SIZE_MAX
 from qsg_jax.engine import kernels
 from qsg_jax.engine import risk
 from qsg_jax.engine import sampling
+from qsg_jax.engine.types import BUCKETS_PER_OCTAVE
 from qsg_jax.numerics import HIGHEST
 
 POWER_ITERATIONS = 200
@@ -96,10 +98,16 @@ def curvatures(x_labeled, classes, x_unlabeled_batch, num_classes, sigma, gammas
   rows of gamma [c, k-1]."""
   batch = np.asarray(x_unlabeled_batch, np.float32)[:MAX_KERNEL_POINTS // 2]
   keep = curvature_points(x_labeled, classes, num_classes, MAX_KERNEL_POINTS - batch.shape[0])
-  y = jnp.asarray(np.asarray(classes)[keep], jnp.int32)
-  pos_w, neg_w = risk.subproblem_weights(y, jnp.bincount(y, length=num_classes))
-  points = jnp.concatenate([jnp.asarray(np.asarray(x_labeled, np.float32)[keep]), batch])
-  power = jax.vmap(functools.partial(curvature, num_labeled=y.shape[0]),
+  # Padded to a size bucket with weightless copies of a point (class k weighs 0), which change
+  # nothing (``curvature``) but reuse a compilation across data sizes.
+  rows = np.flatnonzero(keep)
+  rows = np.concatenate([rows, np.repeat(rows[:1], numerics.bucket_rows(
+      rows.size, per_octave=BUCKETS_PER_OCTAVE) - rows.size)])
+  y = np.where(np.arange(rows.size) < keep.sum(), np.asarray(classes)[rows], num_classes)
+  counts = jnp.asarray(np.bincount(y, minlength=num_classes + 1)[:num_classes], jnp.int32)
+  pos_w, neg_w = risk.subproblem_weights(jnp.asarray(y, jnp.int32), counts)
+  points = jnp.concatenate([jnp.asarray(np.asarray(x_labeled, np.float32)[rows]), batch])
+  power = jax.vmap(functools.partial(curvature, num_labeled=rows.size),
                    in_axes=(None, None, None, None, 0))
   return np.asarray(power(points, jnp.float32(sigma), pos_w, neg_w,
                           jnp.asarray(gammas, jnp.float32)))

@@ -14,6 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import _validation as validation
+from qsg_jax import numerics
+from qsg_jax.engine.types import BUCKETS_PER_OCTAVE
 from qsg_jax.engine.types import EngineConfig
 from qsg_jax.engine.types import Hyperparams
 from qsg_jax.engine.types import State
@@ -45,34 +47,37 @@ def check_data(data: TrainData, k: int):
                      "(config.num_classes); every class 0..k-1 needs a labeled point.")
 
 
-def check_num_unlabeled(num_unlabeled, rows: int) -> int:
-  """n_u for ``init``: ``rows`` by default, else an int in [1, rows] (the layout of the rows is
-  checked against the strata when training: ``check_rows``)."""
-  if num_unlabeled is None:
+def check_num_rows(name: str, value, rows: int) -> int:
+  """n_u (``name`` "num_unlabeled") or n_l ("num_labeled") for ``init``: ``rows`` by default,
+  else an int in [1, rows] (the unlabeled layout is checked against the strata when training:
+  ``check_rows``)."""
+  if value is None:
     return rows
-  if isinstance(num_unlabeled, (bool, np.bool_)) or not isinstance(num_unlabeled,
-                                                                    (int, np.integer)):
-    raise TypeError(f"num_unlabeled must be an int (n_u of the padded layout) or None; received "
-                    f"{num_unlabeled!r}.")
-  if not 1 <= num_unlabeled <= rows:
-    raise ValueError(f"num_unlabeled={num_unlabeled} does not fit data.x_unlabeled's {rows} rows: "
-                     f"expected 1 <= num_unlabeled <= {rows}. Pass the n_u given to "
-                     "shard_unlabeled(x_u, num_shards), or None for every row.")
-  return int(num_unlabeled)
+  if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+    raise TypeError(f"{name} must be an int (the real rows of a padded layout) or None; received "
+                    f"{value!r:.40}.")
+  if not 1 <= value <= rows:
+    data = "x_unlabeled" if name == "num_unlabeled" else "x_labeled"
+    raise ValueError(f"{name}={value} does not fit data.{data}'s {rows} rows: expected 1 <= "
+                     f"{name} <= {rows}. Pass the count bucket_data (or shard_unlabeled) was "
+                     "given, or None for every row.")
+  return int(value)
 
 
 def check_rows(state: State, data: TrainData, config: EngineConfig, sharded: bool):
-  """With D > 1 strata: one device samples the rows as they are (n_u rows), ``train_sharded``
-  the padded layout of ``shard_unlabeled``; the other layout would train on shifted rows."""
+  """One device samples the rows as they are (n_u rows, or ``loop.bucket_data``'s padded
+  bucket); with D > 1 strata ``train_sharded`` takes the padded layout of ``shard_unlabeled``
+  (the other layout would train on shifted rows). Other row counts are other data: refused."""
   if not readable(state.num_unlabeled):
     return
   n_u, rows = int(state.num_unlabeled), data.x_unlabeled.shape[0]
-  if config.num_shards == 1 and rows != n_u:
+  bucket = numerics.bucket_rows(n_u, per_octave=BUCKETS_PER_OCTAVE)   # ``loop.bucket_data``
+  if config.num_shards == 1 and rows not in (n_u, bucket):
     raise ValueError(f"data.x_unlabeled has {rows} rows but the state was built by init for "
                      f"n_u = {n_u}: train continues on the TrainData init got. Pass that data, "
                      "or init a new state for this one.")
   want = config.num_shards * -(-n_u // config.num_shards) if sharded else n_u   # padded
-  if rows != want:
+  if rows != want and (sharded or rows != bucket):
     raise ValueError(
         f"data.x_unlabeled has {rows} rows; {'train_sharded' if sharded else 'one-device train'} "
         f"with num_shards={config.num_shards} and n_u={n_u} expects {want}: "
@@ -92,7 +97,7 @@ def check_labeled(state: State, data: TrainData):
   if readable(data.y_labeled) and readable(state.class_order):
     y = np.asarray(data.y_labeled)
     counts = np.asarray(state.class_counts)
-    if not np.array_equal(y[np.asarray(state.class_order)],
+    if not np.array_equal(y[np.asarray(state.class_order)[:counts.sum()]],
                           np.repeat(np.arange(counts.size), counts)):
       raise ValueError("data.y_labeled differs from the labels the state was built with (init "
                        "sorted the points by class and weighted them; other labels would be "

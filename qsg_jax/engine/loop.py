@@ -21,6 +21,7 @@ from typing import Optional, Tuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from qsg_jax import _validation as validation
 from qsg_jax import numerics
@@ -30,6 +31,7 @@ from qsg_jax.engine import sampling
 from qsg_jax.engine.scoring import scores_through_blocks
 from qsg_jax.engine.step import Metrics
 from qsg_jax.engine.step import dsg_step
+from qsg_jax.engine.types import BUCKETS_PER_OCTAVE
 from qsg_jax.engine.types import EngineConfig
 from qsg_jax.engine.types import Hyperparams
 from qsg_jax.engine.types import State
@@ -37,15 +39,17 @@ from qsg_jax.engine.types import TrainData
 
 
 def init(key: jax.Array, data: TrainData, config: EngineConfig,
-         num_unlabeled: Optional[int] = None) -> State:
+         num_unlabeled: Optional[int] = None, num_labeled: Optional[int] = None) -> State:
   """Initial state (no blocks yet, f = 0) with everything the update needs.
 
   Args:
     key: PRNG key of the run (split into feature and sample keys).
     data: ``TrainData``.
     config: ``EngineConfig``.
-    num_unlabeled: n_u when ``data.x_unlabeled`` is the padded layout of ``shard_unlabeled``
-      (checked against its rows); default ``len(data.x_unlabeled)``.
+    num_unlabeled: n_u when ``data.x_unlabeled`` is a padded layout (``shard_unlabeled``'s, or
+      ``bucket_data``'s; checked against its rows); default ``len(data.x_unlabeled)``.
+    num_labeled: n_l when the labeled rows after the first n_l are padding (``bucket_data``):
+      they weigh 0 and are never sampled; default ``len(data.x_labeled)``.
 
   Returns:
     ``State`` at step 0: the class index of the labeled points, the subproblem weights of the
@@ -57,9 +61,12 @@ def init(key: jax.Array, data: TrainData, config: EngineConfig,
   checks.check_data(data, k)
   if checks.readable(key):
     key = validation.check_key(key)
-  n_u = checks.check_num_unlabeled(num_unlabeled, x_u.shape[0])
+  n_u = checks.check_num_rows("num_unlabeled", num_unlabeled, x_u.shape[0])
+  n_l = checks.check_num_rows("num_labeled", num_labeled, x_l.shape[0])
   sampling.strata(n_u, config.num_shards)      # refuses fewer points than strata
   feature_key, sample_key = jax.random.split(key)
+  if n_l < x_l.shape[0]:   # padding: class k sorts last and belongs to no class (weight 0)
+    y_l = jnp.where(jnp.arange(x_l.shape[0]) < n_l, jnp.asarray(y_l, jnp.int32), k)
   index = sampling.class_index(y_l, k)
   slot_classes = sampling.slot_classes(y_l, k, config.labeled_batch_size)
   pos_w, neg_w = risk.subproblem_weights(slot_classes, index.counts)
@@ -80,6 +87,40 @@ def init(key: jax.Array, data: TrainData, config: EngineConfig,
       neg_w=neg_w,
       num_unlabeled=jnp.asarray(n_u, jnp.int32),
       sigma=jnp.zeros((), jnp.float32))
+
+
+def bucket_data(data: TrainData, unlabeled: bool = True) -> Tuple[TrainData, int, int]:
+  """(``data`` padded, n_l, n_u): labeled rows (and with ``unlabeled`` the unlabeled rows)
+  padded to ``numerics.bucket_rows(n, per_octave=4)`` (at most 25 % more), so that data of a new
+  size reuses a compilation of ``train``. Pass n_l, n_u to ``init`` (the padding weighs 0 and is
+  never sampled: the same model up to float rounding, as sums run over more, zero, terms), and
+  ``trim_state`` its result for the state of ``data`` itself.
+
+  The labeled padding repeats the first labeled point (its label too), so every score the
+  metrics see is a real point's; the unlabeled padding is zero rows. ``unlabeled=False`` for
+  ``shard_unlabeled``'s layout (pad the unlabeled rows there).
+  """
+  x_l, y_l, x_u = data
+  n_l, n_u = x_l.shape[0], x_u.shape[0]
+  xp = np if all(isinstance(a, np.ndarray) for a in data) else jnp   # NumPy: no eager compiles
+  extra = lambda n: numerics.bucket_rows(n, per_octave=BUCKETS_PER_OCTAVE) - n
+  repeat_first = lambda a: xp.concatenate([a, xp.repeat(a[:1], extra(n_l), axis=0)])
+  x_u = xp.pad(x_u, ((0, extra(n_u) if unlabeled else 0), (0, 0)))
+  return TrainData(repeat_first(x_l), repeat_first(y_l), x_u), n_l, n_u
+
+
+def trim_state(state: State, config: EngineConfig, unlabeled: bool = True) -> State:
+  """The ``State`` of a run ``init`` built on ``bucket_data``'s layout without the padding rows
+  (``unlabeled``: the unlabeled ones too, as ``bucket_data`` was called): the state of the
+  unpadded data, to train further with that data or read ``f_labeled``."""
+  n_l = int(jnp.sum(state.class_counts))
+  labeled = lambda a: a[..., :n_l]
+  slots = labeled if config.labeled_batch_size is None else (lambda a: a)
+  cached = state.head_unlabeled[:, :int(state.num_unlabeled)] if unlabeled else (
+      state.head_unlabeled)
+  return state._replace(head_labeled=labeled(state.head_labeled), head_unlabeled=cached,
+                        class_order=labeled(state.class_order), pos_w=slots(state.pos_w),
+                        neg_w=slots(state.neg_w))
 
 
 def _chunk_samples(state: State, config: EngineConfig, shard) -> sampling.StepSample:

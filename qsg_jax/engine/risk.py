@@ -35,7 +35,8 @@ def subproblem_weights(slot_classes: ArrayLike,
   """Per-slot weights P_j (positives) and N_j (negatives) of every subproblem.
 
   Args:
-    slot_classes: [S] int class of each labeled slot.
+    slot_classes: [S] int class of each labeled slot; a slot of class k (padding,
+      ``loop.init``'s ``num_labeled``) weighs 0.
     class_counts: [k] number of labeled points per class in the whole labeled set (n_c).
 
   Returns:
@@ -44,7 +45,7 @@ def subproblem_weights(slot_classes: ArrayLike,
   k = class_counts.shape[0]
   counts = class_counts.astype(jnp.float32)
   slots_per_class = jnp.bincount(slot_classes, length=k).astype(jnp.float32)
-  per_slot = 1.0 / slots_per_class[slot_classes]                        # [S]
+  per_slot = jnp.where(slot_classes < k, 1.0 / slots_per_class[slot_classes], 0.0)   # [S]
   j = jnp.arange(k - 1)[:, None]                                       # [k-1, 1]
   c = jnp.arange(k)[None, :]                                           # [1, k]
   is_pos = c > j                                                       # [k-1, k]

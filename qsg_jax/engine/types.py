@@ -20,6 +20,10 @@ from qsg_jax.config import PREDICT_CHUNK
 from qsg_jax import errors
 from qsg_jax.engine import losses as losses_lib
 
+# Data sizes per doubling that compile ``train`` anew (``loop.bucket_data``: rows padded to
+# ``numerics.bucket_rows(n, per_octave=4)``, at most 25 % more).
+BUCKETS_PER_OCTAVE = 4
+
 # A step size: a number (the initial step eta0 of ``inverse_time_schedule``) or a schedule
 # callable step -> eta (optax schedules work), as optax's ``ScalarOrSchedule``.
 ScalarOrSchedule = Union[float, jax.Array, Callable[[jax.Array], jax.Array]]
@@ -156,12 +160,13 @@ class State(NamedTuple):
                              # else [h, 0].
   feature_key: jax.Array     # PRNG key of the feature blocks.
   sample_key: jax.Array      # PRNG key of the mini-batches.
-  class_order: jax.Array     # [n_l] int32, labeled indices sorted by class.
+  class_order: jax.Array     # [n_l] int32, labeled indices sorted by class (padding last).
   class_offsets: jax.Array   # [k] int32, start of each class in ``class_order``.
   class_counts: jax.Array    # [k] int32, labeled points per class.
   pos_w: jax.Array           # [k-1, S] float, positive weights P_j of the labeled slots.
   neg_w: jax.Array           # [k-1, S] float, negative weights N_j.
-  num_unlabeled: jax.Array   # int32 scalar, n_u (without the padding of a sharded layout).
+  num_unlabeled: jax.Array   # int32 scalar, n_u (without the padding of a sharded or bucket
+                             # layout: rows past it are never sampled).
   sigma: jax.Array           # float scalar, the kernel parameter of the blocks (0 before any).
 
   coef = property(lambda self: self.head_coef[..., 0])           # [T, 2m] f's blocks / scale.
