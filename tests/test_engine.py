@@ -141,7 +141,11 @@ def test_same_key_same_result_and_no_recompile(key):
   assert engine.loop._train_jit._cache_size() == compiled  # pylint: disable=protected-access
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+# By default the mini-batch case (sampling through the padded class index); the whole-set and
+# cached-pool paths are also checked by default through fit (test_fit.py's
+# test_new_data_sizes_in_a_bucket_compile_nothing_and_train_as_unpadded).
+@pytest.mark.parametrize("case", [pytest.param(c, marks=[] if c == _SCORED_CASE else
+                                               pytest.mark.slow) for c in sorted(CASES)])
 def test_bucketed_rows_train_the_literal_algorithm_and_share_a_compilation(case, key):
   """``bucket_data`` pads 37 labeled and 300 unlabeled rows to 40 and 320 (weight 0, never
   sampled): the run equals literal Algorithm 1 on the data itself, ``trim_state`` gives the
