@@ -406,9 +406,9 @@ def test_every_matrix_product_of_the_method_runs_at_the_precision_rule(key):
                         jnp.stack([state.pos_w] * 2), jnp.stack([state.neg_w] * 2),
                         jnp.ones((2, 12), bool))
   grouped_config = config.replace(labeled_batch_size=None, cache_unlabeled=True)
-  paths["grouped CV"] = (lambda t: grouped.group_aucs(key, data, jnp.float32(0.5), t,
-                                                      config=grouped_config,
-                                                      divergence_threshold=50.0), tasks)
+  paths["grouped CV"] = (lambda t: grouped.group_aucs(
+      key, data, jnp.int32(data.x_unlabeled.shape[0]), jnp.float32(0.5), t,
+      config=grouped_config, divergence_threshold=50.0), tasks)
   for name, (fn, arg) in paths.items():
     below, total = _products_below_the_rule(fn, arg)
     assert total >= 3 and not below, (name, total, below)

@@ -68,6 +68,12 @@ def test_grouped_cv_equals_fit_on_each_fold():
   # eta0 = 1e4 diverges (fit raises DivergenceError): NaN on every task, never chosen.
   assert np.isnan(grouped.fold_scores[..., 1, :, :]).all()
   assert grouped.best["step_size"] == 1.0
+  # Rows are padded to size buckets (engine.bucket_data: 56 and 80 rows): one labeled and three
+  # unlabeled points fewer train with the same program.
+  compiled = qsg_jax.engine.grouped.group_aucs._cache_size()  # pylint: disable=protected-access
+  model_selection.cross_validate(x_l[:-1], y_l[:-1], x_u[:-3], grid=dict(grid, lam=[1e-3]),
+                                 method="grouped", **_CV)
+  assert qsg_jax.engine.grouped.group_aucs._cache_size() == compiled  # pylint: disable=protected-access
 
 
 def test_per_split_gamma_searches_each_coordinate():

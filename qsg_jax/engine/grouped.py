@@ -15,7 +15,8 @@ Every labeled point's score is carried (a fold's held-out points have weight 0: 
 enter the risk, but their scores stay current), so a fold's held-out scores are read off the
 state at the end; every unlabeled score is carried (``cache_unlabeled``): no prediction pass.
 Results equal ``qsg_jax.fit`` on the fold with the same key to float rounding
-(tests/test_model_selection_grouped.py).
+(tests/test_model_selection_grouped.py). Rows are padded to size buckets as ``fit`` pads them
+(``loop.bucket_data``), so a data set of another size in the same bucket compiles nothing new.
 """
 
 import functools
@@ -68,12 +69,16 @@ def fold_weights(train, y_labeled, num_classes):
 
 
 @functools.partial(jax.jit, static_argnames=("config", "divergence_threshold"))
-def group_aucs(key, data: TrainData, sigma, tasks: Tasks, *, config, divergence_threshold):
+def group_aucs(key, data: TrainData, num_unlabeled, sigma, tasks: Tasks, *, config,
+               divergence_threshold):
   """Held-out AUCs of a batch of tasks sharing sigma, trained together step by step.
 
   Args:
     key: PRNG key shared by every task (as ``qsg_jax.fit(key=key)``).
-    data: ``TrainData`` with every labeled point (each task weighs its fold's training points).
+    data: ``TrainData`` with every labeled point (each task weighs its fold's training points),
+      rows padded as ``loop.bucket_data`` pads them (padded labeled rows: weight 0 and never
+      held out in every task; unlabeled rows past ``num_unlabeled``: never sampled).
+    num_unlabeled: int32 scalar n_u (traced: one compilation per bucket).
     sigma: scalar kernel parameter of the group.
     tasks: ``Tasks`` with leading axis t.
     config: static ``EngineConfig`` (``labeled_batch_size=None``, ``cache_unlabeled``).
@@ -82,7 +87,7 @@ def group_aucs(key, data: TrainData, sigma, tasks: Tasks, *, config, divergence_
   Returns:
     (aucs [t, k-1] with NaN where training diverged, diverged [t] bool).
   """
-  base = loop.init(key, data, config)
+  base = loop.init(key, data, config)._replace(num_unlabeled=num_unlabeled)
 
   def train(hyper, pos_w, neg_w):
     state, report = loop.train_steps(base._replace(pos_w=pos_w, neg_w=neg_w), data, hyper,
@@ -117,7 +122,12 @@ def task_aucs(key, x_labeled, y_labeled, x_unlabeled, train, valid, sigma, lam, 
   """
   k = gamma.shape[1] + 1
   pos_w, neg_w = fold_weights(train, y_labeled, k)
-  data = TrainData(*map(jnp.asarray, (x_labeled, y_labeled.astype(np.int32), x_unlabeled)))
+  # Rows padded to size buckets (``loop.bucket_data``): a new data size reuses a compilation.
+  data, n_l, n_u = loop.bucket_data(TrainData(x_labeled, y_labeled.astype(np.int32),
+                                              x_unlabeled))
+  data = TrainData(*map(jnp.asarray, data))
+  grow = lambda a: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, data.x_labeled.shape[0] - n_l)])
+  pos_w, neg_w, valid = grow(pos_w), grow(neg_w), grow(valid)
   with warnings.catch_warnings():   # chunks only batch the sampling here: any size is fast
     warnings.simplefilter("ignore", errors.SlowConfigWarning)
     config = make_config(k, num_steps, num_frequencies=num_frequencies, labeled_batch_size=None,
@@ -136,7 +146,8 @@ def task_aucs(key, x_labeled, y_labeled, x_unlabeled, train, valid, sigma, lam, 
       f = fold[padded]
       batch = Tasks(lam[padded].astype(np.float32), gamma[padded].astype(np.float32),
                     eta0[padded].astype(np.float32), pos_w[f], neg_w[f], valid[f])
-      out, bad = group_aucs(key, data, jnp.float32(s), jax.tree.map(jnp.asarray, batch),
+      out, bad = group_aucs(key, data, jnp.int32(n_u), jnp.float32(s),
+                            jax.tree.map(jnp.asarray, batch),
                             config=config, divergence_threshold=float(divergence_threshold))
       aucs[part], diverged[part] = np.asarray(out)[:part.size], np.asarray(bad)[:part.size]
       done += part.size
