@@ -65,15 +65,15 @@ def as_float32(tree):
   return jax.tree.map(lambda a: jnp.asarray(a, jnp.float32) if floating(a) else a, tree)
 
 
-def bucket_rows(n: int, cap: Optional[int] = None, per_octave: int = 1) -> int:
+def bucket_rows(n: int, cap: Optional[int] = None, per_octave: int = 1,
+                min_step: int = 1) -> int:
   """Rows of the padded chunks of n points, so sizes in one bucket share a compilation: the next
   power of two >= n (at least 8, at most ``cap`` when given), or with ``per_octave`` = q > 1 the
   next multiple of 1 / (2q) of that power (q sizes per octave, at most 2 / q more rows than n
-  for q >= 2: 4 gives at most 25 % more, 2.4 % at n = 500 or 20,000)."""
-  rows = max(8, 1 << max(n - 1, 1).bit_length())
-  if per_octave > 1:
-    step = max(1, rows // (2 * per_octave))
-    rows = max(8, -(-n // step) * step)
+  for q >= 2: 4 gives at most 25 % more, 2.4 % at n = 500 or 20,000), and of ``min_step``."""
+  power = max(8, 1 << max(n - 1, 1).bit_length())
+  step = max(min_step, power // (2 * per_octave))
+  rows = max(8, -(-n // step) * step)
   return rows if cap is None else min(cap, rows)
 
 

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from qsg_jax import _validation as validation
+from qsg_jax import numerics
 
 
 class PairIndices(NamedTuple):
@@ -68,15 +69,14 @@ class PairData(NamedTuple):
 
 
 def padded_length(n, buckets_per_octave=16, min_step=64):
-  """The smallest multiple of max(min_step, 2^(bit_length(n) - 1) / buckets) that is >= n.
+  """The smallest multiple of max(min_step, 2^(bit_length(n) - 1) / buckets) that is >= n
+  (``numerics.bucket_rows`` with ``per_octave=buckets_per_octave``, for n >= 1, min_step >= 8).
 
   Lengths in one bucket share a compiled training loop: n = 1000 and n = 1010 both give 1024,
   and every n <= 64 gives 64. Padding is at most max(min_step - 1, n / buckets) entries.
   ``buckets_per_octave`` and ``min_step`` must be powers of two.
   """
-  n = int(n)
-  step = max(int(min_step), 1 << max(0, n.bit_length() - buckets_per_octave.bit_length()))
-  return -(-n // step) * step
+  return numerics.bucket_rows(int(n), per_octave=buckets_per_octave, min_step=min_step)
 
 
 def _pad_rows(x, length):
