@@ -69,8 +69,8 @@ def bucket_rows(n: int, cap: Optional[int] = None, per_octave: int = 1,
                 min_step: int = 1) -> int:
   """Rows of the padded chunks of n points, so sizes in one bucket share a compilation: the next
   power of two >= n (at least 8, at most ``cap`` when given), or with ``per_octave`` = q > 1 the
-  next multiple of 1 / (2q) of that power (q sizes per octave, at most 2 / q more rows than n
-  for q >= 2: 4 gives at most 25 % more, 2.4 % at n = 500 or 20,000), and of ``min_step``."""
+  next multiple of 1 / (2q) of that power (q sizes per octave, fewer than n / q extra rows: at
+  most 25 % more for q = 4, 2.4 % at n = 500 or 20,000), and of ``min_step``."""
   power = max(8, 1 << max(n - 1, 1).bit_length())
   step = max(min_step, power // (2 * per_octave))
   rows = max(8, -(-n // step) * step)
