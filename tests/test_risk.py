@@ -89,3 +89,20 @@ def test_binary_case_is_qsg_s2auc_risk():
   pos_w, neg_w = _weights(jnp.asarray(y), jnp.asarray(np.bincount(y, minlength=2)))
   np.testing.assert_allclose(pos_w[0], (y == 1) / np.sum(y == 1), rtol=1e-6)
   np.testing.assert_allclose(neg_w[0], (y == 0) / np.sum(y == 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hinge_pair_sums_by_sorting_count_the_pairs_the_dense_sums_count(seed):
+  """Scores on a grid of quarters (f_a - f_b = 1 exactly for many pairs: the hinge's kinks),
+  with ties: ``hinge_pair_sums`` equals the dense pair sums of l1, l2 (``subproblem_derivatives``)
+  for every subproblem; a kink counted otherwise would differ by a whole weight (>= 1/12)."""
+  rng = np.random.default_rng(seed)
+  k = 3
+  y = np.concatenate([np.arange(k), rng.integers(0, k, 21)]).astype(np.int32)
+  f_l = jnp.asarray(rng.integers(-6, 7, y.size) / 4.0, jnp.float32)
+  pos_w, neg_w = risk.subproblem_weights(jnp.asarray(y), jnp.bincount(jnp.asarray(y), length=k))
+  d = losses.subproblem_derivatives("hinge", f_l, f_l[:3])
+  dense = pos_w * (d.l1 @ neg_w.T).T + neg_w * (pos_w @ d.l2)
+  assert np.any(np.asarray(f_l)[:, None] - np.asarray(f_l)[None, :] == 1.0)
+  sorted_sums = jax.vmap(risk.hinge_pair_sums, in_axes=(None, 0, 0))(f_l, pos_w, neg_w)
+  np.testing.assert_allclose(sorted_sums, dense, rtol=1e-6, atol=1e-7)
