@@ -6,9 +6,9 @@
     scores = model_scores(model_of(state), x)                    # f(x), Algorithm 2
 
 Modules: ``types`` (the static config, hyper-parameters, state), ``step`` (one DSG iteration and
-its step size), ``loop`` (the training loop), ``scoring`` (prediction through every block),
-``sharding`` (the multi-device layout; ``bucket_data`` pads rows so that a new data size
-reuses a compilation), ``corrections`` (optional per-split corrections: split j
+its step size), ``loop`` (the training loop; ``bucket_data`` pads rows so that a new data size
+reuses a compilation), ``scoring`` (prediction through every block), ``sharding`` (the
+multi-device layout), ``corrections`` (optional per-split corrections: split j
 ranks with f + g_j, ``split_lam``), ``checks`` (concrete inputs raise, traced ones poison with
 NaN). The engine computes in float32 under ``jax_enable_x64`` too. Building blocks:
 ``features`` (random Fourier features), ``sampling``, ``losses`` (l1'..l6'), ``risk`` (the
