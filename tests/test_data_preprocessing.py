@@ -346,8 +346,9 @@ def test_a_column_squashed_by_a_few_extreme_rows_is_named():
   clean = np.delete(rows, 134, axis=0)
   for model in (qsg_jax.roc_svm.ROCSVM(kernel="linear", random_state=0),
                 qsg_jax.online_pairwise.OnlinePairwiseRanker()):   # the same rule and words
-    with pytest.warns(UserWarning, match=r"column\(s\) 0: 98% of the rows .* model barely"):
+    with pytest.warns(UserWarning, match=r"column\(s\) 0: 98% of the rows .* model barely") as got:
       model.fit(rows, (rows[:, 0] > 0.5).astype(int))
+    assert {w.filename for w in got if "sliver" in str(w.message)} == {__file__}   # the caller
     with warnings.catch_warnings(record=True) as caught:
       warnings.simplefilter("always")
       model.fit(clean, (clean[:, 0] > 0.5).astype(int))

@@ -102,6 +102,17 @@ def warn_if_squashed(x, lo, scale, name="X", stacklevel=3):
       UserWarning, stacklevel=stacklevel)
 
 
+def fit_scaling(x, scale_inputs: bool, name="X", stacklevel=3):
+  """(lo, scale) of an estimator's input scaling: ``minmax_fit`` and the squashed-column
+  warning (``warn_if_squashed``, ``stacklevel`` counted from the caller as there) when
+  ``scale_inputs``, else the identity (zeros, ones)."""
+  if not scale_inputs:
+    return np.zeros(x.shape[1]), np.ones(x.shape[1])
+  lo, scale = minmax_fit(x)
+  warn_if_squashed(x, lo, scale, name, stacklevel + 1)
+  return lo, scale
+
+
 def minmax_apply(x, lo, scale):
   """Scales ``x`` with training statistics: (x - lo) / scale.
 

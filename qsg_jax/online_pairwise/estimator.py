@@ -204,6 +204,10 @@ class OnlinePairwiseRanker(BaseEstimator):
 
   def partial_fit(self, X, y):
     """Continues the stream with the examples (X [c, d], y [c] real targets); returns self."""
+    return self._continue(X, y)
+
+  def _continue(self, X, y):
+    """``partial_fit``'s body (``fit`` calls it too, so warnings point at the caller of either)."""
     self._check_params()
     _precheck_x(X)
     y_arr = _precheck_y(y)
@@ -224,10 +228,7 @@ class OnlinePairwiseRanker(BaseEstimator):
       X, y = validate_data(self, X, y, reset=first, y_numeric=True, dtype=np.float64,
                            ensure_min_samples=2 if first and self.mu is None else 1)
     if first:
-      low, scale = (preprocessing.minmax_fit(X) if self.scale_inputs
-                    else (np.zeros(X.shape[1]), np.ones(X.shape[1])))
-      if self.scale_inputs:
-        preprocessing.warn_if_squashed(X, low, scale)
+      low, scale = preprocessing.fit_scaling(X, self.scale_inputs, stacklevel=4)
     else:   # set_params between chunks takes effect here
       low, scale = self.input_min_, self.input_scale_
       step_size = updates.polynomial_step_size(
@@ -254,7 +255,7 @@ class OnlinePairwiseRanker(BaseEstimator):
     for name in ("state_", "step_size_", "coef_", "input_min_", "input_scale_", "_scaled",
                  "n_features_in_", "feature_names_in_"):
       self.__dict__.pop(name, None)
-    return self.partial_fit(X, y)
+    return self._continue(X, y)
 
   def decision_function(self, X) -> np.ndarray:
     """Ranking scores f(x) = w . x' on the scaled inputs x': [n] float64."""

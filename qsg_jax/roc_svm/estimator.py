@@ -230,10 +230,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     positive = y == self.classes_[1]
     # Attributes are set only after training succeeded: a failed refit leaves the old model
     # with its own scaling.
-    low, scale = (preprocessing.minmax_fit(X) if self.scale_inputs
-                  else (np.zeros(X.shape[1]), np.ones(X.shape[1])))
-    if self.scale_inputs:
-      preprocessing.warn_if_squashed(X, low, scale)
+    low, scale = preprocessing.fit_scaling(X, self.scale_inputs)
     X = preprocessing.minmax_apply(X, low, scale)
     seed = int(check_random_state(validation.seed_of(self.random_state)).randint(
         np.iinfo(np.int32).max))
