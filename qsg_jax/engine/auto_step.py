@@ -28,13 +28,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from qsg_jax import numerics
 from qsg_jax.config import FitConfig
 from qsg_jax.config import STEP_SIZE_MAX
 from qsg_jax.engine import kernels
+from qsg_jax.engine import loop
 from qsg_jax.engine import risk
 from qsg_jax.engine import sampling
-from qsg_jax.engine.types import BUCKETS_PER_OCTAVE
+from qsg_jax.engine.types import TrainData
 from qsg_jax.numerics import HIGHEST
 
 POWER_ITERATIONS = 200
@@ -98,16 +98,15 @@ def curvatures(x_labeled, classes, x_unlabeled_batch, num_classes, sigma, gammas
   rows of gamma [c, k-1]."""
   batch = np.asarray(x_unlabeled_batch, np.float32)[:MAX_KERNEL_POINTS // 2]
   keep = curvature_points(x_labeled, classes, num_classes, MAX_KERNEL_POINTS - batch.shape[0])
-  # Padded to a size bucket with weightless copies of a point (class k weighs 0), which change
-  # nothing (``curvature``) but reuse a compilation across data sizes.
-  rows = np.flatnonzero(keep)
-  rows = np.concatenate([rows, np.repeat(rows[:1], numerics.bucket_rows(
-      rows.size, per_octave=BUCKETS_PER_OCTAVE) - rows.size)])
-  y = np.where(np.arange(rows.size) < keep.sum(), np.asarray(classes)[rows], num_classes)
+  # Padded as ``fit`` pads (``loop.bucket_data``); the padding is class k, which weighs 0 and so
+  # changes nothing (``curvature``), and a new data size reuses a compilation.
+  padded, n, _ = loop.bucket_data(TrainData(np.asarray(x_labeled, np.float32)[keep],
+                                            np.asarray(classes)[keep], batch), unlabeled=False)
+  y = np.where(np.arange(padded.y_labeled.size) < n, padded.y_labeled, num_classes)
   counts = jnp.asarray(np.bincount(y, minlength=num_classes + 1)[:num_classes], jnp.int32)
   pos_w, neg_w = risk.subproblem_weights(jnp.asarray(y, jnp.int32), counts)
-  points = jnp.concatenate([jnp.asarray(np.asarray(x_labeled, np.float32)[rows]), batch])
-  power = jax.vmap(functools.partial(curvature, num_labeled=rows.size),
+  points = jnp.concatenate([jnp.asarray(padded.x_labeled), batch])
+  power = jax.vmap(functools.partial(curvature, num_labeled=y.size),
                    in_axes=(None, None, None, None, 0))
   return np.asarray(power(points, jnp.float32(sigma), pos_w, neg_w,
                           jnp.asarray(gammas, jnp.float32)))
