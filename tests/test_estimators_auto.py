@@ -180,6 +180,30 @@ def test_data_scale_and_smoothing_match_numpy_references():
     assert smooth[i, j, k] == pytest.approx(np.nanmean(block))
 
 
+def test_standard_error_and_the_one_se_rule_match_brute_force_references():
+  rng = np.random.default_rng(0)
+  values = rng.random((3, 2, 4, 5))
+  values[0, 0, 1, 2] = np.nan
+  values[1, 1] = np.nan
+  values[2, 0, :, 1:] = np.nan
+  error = defaults.standard_error(values)
+  for index in np.ndindex(values.shape[:2]):
+    finite = values[index][np.isfinite(values[index])]
+    expected = np.std(finite, ddof=1) / np.sqrt(finite.size) if finite.size > 1 else np.nan
+    np.testing.assert_allclose(error[index], expected)
+  for trial in range(20):
+    scores = rng.random((4, 5, 3))
+    scores[rng.random(scores.shape) < 0.2] = np.nan
+    scores[3, 0, 0] = 2.0 if trial % 2 else np.nan        # odd trials: a clear winner
+    errors = rng.random(scores.shape) * 0.3
+    best = np.unravel_index(np.nanargmax(scores), scores.shape)
+    band = [i for i in np.ndindex(scores.shape)
+            if np.isfinite(scores[i]) and scores[i] >= scores[best] - errors[best]]
+    simplest = min(band, key=lambda i: (i[1], -i[0], -scores[i]))   # sigma up, lam down
+    assert defaults.simplest_within_one_se(scores, errors) == simplest
+  assert defaults.simplest_within_one_se(scores, np.zeros_like(scores)) == best
+
+
 def test_choose_subsamples_but_keeps_every_class_and_its_folds():
   rng = np.random.default_rng(0)
   x = rng.random((60, 2)).astype(np.float32)
