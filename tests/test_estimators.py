@@ -219,7 +219,7 @@ def test_estimator_input_errors_are_short_and_name_the_row(change, message):
 
 
 @pytest.mark.parametrize("params, message", [
-    (dict(scale_inputs="no"), "scale_inputs must be True or False"),
+    (dict(scale_inputs="no"), "scale_inputs must be \"auto\", True or False"),
     (dict(random_state=-1), r"random_state must be an int in \[0, 2\*\*32\)"),
     (dict(unlabeled_label=np.nan), "unlabeled_label=nan is not supported"),
 ])

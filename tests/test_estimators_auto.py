@@ -204,6 +204,47 @@ def test_standard_error_and_the_one_se_rule_match_brute_force_references():
   assert defaults.simplest_within_one_se(scores, np.zeros_like(scores)) == best
 
 
+def test_long_tailed_columns_are_ranked_as_scikit_learns_quantile_transformer():
+  from sklearn.preprocessing import QuantileTransformer   # pylint: disable=g-import-not-at-top
+  from qsg_jax.data import preprocessing                   # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(0)
+  n = 3000
+  x = np.c_[rng.exponential(size=n) ** 3,                  # long-tailed: ranked
+            rng.random(n),                                 # evenly spread: kept
+            rng.integers(0, 2, n),                         # binary: kept
+            np.minimum(rng.geometric(0.9, n), 8) * 1e3,    # few values (8): kept
+            np.round(rng.exponential(size=n) ** 4, 1)]     # long-tailed with ties: ranked
+  ranks = preprocessing.tail_ranks(x)
+  assert ranks.columns.tolist() == [0, 4]
+  reference = QuantileTransformer(n_quantiles=1000, subsample=None).fit(x[:, [0, 4]])
+  z = np.r_[rng.exponential(size=(200, 5)) ** 3, np.full((1, 5), -1.0), np.full((1, 5), 1e9)]
+  ranked = preprocessing.apply_ranks(z, ranks)
+  np.testing.assert_allclose(ranked[:, [0, 4]], reference.transform(z[:, [0, 4]]), atol=1e-12)
+  np.testing.assert_array_equal(ranked[:, [1, 2, 3]], z[:, [1, 2, 3]])
+  assert preprocessing.tail_ranks(x[:, 1:4]).columns.size == 0
+
+
+def test_auto_scaling_is_min_max_of_the_ranked_columns_and_survives_a_model_file(tmp_path):
+  from qsg_jax.data import preprocessing                   # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(1)
+  x = np.c_[rng.random((300, 2)), rng.exponential(size=300) ** 3]
+  y = np.where(np.arange(300) < 60, (x[:, 0] + (x[:, 2] > 1) > 1).astype(int), -1)
+  fixed = dict(length_scale=1.0, lam=1e-3, labeled_weight=0.5, random_state=0)
+  auto = QSGS2AUC(**fixed).fit(x, y)
+  assert auto.input_ranks_.columns.tolist() == [2]
+  by_hand = preprocessing.apply_ranks(x, auto.input_ranks_)
+  plain = QSGS2AUC(scale_inputs=True, **fixed).fit(by_hand, y)
+  assert plain.input_ranks_.columns.size == 0
+  z = np.r_[x[:40], rng.exponential(size=(5, 3)) ** 3]
+  expected = plain.decision_function(preprocessing.apply_ranks(z, auto.input_ranks_))
+  np.testing.assert_allclose(auto.decision_function(z), expected, rtol=1e-5, atol=1e-6)
+  path = tmp_path / "ranked.npz"
+  io.save(auto, path)
+  loaded = io.load(path)
+  np.testing.assert_array_equal(loaded.decision_function(z), auto.decision_function(z))
+  np.testing.assert_array_equal(loaded.input_ranks_.quantiles, auto.input_ranks_.quantiles)
+
+
 def test_choose_subsamples_but_keeps_every_class_and_its_folds():
   rng = np.random.default_rng(0)
   x = rng.random((60, 2)).astype(np.float32)

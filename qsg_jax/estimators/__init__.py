@@ -58,7 +58,10 @@ Defaults that work: "auto"
 "auto": ``qsg_jax.direct``) with length_scale, lam and labeled_weight chosen per fit from the
 labeled rows by a smoothed, repeated 5-fold CV of the direct solver
 (``qsg_jax.direct.defaults``; deterministic given ``random_state``; the choices are in
-``length_scale_``, ``lam_``, ``labeled_weight_``). Where the smallest labeled class has at
+``length_scale_``, ``lam_``, ``labeled_weight_``; the simplest point within one standard
+error of the best, ``direct.defaults.simplest_within_one_se``), on inputs whose long-tailed
+features are replaced by their ranks (``scale_inputs="auto"``, ``input_ranks_``) before the
+min-max scaling. Where the smallest labeled class has at
 least 2 rows per feature, one length scale per feature is then learned
 (``qsg_jax.direct.learn_length_scales``) and lam and labeled_weight are chosen again;
 ``length_scale="isotropic"`` keeps one shared scale, ``length_scale="ard"`` always learns them.

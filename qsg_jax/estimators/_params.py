@@ -227,10 +227,13 @@ loss : {{"squared", "hinge", "logistic"}}, default="{FitConfig.loss}"
     Pairwise surrogate of the 0-1 ranking loss; "squared" is the papers' (the only one
     the direct solver and "auto" learning_rate handle; another loss runs DSG).""",
     "scale_inputs": """\
-scale_inputs : bool, default=True
-    Min-max scale each feature to [0, 1] on the training rows (labeled and unlabeled), the
-    range the default length_scale assumes; the same map is applied when predicting. Set
-    False only for data already in [0, 1].""",
+scale_inputs : "auto", bool, default="auto"
+    True: min-max scale each feature to [0, 1] on the training rows (labeled and unlabeled),
+    the range the default length_scale assumes; the same map is applied when predicting.
+    "auto": the same, after replacing each long-tailed feature (more than 10 values, its
+    middle half within a tenth of its range) by its rank, the training rows' CDF
+    (``qsg_jax.data.preprocessing.tail_ranks``; the columns in ``input_ranks_``). Set False
+    only for data already in [0, 1].""",
     "random_state": """\
 random_state : int, RandomState instance or None, default=None
     Seed of the random features and the sampling; None draws a fresh seed per fit (kept in

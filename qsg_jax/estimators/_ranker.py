@@ -112,6 +112,9 @@ classes_ : ndarray of shape (k,)
       The map x' = (x - input_min_) / input_scale_ applied to X before the kernel: the min-max
       scaling of the training rows (zeros and ones without ``scale_inputs``), times the length
       scales when ``length_scale`` is one per feature.
+  input_ranks_ : qsg_jax.data.preprocessing.Ranks
+      The columns replaced by their rank before that map (``scale_inputs="auto"``) and their
+      training quantiles; no column otherwise.
   seed_ : int
       The seed of the fit (from ``random_state``).
   training_metrics_ : dict
@@ -136,14 +139,16 @@ The objective is lam/2 ||f||^2 + 1/(k-1) sum_j [w_j R_PN^j + (1 - w_j)(R_PU^j + 
   2^-4..2^6 divided by the data's median squared distance, lam over 2^-15..2^3,
   labeled_weight over 0..1 in steps of 0.25, each point scored by the mean validation AUC of
   a 5-fold CV repeated 3 times (folds from ``random_state``), averaged over its grid
-  neighbours, the best taken; the given values stay fixed. Where the smallest labeled class
+  neighbours, the simplest point within one standard error of the best taken (the widest
+  kernel, then the largest lam); the given values stay fixed. Where the smallest labeled class
   has at least 2 rows per feature, "auto" length_scale then learns one length scale per
   feature ("ard", ``qsg_jax.direct.learn_length_scales``) and chooses lam and labeled_weight
   again. It costs seconds per fit (at most 1,000 labeled and 2,000 unlabeled rows enter the
   CV; ``experiments/reproduction/RESULTS.md#peers``); with fewer than 2 labels in some class
-  the papers' values (sigma 0.1, lam 1e-3, labeled_weight 0.5) are used. A chosen narrow kernel may leave
-  part of k(x, x) unexplained by the 512 landmarks (``training_metrics_["kernel_residual"]``);
-  the CV chose it with that approximation, so no ``ApproximationWarning`` is raised then.
+  the papers' values (sigma 0.1, lam 1e-3, labeled_weight 0.5) are used. A chosen narrow
+  kernel may leave part of k(x, x) unexplained by the 512 landmarks
+  (``training_metrics_["kernel_residual"]``); the CV chose it with that approximation, so no
+  ``ApproximationWarning`` is raised then.
   Against the papers' fixed values on the peers' protocol (``experiments/peers.py``) it raised
   the test AUC on skin and bank marketing to the best tuned peer's (``qsg_jax.estimators``
   package docstring).
@@ -210,7 +215,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
                num_frequencies=FitConfig.num_frequencies,
                unlabeled_batch_size=FitConfig.unlabeled_batch_size,
                labeled_batch_size=FitConfig.labeled_batch_size, loss=FitConfig.loss,
-               scale_inputs=True, random_state=None, unlabeled_label="auto", sigma=DEPRECATED,
+               scale_inputs="auto", random_state=None, unlabeled_label="auto", sigma=DEPRECATED,
                gamma=DEPRECATED, step_size=DEPRECATED):
     self.length_scale = length_scale
     self.solver = solver
@@ -249,7 +254,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     """
     with fitted_state_kept_on_error(self):
       papers = _params.papers_values(self)
-      X, unlabeled, classes, codes, (low, scale) = prepare_training_data(self, X, y)
+      X, unlabeled, classes, codes, (low, scale), ranks = prepare_training_data(self, X, y)
       self._check_classes(classes)
       seed = validation.seed_of(self.random_state)
       has_unlabeled = bool(unlabeled.any())
@@ -281,6 +286,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
           warnings.simplefilter("ignore", ApproximationWarning)   # (kernel_residual is kept)
         result = _fit.fit(x_l, codes, x_u, key=seed, num_classes=classes.size, config=config)
       self.input_min_, self.input_scale_, self.seed_ = low, scale * column_scale, seed
+      self.input_ranks_ = ranks
       self.classes_, self.model_ = classes, io.freeze(result)
       self.training_metrics_ = result.metrics
       self.length_scale_ = (column_scale if np.any(column_scale != 1.0)
@@ -335,7 +341,9 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     arrays, meta = io.frozen_arrays(self.model_)
     arrays.update(classes=io.plain_array("classes_", self.classes_),
                   input_min=np.asarray(self.input_min_),
-                  input_scale=np.asarray(self.input_scale_))
+                  input_scale=np.asarray(self.input_scale_),
+                  input_rank_columns=ranks_of(self).columns,
+                  input_rank_quantiles=ranks_of(self).quantiles)
     if hasattr(self, "feature_names_in_"):
       arrays["feature_names_in"] = io.plain_array("feature_names_in_", self.feature_names_in_)
     params = {}
@@ -374,6 +382,9 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     estimator = cls(**params)
     estimator.model_, estimator.classes_, estimator.seed_ = frozen, arrays["classes"], meta["seed"]
     estimator.input_min_, estimator.input_scale_ = arrays["input_min"], arrays["input_scale"]
+    estimator.input_ranks_ = preprocessing.Ranks(  # absent from files before scale_inputs="auto"
+        arrays.get("input_rank_columns", np.zeros(0, np.int64)).astype(np.int64),
+        arrays.get("input_rank_quantiles", np.zeros((2, 0))))
     estimator.n_features_in_ = int(arrays["input_min"].shape[0])
     for name, value in meta.get("chosen", {}).items():   # absent from files before "auto"
       if name == "auto_score_":
@@ -391,6 +402,12 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
 _FAR_ROWS = "Pass rows on the training data's scale, or drop that row"
 
 
+def ranks_of(estimator) -> preprocessing.Ranks:
+  """The fitted estimator's rank transforms (``scale_inputs="auto"``; none in files and pickles
+  written before them)."""
+  return getattr(estimator, "input_ranks_", None) or preprocessing.no_ranks()
+
+
 def scaled_points(estimator, X, kernel: bool = False) -> np.ndarray:
   """float32 [n, d] X after a fitted estimator's input map (X - input_min_) / input_scale_,
   X checked as in fit. Refused, naming the row, as ``qsg_jax.decision_function`` refuses them:
@@ -401,7 +418,8 @@ def scaled_points(estimator, X, kernel: bool = False) -> np.ndarray:
   with np.errstate(over="ignore", invalid="ignore"):   # validate_data's finite check sums them
     X = validate_data(estimator, X, reset=False, dtype=[np.float64, np.float32])
   with np.errstate(over="ignore"):   # inf where float64 overflows: refused just below
-    x = (np.asarray(X, np.float64) - estimator.input_min_) / estimator.input_scale_
+    x = (preprocessing.apply_ranks(X, ranks_of(estimator)) - estimator.input_min_) / \
+        estimator.input_scale_
   validation.refuse_beyond_float32("X (scaled)", x, fix=_FAR_ROWS)
   if kernel:
     validation.check_kernel_scale("X (scaled)", x, fix=_FAR_ROWS)
@@ -429,8 +447,10 @@ def prepare_training_data(estimator, X, y):
     (X [n, d] float, unlabeled [n] bool, classes [k], codes [n_l] int 0..k-1, (input_min [d],
     input_scale [d]): min-max over all rows when ``estimator.scale_inputs``, else the identity).
   """
-  if not isinstance(estimator.scale_inputs, (bool, np.bool_)):
-    raise ValueError(f"scale_inputs must be True or False; received {estimator.scale_inputs!r}.")
+  scaling = estimator.scale_inputs
+  if not isinstance(scaling, (bool, np.bool_)) and not (isinstance(scaling, str)
+                                                          and scaling == "auto"):
+    raise ValueError(f'scale_inputs must be "auto", True or False; received {scaling!r:.60}.')
   validation.check_features(X)
   order = stated_order(y)
   marker = None if y is None else _params.unlabeled_marker(estimator, np.asarray(y).ravel())
@@ -459,7 +479,8 @@ def prepare_training_data(estimator, X, y):
   if order is None:
     check_ordinal_classes(classes)
   if not estimator.scale_inputs:
-    return X, unlabeled, classes, codes, (np.zeros(X.shape[1]), np.ones(X.shape[1]))
+    return (X, unlabeled, classes, codes, (np.zeros(X.shape[1]), np.ones(X.shape[1])),
+            preprocessing.no_ranks())
   low, high = X.min(axis=0), X.max(axis=0)
   with np.errstate(over="ignore"):
     span = high.astype(np.float64) - low
@@ -467,9 +488,14 @@ def prepare_training_data(estimator, X, y):
     c = int(np.argmax(~np.isfinite(span)))
     raise ValueError(f"X's column {c} spans more than float64 holds (min {low[c]:.3g}, max "
                      f"{high[c]:.3g}); rescale it (e.g. divide by 1e300) before fitting.")
+  ranks = preprocessing.tail_ranks(X) if isinstance(scaling, str) else preprocessing.no_ranks()
+  if ranks.columns.size:   # ranked columns span [0, 1] (their CDF at the training rows)
+    X = preprocessing.apply_ranks(X, ranks)
+    low, high = X.min(axis=0), X.max(axis=0)
+    span = high - low
   scale = np.where(high > low, span, 1.0)
   preprocessing.warn_if_squashed(X, low, scale, stacklevel=4)
-  return X, unlabeled, classes, codes, (low, scale)
+  return X, unlabeled, classes, codes, (low, scale), ranks
 
 
 @io.register

@@ -200,7 +200,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
                num_frequencies=FitConfig.num_frequencies,
                unlabeled_batch_size=FitConfig.unlabeled_batch_size,
                labeled_batch_size=FitConfig.labeled_batch_size, loss=FitConfig.loss,
-               scale_inputs=True, random_state=0, unlabeled_label="auto",
+               scale_inputs="auto", random_state=0, unlabeled_label="auto",
                per_split_gamma=DEPRECATED):
     self.grid = grid
     self.protocol = protocol
@@ -245,7 +245,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
       validation.check_bool("per_split_labeled_weight", per_split, allow_none=False)
       model_selection.protocol_grid(self.protocol)   # checked even when a grid replaces it
       # The refit's own checks and scaling, so that the CV sees the points the refit trains on.
-      x, unlabeled, classes, codes, (low, scale) = _ranker.prepare_training_data(self, x, y)
+      x, unlabeled, classes, codes, (low, scale), _ = _ranker.prepare_training_data(self, x, y)
       self._check_classes(classes)
       num_folds = fold_count(self.cv, codes, classes)
       x = ((x - low) / scale).astype(np.float32)
