@@ -340,8 +340,12 @@ def test_a_column_squashed_by_a_few_extreme_rows_is_named():
                     r"row 1234 holds 1e\+04"):
     preprocessing.warn_if_squashed(x, lo, scale)
   y = np.where(np.arange(1600) < 200, (x[:, 0] > 0.5).astype(int), -1)
+  fixed = dict(lam=1e-3, length_scale=1.0, labeled_weight=0.5, random_state=0)
   with pytest.warns(UserWarning, match=r"column\(s\) 0: 98% of the rows"):
-    qsg_jax.QSGS2AUC(lam=1e-3, length_scale=1.0, labeled_weight=0.5, random_state=0).fit(x, y)
+    qsg_jax.QSGS2AUC(scale_inputs=True, **fixed).fit(x, y)
+  with warnings.catch_warnings():   # "auto" (the default) ranks it instead, and column 2 (its
+    warnings.simplefilter("error")  # middle half is one code: spread 0, over 10 values)
+    assert qsg_jax.QSGS2AUC(**fixed).fit(x, y).input_ranks_.columns.tolist() == [0, 2]
   rows = x[1100:1300]                                      # row 1234 among them
   clean = np.delete(rows, 134, axis=0)
   for model in (qsg_jax.roc_svm.ROCSVM(kernel="linear", random_state=0),
