@@ -232,8 +232,9 @@ def _fit_libauc(p, d, seed):
 
 class _TailQuantile:
   """Rank-transforms (scikit-learn's ``QuantileTransformer``, 1,000 quantiles, uniform output)
-  only the long-tailed features: more than 10 distinct values and a middle half (interquartile
-  range) within a tenth of the feature's range; the others pass unchanged."""
+  only the long-tailed features, those ``qsg_jax.data.preprocessing.tail_ranks`` picks (the
+  estimators' ``scale_inputs="auto"``, which ranks them with all rows); the others pass
+  unchanged."""
 
   def __init__(self, seed=0):
     self.seed = seed
@@ -248,10 +249,7 @@ class _TailQuantile:
   def fit(self, x, y=None):
     from sklearn import preprocessing   # pylint: disable=g-import-not-at-top
     x = np.asarray(x, np.float64)
-    low, high = x.min(axis=0), x.max(axis=0)
-    q1, q3 = np.percentile(x, [25, 75], axis=0)
-    distinct = np.array([np.unique(column).size for column in x.T])
-    self.columns_ = np.flatnonzero((distinct > 10) & (q3 - q1 < 0.1 * (high - low)))
+    self.columns_ = data_lib.preprocessing.tail_ranks(x).columns
     self.quantiles_ = preprocessing.QuantileTransformer(
         n_quantiles=1000, random_state=self.seed).fit(x[:, self.columns_]) if self.columns_.size \
         else None

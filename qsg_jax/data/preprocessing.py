@@ -137,8 +137,8 @@ def tail_ranks(x) -> Ranks:
   x = np.asarray(x, np.float64)
   low, high = x.min(axis=0), x.max(axis=0)
   q1, q3 = np.percentile(x, [25.0, 75.0], axis=0)
-  many = np.array([np.unique(column).size > TAIL_MIN_VALUES for column in x.T], bool)
-  columns = np.flatnonzero(many & (high > low) & (q3 - q1 < TAIL_SHARE * (high - low)))
+  narrow = np.flatnonzero((high > low) & (q3 - q1 < TAIL_SHARE * (high - low)))
+  columns = np.array([c for c in narrow if np.unique(x[:, c]).size > TAIL_MIN_VALUES], np.int64)
   levels = np.linspace(0.0, 1.0, min(RANK_QUANTILES, x.shape[0]))
   return Ranks(columns, np.quantile(x[:, columns], levels, axis=0).reshape(levels.size, -1))
 
@@ -147,6 +147,8 @@ def apply_ranks(x, ranks: Ranks) -> np.ndarray:
   """float64 x with each ranked column replaced by its training CDF (interpolated between the
   stored quantiles, ties averaged as scikit-learn's ``QuantileTransformer`` does; values beyond
   the training range map to 0 or 1)."""
+  if not ranks.columns.size:
+    return np.asarray(x, np.float64)
   x = np.array(x, np.float64)
   levels = np.linspace(0.0, 1.0, ranks.quantiles.shape[0])
   for i, c in enumerate(ranks.columns):

@@ -184,12 +184,9 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
   per_fold = result.fold_scores.reshape(result.fold_scores.shape[:3] + (REPEATS, -1, k - 1))
   per_repeat = folds.nanmean(folds.nanmean(np.moveaxis(per_fold, -2, -1)))   # [L, S, G, R]
   scores = smooth(np.sum(per_repeat, axis=-1) / REPEATS)
-  index = np.unravel_index(np.argmax(np.where(np.isfinite(scores), scores, -np.inf)),
-                           scores.shape)
-  if np.isfinite(scores[index]):
-    index = simplest_within_one_se(scores, smooth(standard_error(folds.nanmean(per_fold))))
-  if not np.isfinite(scores[index]):
+  if not np.isfinite(scores).any():
     raise ValueError("every grid point of the automatic choice is ill-posed; pass lam, "
                      "length_scale and labeled_weight explicitly.")
+  index = simplest_within_one_se(scores, smooth(standard_error(folds.nanmean(per_fold))))
   best = {name: float(grid[name][i]) for name, i in zip(("lam", "sigma", "gamma"), index)}
   return Choice(best, float(scores[index]), scores, grid, num_folds)

@@ -382,9 +382,10 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     estimator = cls(**params)
     estimator.model_, estimator.classes_, estimator.seed_ = frozen, arrays["classes"], meta["seed"]
     estimator.input_min_, estimator.input_scale_ = arrays["input_min"], arrays["input_scale"]
-    estimator.input_ranks_ = preprocessing.Ranks(  # absent from files before scale_inputs="auto"
-        arrays.get("input_rank_columns", np.zeros(0, np.int64)).astype(np.int64),
-        arrays.get("input_rank_quantiles", np.zeros((2, 0))))
+    estimator.input_ranks_ = (   # absent from files written before scale_inputs="auto"
+        preprocessing.Ranks(arrays["input_rank_columns"].astype(np.int64),
+                            arrays["input_rank_quantiles"])
+        if "input_rank_columns" in arrays else preprocessing.no_ranks())
     estimator.n_features_in_ = int(arrays["input_min"].shape[0])
     for name, value in meta.get("chosen", {}).items():   # absent from files before "auto"
       if name == "auto_score_":
