@@ -1,7 +1,9 @@
 """Shared test configuration: strict rank promotion, a PRNG key fixture, data locations."""
 
+import atexit
 import os
 import pathlib
+import shutil
 import tempfile
 
 # The suite runs in two worker processes on two cores (pyproject's -n 2): each worker computes on
@@ -18,13 +20,21 @@ jax.config.update("jax_numpy_rank_promotion", "raise")
 if os.environ.get("PYTEST_XDIST_WORKER"):
   threadpoolctl.threadpool_limits(limits=1)
 
+
+def _scratch_directory(variable: str, prefix: str) -> None:
+  """Points ``variable`` at a new temporary directory, removed when this process exits, unless
+  it is set (pytest-xdist's workers inherit the controller's)."""
+  if variable not in os.environ:
+    os.environ[variable] = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, os.environ[variable], ignore_errors=True)
+
+
 # Tests never touch the internet, and keep parsed-data caches out of the user's home.
 os.environ.setdefault("QSG_JAX_DOWNLOAD", "0")
-os.environ.setdefault("QSG_JAX_CACHE", tempfile.mkdtemp(prefix="qsg_jax_test_cache_"))
+_scratch_directory("QSG_JAX_CACHE", "qsg_jax_test_cache_")
 # hypothesis keeps example / constant caches in ./.hypothesis unless told otherwise; the
 # properties are derandomized, so nothing there is worth keeping in the checkout.
-os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY",
-                      tempfile.mkdtemp(prefix="qsg_jax_test_hypothesis_"))
+_scratch_directory("HYPOTHESIS_STORAGE_DIRECTORY", "qsg_jax_test_hypothesis_")
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"

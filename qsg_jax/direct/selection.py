@@ -137,7 +137,10 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     num_features: p of the tasks' models (default ``CV_NUM_FEATURES``, half the fit's).
     num_classes, feature_map, num_frequencies, landmarks, chunk_rows, mesh, axis_name: as
       ``direct.fit``. Nystrom landmarks are chosen once, on all labeled points
-      and the unlabeled sample, and serve every fold and sigma.
+      and the unlabeled sample, and serve every fold and sigma: a held-out point can be a
+      landmark. Landmarks chosen per fold among its training points (as ``direct.fit`` on the
+      fold would) cost the defaults 1.4-2.7x the time for the same or lower test AUC on 36
+      measured trials (``experiments/reproduction/RESULTS.md#one-se``).
 
   Returns:
     ``qsg_jax.folds.CVResult``: ``best`` holds floats lam, sigma, gamma for ``direct.fit``;
