@@ -18,11 +18,11 @@ estimator, its pickle and its model file give bit-identical predictions.
 The file is a plain ``.npz`` (no pickle: loading never runs code) holding a flat pytree of
 arrays and one JSON metadata entry: the format name and version, the kind of object, what it
 needs besides arrays (``model_kind``: "fourier", or "nystrom"), the versions that wrote it, the
-sha256 of every array and of the metadata itself, so that a truncated, corrupted or edited file is refused rather than misread. ``io``
-knows arrays and metadata only: a class whose objects are saved (the estimators) registers
-itself with ``register`` and provides ``_to_arrays()`` -> (arrays, metadata) and the classmethod
-``_from_arrays(model, arrays, metadata)``. A schedule callable is never stored: prediction does
-not need it.
+sha256 of every array and of the metadata itself, so that a truncated, corrupted or edited file
+is refused rather than misread. ``io`` knows arrays and metadata only: a class whose objects
+are saved (the estimators) registers itself with ``register`` and provides ``_to_arrays()``
+-> (arrays, metadata) and the classmethod ``_from_arrays(model, arrays, metadata)``. A schedule
+callable is never stored: prediction does not need it.
 
     qsg_jax.io.save(result, "model.npz")   # a FitResult, frozen model, QS3ORAO or QSGS2AUC
     model = qsg_jax.io.load("model.npz")   # a FrozenModel / FrozenNystrom, or the estimator

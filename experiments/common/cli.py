@@ -332,8 +332,9 @@ def enable_compilation_cache(directory=None):
   """Turns on JAX's persistent compilation cache; returns its directory (None when off).
 
   ``directory`` (--compilation_cache; "off" turns the cache off): None reads
-  ``$QSG_JAX_COMPILATION_CACHE``, else <user cache>/jax (``qsg_jax.data.user_cache_dir``: $QSG_JAX_CACHE or ~/.cache/qsg_jax). A
-  second process then loads the programs the first compiled instead of compiling them again.
+  ``$QSG_JAX_COMPILATION_CACHE``, else <user cache>/jax (``qsg_jax.data.user_cache_dir``:
+  $QSG_JAX_CACHE or ~/.cache/qsg_jax). A second process then loads the programs the first
+  compiled instead of compiling them again.
   """
   directory = directory or os.environ.get(COMPILATION_CACHE_ENV) or str(
       data_lib.user_cache_dir() / "jax")

@@ -140,8 +140,8 @@ class RunStore:
             "--overwrite to replace it, --resume to extend it, or choose another --output_dir.")
       raise StoreError(
           f"{self.dir} holds an unfinished run ({self.manifest.name}, "
-          f"{stored.get('cells_done', 0)} units done); pass --resume to continue it, --overwrite to start over, or choose another "
-          "--output_dir.")
+          f"{stored.get('cells_done', 0)} units done); pass --resume to continue it, "
+          "--overwrite to start over, or choose another --output_dir.")
     elif self.writer and self.cells_dir.exists():
       shutil.rmtree(self.cells_dir)
     if self.writer:

@@ -1,4 +1,4 @@
-"""Direct solver: the squared-loss QS3ORAO / QSG-S2AUC objective minimized exactly in a feature space.
+"""Direct solver: the squared-loss QS3ORAO / QSG-S2AUC objective minimized exactly in a feature map.
 
 For l(u, v) = (1 - u + v)^2 and f = w . psi(x) with a fixed map psi of p features, the papers'
 objective (ordinal paper Eqs. 7-9) is a quadratic in w whose data enter only through the

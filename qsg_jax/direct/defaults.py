@@ -1,4 +1,4 @@
-"""Data-driven defaults: lam, sigma and gamma chosen by a cheap cross-validation of the direct solver.
+"""Data-driven defaults: lam, sigma and gamma chosen by a cheap CV of the direct solver.
 
 What ``QSGS2AUC()`` / ``QS3ORAO()`` do with ``length_scale``, ``lam`` or ``labeled_weight`` left
 at "auto" (issue 27, "defaults that work"; with enough labels per feature the estimators then
@@ -16,8 +16,8 @@ Steps (every one a pure function of the data and ``seed``):
 2. Stratified ``NUM_FOLDS``-fold CV (fewer when the smallest class has fewer points; 2 at least)
    on the labeled points, ``REPEATS`` times with fold seeds seed, seed + 1, ...; the CV trains
    on at most ``MAX_UNLABELED`` (2,000) unlabeled and ``MAX_LABELED`` (1,000) labeled points
-   (stratified subsamples), every task solved from shared moments (``direct.cross_validate``, Nystrom p =
-   256).
+   (stratified subsamples), every task solved from shared moments (``direct.cross_validate``,
+   Nystrom p = 256).
 3. The mean validation AUC over folds, repeats and ordinal splits, averaged over each grid
    point's 3 x 3 x 3 neighbourhood (lam, sigma, gamma; ``smooth``): with 200 labels a single
    point's CV AUC is noisy (a few positives per fold), and the plateau it sits on is a better

@@ -12,10 +12,11 @@ Two maps, both with psi(x) . psi(x') ~ k(x, x') = exp(-sigma ||x - x'||^2):
   scale 1: every prediction, io and estimator path of the DSG models serves it unchanged.
 * ``NystromMap``: psi(x) = k(x, Z) P on p landmarks Z, P = L^-T from a pivoted Cholesky
   factorization K_ZZ = L L^T in float64 (landmarks whose conditional variance is below
-  ``NYSTROM_RCOND`` of the largest eigenvalue's estimate dropped: zero columns). That is the Nystrom map of ``qsg_jax.roc_svm.nystrom`` up to a
-  rotation (same inner products, so the same f and ||f||). With every training point a landmark
-  (and nothing dropped) it reproduces the kernel exactly, so the direct solution is then the
-  exact kernel minimizer (``baselines.fit_exact_qsg``).
+  ``NYSTROM_RCOND`` of the largest eigenvalue's estimate dropped: zero columns). That is the
+  Nystrom map of ``qsg_jax.roc_svm.nystrom`` up to a rotation (same inner products, so the same
+  f and ||f||). With every training point a landmark (and nothing dropped) it reproduces the
+  kernel exactly, so the direct solution is then the exact kernel minimizer
+  (``baselines.fit_exact_qsg``).
 
 Where the projection happens matters in float32. Here psi = k(x, Z) P is formed on the device
 and its moments summed: P's large entries (up to lambda_min(K_rr)^(-1/2)) only perturb the features
@@ -53,7 +54,8 @@ class FourierMap(NamedTuple):
 class NystromMap(NamedTuple):
   """Nystrom features psi(x) = k(x, Z) P (``nystrom_map``)."""
   landmarks: jax.Array   # [p, d] float32 landmarks Z.
-  projection: jax.Array  # [p, p] float32 P (L^-T on the kept landmarks' rows), zero columns dropped.
+  projection: jax.Array  # [p, p] float32 P (L^-T on the kept landmarks' rows; zero columns
+                          # where a landmark was dropped).
   sigma: jax.Array       # float32 scalar.
 
 
