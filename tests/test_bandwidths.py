@@ -357,6 +357,43 @@ def test_too_few_labels_per_feature_learn_one_common_factor():
   assert np.ptp(free / np.array([1.0, 2.0, 4.0])) > 1e-6
 
 
+def test_scale_groups_per_feature_per_kind_or_one():
+  x = np.array([[0, 0.1, 5, 1], [1, 0.7, 5, 0], [1, 0.3, 5, 1], [0, 0.9, 5, 1]], np.float32)
+  indicators = bandwidths.indicator_features(x[:2], x[2:])
+  reference = [np.unique(column).size <= 2 for column in x.T]   # the constant column is one
+  np.testing.assert_array_equal(indicators, reference)
+  y = np.array([0] * 6 + [1] * 4)                        # smallest class 4: 2 scales at 2 each
+  np.testing.assert_array_equal(bandwidths.scale_groups(y, 2, indicators), [1, 0, 1, 1])
+  np.testing.assert_array_equal(bandwidths.scale_groups(y, 2, [True] * 4), [0] * 4)   # one kind
+  np.testing.assert_array_equal(bandwidths.scale_groups(y, 2, indicators, min_per_scale=1.0),
+                                np.arange(4))            # 4 per scale would do: per feature
+  np.testing.assert_array_equal(bandwidths.scale_groups(y, 2, indicators, min_per_scale=2.5),
+                                [0] * 4)                 # not even two scales
+  grad = np.array([1.0, 2.0, 4.0, 8.0])
+  np.testing.assert_allclose(bandwidths.tying_matrix([1, 0, 1, 1]) @ grad,
+                             [13 / 3, 2.0, 13 / 3, 13 / 3], rtol=1e-15)
+  np.testing.assert_array_equal(bandwidths.tying_matrix(np.arange(4)), np.eye(4))
+
+
+def test_too_few_labels_per_feature_learn_one_factor_per_kind():
+  """Two indicator columns (one of them the label's) and two continuous noise columns, 5
+  positives: enough for two scales, not four; the indicators share one factor, the others
+  another."""
+  rng = np.random.default_rng(3)
+  y = np.zeros(30, np.int32)
+  y[:5] = 1
+  x_l = np.stack([y ^ (rng.random(30) < 0.1), rng.integers(0, 2, 30), rng.random(30),
+                  rng.random(30)], axis=1).astype(np.float32)
+  s0 = np.array([1.0, 2.0, 0.5, 4.0])
+  with pytest.warns(bandwidths.LengthScaleWarning, match="one factor for the two-valued"):
+    scales = bandwidths.learn_length_scales(x_l, y, None, gamma=1.0, num_steps=5, num_features=8,
+                                            length_scale=s0, select="surrogate")
+  ratio = scales / s0
+  np.testing.assert_allclose(ratio[:2], ratio[0], rtol=1e-12)
+  np.testing.assert_allclose(ratio[2:], ratio[2], rtol=1e-12)
+  assert abs(ratio[0] - ratio[2]) > 1e-3
+
+
 def test_a_class_of_one_point_returns_the_isotropic_scales_with_a_warning():
   x_l, _, x_u = _data(k=2, n_l=20)
   y = np.zeros(20, np.int32)

@@ -5,6 +5,8 @@ References: ``qsg_jax.fit`` with the same values (DSG bit for bit, the direct so
 pieces (median distance, neighbourhood mean), and a model file round trip.
 """
 
+import warnings
+
 import jax
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from qsg_jax import folds
 from qsg_jax import io
 from qsg_jax import model_selection
 from qsg_jax.config import FitConfig
+from qsg_jax.direct import bandwidths
 from qsg_jax.direct import defaults
 from qsg_jax.direct import ApproximationWarning
 from qsg_jax.estimators import QS3ORAO
@@ -270,6 +273,27 @@ def test_auto_length_scale_is_ard_where_the_labels_can_tell_features_apart(defau
   isotropic = QSGS2AUC(length_scale="isotropic", random_state=0).fit(x, few)
   assert np.ndim(auto.length_scale_) == 0 and auto.length_scale_ == isotropic.length_scale_
   np.testing.assert_array_equal(auto.decision_function(x), isotropic.decision_function(x))
+
+
+def test_auto_length_scale_learns_one_per_kind_where_indicators_sit_beside_other_features():
+  """5 positives among 60 labels, 3 informative continuous features and two noise indicator
+  columns: too few labels for 5 scales (2 rows each), enough for 2, one per kind
+  (``bandwidths.scale_groups``), without the warning "ard" gives. On this draw the descent widens
+the noise kind (on others it keeps s0, its held-out AUC not beaten: the tying is what this
+checks, the descent's choice is test_bandwidths')."""
+  x, semi, _ = _binary()
+  rng = np.random.default_rng(0)
+  noise = np.stack([rng.integers(0, 2, x.shape[0]), rng.integers(0, 2, (x.shape[0], 1))[:, 0]])
+  x = np.concatenate([x, noise.T], axis=1)
+  few = semi.copy()
+  few[np.nonzero(semi == 1)[0][5:]] = -1
+  with warnings.catch_warnings():
+    warnings.simplefilter("error", bandwidths.LengthScaleWarning)
+    auto = QSGS2AUC(random_state=0).fit(x, few)
+  assert auto.length_scale_.shape == (5,)
+  np.testing.assert_array_equal(auto.length_scale_[:3], auto.length_scale_[0])
+  np.testing.assert_array_equal(auto.length_scale_[3:], auto.length_scale_[3])
+  assert auto.length_scale_[3] > 2 * auto.length_scale_[0]
 
 
 def test_ard_learns_one_length_scale_per_feature_folded_into_the_input_scale(default_fits):

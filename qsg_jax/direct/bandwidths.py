@@ -32,9 +32,13 @@ Too few labels: d scales over-fit the folds. On development splits (trials 10-12
 papers' protocol, not the reported ones), with 4-24 positives among 200 labels the folds'
 held-out AUC rose while the test AUC fell, and sgemm (>= 82 rows per class, d = 14) gained on
 every trial. So with fewer than ``min_per_scale`` (2) points of the smallest class per feature
-(``learns_per_feature``) only one common factor of s0 is learned (``LengthScaleWarning``). The
-defaults (p = 256 landmarks, 2 repeats of 3 folds) were chosen on the same trials. Those
-figures and the reported trials': ``experiments/reproduction/RESULTS.md#ard``. Rows are padded
+(``learns_per_feature``) the scales are tied (``scale_groups``; ``LengthScaleWarning``): where
+the columns are of two kinds, two-valued indicators (one-hot codes) and the others, and the
+labels allow two scales, one factor of s0 per kind (on ijcnn1, 19 positives, whose ten one-hot
+columns drowned the one lag feature that alone ranks at 0.88: test AUC +0.042 over six trials;
+``RESULTS.md#kinds``), else one common factor. The defaults (p = 256 landmarks, 2 repeats of
+3 folds) were chosen on the same trials. Those figures and the reported trials':
+``experiments/reproduction/RESULTS.md#ard``. Rows are padded
 to power-of-two buckets (``pad``): one compilation per data width and bucket, then about
 num_folds * num_repeats * n_l p^2 + n_u p^2 flops per step, 60 steps.
 
@@ -82,10 +86,42 @@ MAX_GROWTH = 1000.0      # s_d <= s0_d * MAX_GROWTH (a feature that far is switc
 
 def learns_per_feature(y_labeled, num_classes: int, num_features: int,
                        min_per_scale: float = MIN_PER_SCALE) -> bool:
-  """Whether ``learn_length_scales`` learns one scale per feature on these labels: the smallest
-  class has at least ``min_per_scale`` points per feature (else one common factor)."""
+  """Whether the labels can tell ``num_features`` scales apart: the smallest class has at least
+  ``min_per_scale`` points per scale."""
   smallest = int(np.bincount(np.asarray(y_labeled), minlength=num_classes).min())
   return smallest >= min_per_scale * num_features
+
+
+def indicator_features(x_labeled, x_unlabeled=None) -> np.ndarray:
+  """[d] bool: the columns with at most two distinct values over the rows (indicators, such as
+  one-hot codes of a category)."""
+  x = x_labeled if x_unlabeled is None else np.concatenate([x_labeled, x_unlabeled])
+  x = np.asarray(x)
+  return np.all((x == x.min(axis=0)) | (x == x.max(axis=0)), axis=0)
+
+
+def scale_groups(y_labeled, num_classes: int, indicators, min_per_scale: float = MIN_PER_SCALE
+                 ) -> np.ndarray:
+  """[d] int group of each feature's length scale (features of a group share one learned factor):
+
+  one group per feature where the labels can tell them apart (``learns_per_feature``); else,
+  where the columns are of two kinds (``indicators``: two-valued columns, and the others) and the
+  labels can tell two scales apart, one group per kind; else one group (a common factor).
+  """
+  indicators = np.asarray(indicators, bool)
+  d = indicators.size
+  if learns_per_feature(y_labeled, num_classes, d, min_per_scale):
+    return np.arange(d)
+  if 0 < indicators.sum() < d and learns_per_feature(y_labeled, num_classes, 2, min_per_scale):
+    return indicators.astype(int)
+  return np.zeros(d, int)
+
+
+def tying_matrix(groups) -> np.ndarray:
+  """[d, d] matrix whose product with a gradient puts in each entry its group's mean."""
+  groups = np.asarray(groups)
+  same = (groups[:, None] == groups[None, :]).astype(np.float64)
+  return same / same.sum(axis=1, keepdims=True)
 
 
 class LengthScaleWarning(UserWarning):
@@ -330,16 +366,16 @@ def _keep_better(state: State, log_scales, loss, auc, select: str) -> State:
 
 def update(state: State, problem: Problem, log_scales0, lam, penalty,
            optimizer: optax.GradientTransformation, jitter=JITTER, surrogate: str = "squared",
-           select: str = "auc", shared: bool = False):
+           select: str = "auc", tie=None):
   """One Adam step on log s (bounded) -> (State, (objective, AUC) at the iterate it started
-  from). ``shared``: one common change of every log s_d (the gradient's mean), so s stays
-  s0 times one learned factor."""
+  from). ``tie``: [d, d] matrix applied to the gradient (``tying_matrix``: the mean over each
+  group of features tied to one factor), or None (one scale per feature)."""
   (loss, auc), grad = jax.value_and_grad(objective_and_auc, has_aux=True)(
       state.log_scales, log_scales0, problem, lam, penalty, jitter, surrogate)
   state = _keep_better(state, state.log_scales, loss, auc, select)
   grad = jnp.where(jnp.isfinite(grad), grad, 0.0)
-  if shared:
-    grad = jnp.full_like(grad, jnp.mean(grad))
+  if tie is not None:
+    grad = jnp.matmul(tie, grad, precision=jax.lax.Precision.HIGHEST)
   updates, opt_state = optimizer.update(grad, state.opt_state, state.log_scales)
   log_scales = jnp.clip(optax.apply_updates(state.log_scales, updates),
                         log_scales0 - np.log(MAX_SHRINK), log_scales0 + np.log(MAX_GROWTH))
@@ -348,17 +384,17 @@ def update(state: State, problem: Problem, log_scales0, lam, penalty,
 
 
 @functools.partial(jax.jit, static_argnames=("num_steps", "learning_rate", "surrogate",
-                                             "select", "shared"))
+                                             "select"))
 def descend(problem: Problem, log_scales0, lam, penalty, jitter, *, num_steps: int,
             learning_rate: float, surrogate: str = "squared", select: str = "auc",
-            shared: bool = False):
+            tie=None):
   """(final ``State``, ([num_steps + 1] objective, [num_steps + 1] held-out AUC) per iterate):
   the whole descent, one scan."""
   optimizer = optax.adam(learning_rate)
 
   def body(state, _):
     return update(state, problem, log_scales0, lam, penalty, optimizer, jitter, surrogate,
-                  select, shared)
+                  select, tie)
 
   state, (losses, aucs) = jax.lax.scan(body, init(log_scales0, optimizer), None,
                                        length=num_steps)
@@ -537,12 +573,14 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                   "returned. Label more points of that class.", LengthScaleWarning, stacklevel=2)
     num_steps = 0
   num_folds = min(num_folds, smallest)
-  shared = not learns_per_feature(y_l, k, x_l.shape[1], min_per_scale)
-  if shared and num_steps:
+  groups = scale_groups(y_l, k, indicator_features(x_l, x_u), min_per_scale)
+  if groups.max() + 1 < x_l.shape[1] and num_steps:
+    learned = ("one factor for the two-valued (indicator) features and one for the others"
+               if groups.max() else "one overall factor of the length scales")
     warnings.warn(f"the smallest labeled class has {smallest} points for {x_l.shape[1]} "
-                  f"features (fewer than min_per_scale={min_per_scale:g} per feature): one "
-                  "overall factor of the length scales is learned, not one per feature (too "
-                  "few labels to tell features apart without over-fitting the folds).",
+                  f"features (fewer than min_per_scale={min_per_scale:g} per feature): "
+                  f"{learned} is learned, not one per feature (too few labels to tell "
+                  "features apart without over-fitting the folds).",
                   LengthScaleWarning, stacklevel=2)
   if num_steps == 0:
     return (scales0, Trace(np.zeros(0), np.zeros(0))) if return_trace else scales0
@@ -555,7 +593,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
         jax.tree.map(jnp.asarray, problem), jnp.asarray(np.log(scales0)), jnp.float64(lam),
         jnp.asarray([penalty, scale_penalty], jnp.float64), jnp.float64(JITTER),
         num_steps=num_steps, learning_rate=float(learning_rate), surrogate=surrogate,
-        select=select, shared=shared)
+        select=select, tie=jnp.asarray(tying_matrix(groups)))
     scales = np.exp(np.asarray(state.best_log_scales, np.float64))
     trace = Trace(np.asarray(losses, np.float64), np.asarray(aucs, np.float64))
   if not np.all(np.isfinite(scales)):

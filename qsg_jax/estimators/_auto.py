@@ -11,15 +11,19 @@ scaled as the fit sees them:
 * "ard": the isotropic choice first, then ``qsg_jax.direct.learn_length_scales`` from it (one
   length scale per feature), then lam and labeled_weight chosen again ("auto" ones) on the
   rescaled inputs with sigma = 1/2;
-* length_scale "auto": "ard" where the labels can tell features apart (the smallest class has
-  ``bandwidths.MIN_PER_SCALE`` rows per feature: ``bandwidths.learns_per_feature``) and lam > 0
-  (ARD's held-out surrogate needs it; "ard" with lam = 0 is refused), else "isotropic" (with
-  fewer, ARD learns one common factor of the scales, which moved test AUC by
-  noise only and doubled the cost: ``experiments/reproduction/RESULTS.md#ard``).
+* length_scale "auto": "ard" where the labels allow more than one scale (``bandwidths.
+  scale_groups``: one per feature with ``bandwidths.MIN_PER_SCALE`` rows of the smallest class
+  per feature; with fewer, one per kind where two-valued indicator columns sit beside others
+  and the labels allow two) and lam > 0 (ARD's held-out surrogate needs it; "ard" with lam = 0
+  is refused), else "isotropic" (one common factor of the scales moved test AUC by noise only
+  and doubled the cost: ``experiments/reproduction/RESULTS.md#ard``; one per kind: ``#kinds``).
+  "auto" does not warn that the scales are tied (``LengthScaleWarning``); "ard" does. With one
+  feature "auto" keeps the CV's isotropic choice (a descent would only refine that one scale).
 
 Only labeled rows of the training data are cross-validated; nothing else is looked at.
 """
 
+import warnings
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -48,14 +52,15 @@ def check_ard_lam(length_scale, lam) -> None:
                      "Pass lam > 0 (or lam='auto'), or length_scale='isotropic'.")
 
 
-def wants_ard(length_scale, lam: float, y_l, num_classes: int, num_features: int) -> bool:
-  """Whether ``length_scale`` ("auto", "ard", "isotropic" or a value) learns per-feature scales
-  at the regularization ``lam`` used ("auto" does not at lam = 0: ARD needs lam > 0)."""
+def wants_ard(length_scale, lam: float, y_l, num_classes: int, x_l, x_u) -> bool:
+  """Whether ``length_scale`` ("auto", "ard", "isotropic" or a value) learns length scales at
+  the regularization ``lam`` used: "auto" where the labels allow more than one (per feature, or
+  per kind of feature: ``bandwidths.scale_groups``) and lam > 0 (ARD needs it)."""
   if not isinstance(length_scale, str):
     return False
-  return length_scale == _params.ARD or (length_scale == _params.AUTO and lam > 0 and
-                                         bandwidths.learns_per_feature(y_l, num_classes,
-                                                                       num_features))
+  return length_scale == _params.ARD or (
+      length_scale == _params.AUTO and lam > 0 and bandwidths.scale_groups(
+          y_l, num_classes, bandwidths.indicator_features(x_l, x_u)).max() > 0)
 
 
 def resolve(length_scale, sigma: Optional[float], lam, gamma, x_l, y_l, x_u, *, num_classes: int,
@@ -84,11 +89,14 @@ def resolve(length_scale, sigma: Optional[float], lam, gamma, x_l, y_l, x_u, *, 
   best = choice.best
   chosen_gamma = best["gamma"] if free_gamma else gamma
   if (sigma is not None or not choice.num_folds
-      or not wants_ard(length_scale, best["lam"], y_l, num_classes, x_l.shape[1])):
+      or not wants_ard(length_scale, best["lam"], y_l, num_classes, x_l, x_u)):
     return Resolved(best["sigma"], best["lam"], chosen_gamma, ones, choice.score)
-  scales = np.asarray(bandwidths.learn_length_scales(
-      x_l, y_l, x_u, num_classes=num_classes, lam=best["lam"], gamma=best["gamma"],
-      length_scale=_params.length_scale_of(best["sigma"]), key=seed), np.float64)
+  with warnings.catch_warnings():
+    if length_scale == _params.AUTO:    # "auto" asked for what the labels allow: no warning
+      warnings.simplefilter("ignore", bandwidths.LengthScaleWarning)
+    scales = np.asarray(bandwidths.learn_length_scales(
+        x_l, y_l, x_u, num_classes=num_classes, lam=best["lam"], gamma=best["gamma"],
+        length_scale=_params.length_scale_of(best["sigma"]), key=seed), np.float64)
   if fixed_lam is not None and not free_gamma:
     return Resolved(0.5, fixed_lam, gamma, scales, choice.score)
   again = defaults.choose(x_l / scales, y_l, None if x_u is None else x_u / scales,

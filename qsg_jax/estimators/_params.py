@@ -172,9 +172,11 @@ default="auto"
     labeled rows (Notes; ``qsg_jax.direct.defaults``). "ard": one length scale per feature
     learned from the labeled rows (``qsg_jax.direct.learn_length_scales``, started from the
     "isotropic" choice; lam and labeled_weight "auto" are then chosen again on the rescaled
-    inputs; it needs lam > 0). "auto": "ard" when the smallest labeled class has at least 2
-    rows per feature (``direct.bandwidths.learns_per_feature``: enough to tell features
-    apart) and lam > 0, else "isotropic" (so lam=0 keeps one shared scale). The result is
+    inputs; it needs lam > 0; with fewer than 2 rows of the smallest class per feature the
+    scales are tied: one per kind of feature or one in all, ``direct.bandwidths.scale_groups``).
+    "auto": "ard" where the labels allow more than one scale (2 rows of the smallest class per
+    feature, or 4 for one scale per kind where two-valued indicator features sit beside
+    others) and lam > 0, else "isotropic" (so lam=0 keeps one shared scale). The result is
     kept in ``length_scale_``. An array (one per feature) gives an anisotropic kernel: each
     scaled column is divided by its length scale (stored in ``input_scale_``).""",
     "lam": f"""\
