@@ -613,6 +613,35 @@ def _same(value, marker):
   return bool(value == marker)
 
 
+def check_marker(unlabeled_label) -> None:
+  """Refuses an ``unlabeled_label`` that is not one label: a sequence or array (compared
+  element-wise with y, or broadcast) and a bool (equal to 1 / 0, so True would drop class 1)."""
+  if isinstance(unlabeled_label, (bool, np.bool_)):
+    raise TypeError(f"unlabeled_label={unlabeled_label!r} is a bool, which equals "
+                    f"{int(unlabeled_label)} and would mark class {int(unlabeled_label)} as "
+                    "unlabeled: pass the marker itself (e.g. -1), 'auto' or None.")
+  if not (unlabeled_label is None or isinstance(unlabeled_label, (str, bytes))
+          or np.ndim(unlabeled_label) == 0) or isinstance(unlabeled_label, (list, tuple, set)):
+    raise TypeError(f"unlabeled_label must be one label (e.g. -1 or 'unlabeled'), 'auto' or "
+                    f"None; received {type(unlabeled_label).__name__} "
+                    f"{unlabeled_label!r:.40}. Mark every unlabeled row of y with that one value.")
+
+
+def _refuse_mixed_types(y, labeled):
+  """``ValueError`` where the ``labeled`` rows of an object array ``y`` hold both text and
+  numbers (0 and "1"): they neither sort nor compare, and "1" is not 1. (A marker of another
+  type than the classes, -1 beside "cat" / "dog", is fine.)"""
+  if y.dtype != object or not labeled.any():
+    return
+  y, labeled = y.ravel(), labeled.ravel()
+  text = np.array([isinstance(v, (str, bytes)) for v in y.tolist()], bool)
+  if text[labeled].any() and not text[labeled].all():
+    r, t = int(np.argmax(labeled & ~text)), int(np.argmax(labeled & text))
+    raise ValueError(f"y mixes numbers and text: y[{r}] = {y[r]!r} and y[{t}] = {y[t]!r}, "
+                     "which are different labels that do not sort. Use one type, e.g. y = "
+                     "y.astype(str), or y = y.astype(int) where the text holds numbers.")
+
+
 def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
   """[n] bool mask of the rows of ``y`` marked unlabeled, after refusing labels that would
   silently become a class or silently vanish.
@@ -634,6 +663,7 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
     [False, True, False]
   """
   y = np.asarray(y)
+  check_marker(unlabeled_label)
   if isinstance(unlabeled_label, (float, np.floating)) and np.isnan(unlabeled_label):
     raise ValueError("unlabeled_label=nan is not supported (NaN equals nothing, not even NaN): "
                      "mark unlabeled rows with -1 instead, e.g. y = np.where(np.isnan(y), -1, y).")
@@ -644,6 +674,7 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
         f"is neither a class nor the unlabeled marker unlabeled_label={unlabeled_label!r}. Mark "
         "unlabeled rows with -1 (unlabeled_label=-1), or drop them.")
   if unlabeled_label is None:
+    _refuse_mixed_types(y, np.ones(y.shape, bool))
     return np.zeros(y.shape, bool)
   auto = isinstance(unlabeled_label, str) and unlabeled_label == "auto"
   marker = MARKER if auto else unlabeled_label
@@ -664,6 +695,7 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
         f"unlabeled_label={marker!r} is a {type(marker).__name__}, so it would become a class. "
         f"Use one type for both: unlabeled_label={value!r} (the marker in y's type), or y = "
         f"y.astype({type(marker).__name__}).")
+  _refuse_mixed_types(y, ~unlabeled)
   labeled = np.unique(y[~unlabeled]) if classes is None else np.asarray(classes)
   if auto and unlabeled.any() and labeled.dtype.kind in "biuf" and labeled.size and (
       labeled.min() == MARKER + 1):
@@ -702,9 +734,15 @@ def check_features(X, name="X"):
   (a dict) are left to ``validate_data`` (it says to densify / raises its TypeError)."""
   if hasattr(X, "toarray") or hasattr(X, "tocsr"):
     return   # sparse: validate_data says to densify
+  _refuse_dates(X, name)
   try:
     values = as_numbers(X)
-  except (TypeError, ValueError):
+  except ValueError as error:
+    if "inhomogeneous" in str(error):
+      raise ValueError(f"{name} is ragged: its rows have different lengths ({error}). Pass a "
+                       "2-D array [n_samples, n_features], every row of the same length.") from None
+    return
+  except TypeError:
     return
   if values.dtype.kind == "c":
     raise ValueError(f"Complex data not supported: {name} has dtype {values.dtype}; the estimators "
@@ -727,6 +765,23 @@ def check_features(X, name="X"):
     raise ValueError(f"{name} contains NaN or inf: {int(bad.any(axis=1).sum())} rows, the first "
                      f"at row {row} (column {col}, value {values[row, col]}). Impute or drop "
                      "those rows.")
+
+
+def _refuse_dates(X, name):
+  """``ValueError`` naming the date / time columns of ``X`` (a DataFrame's datetime64 /
+  timedelta64 columns, or such an array), which the estimators cannot read as numbers."""
+  dtypes = getattr(X, "dtypes", None)
+  if dtypes is not None and hasattr(dtypes, "items"):
+    dates = [column for column, dtype in dtypes.items() if getattr(dtype, "kind", "") in "mM"]
+  elif isinstance(X, np.ndarray) and X.dtype.kind in "mM":
+    dates = ["all"]
+  else:
+    return
+  if dates:
+    raise ValueError(f"{name} has dates or durations in column(s) {summarize(dates, 6)}; the "
+                     "estimators take numbers. Convert them first, e.g. (X[c] - X[c].min())"
+                     ".dt.total_seconds() for a date or X[c].dt.total_seconds() for a duration, "
+                     "or derive features (month, day of week).")
 
 
 def _text_columns_refused(X, values, name):

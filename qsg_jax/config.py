@@ -35,6 +35,8 @@ STEP_SIZE_MAX = 3.0         # cap of the "auto" step (the former default eta0).
 # Algorithm 1 (doubly stochastic gradients over random Fourier features); "direct" minimizes the
 # squared-loss objective exactly in a Nystrom feature space (``qsg_jax.direct``); "auto" picks.
 SOLVERS = ("dsg", "direct", "auto")
+# The losses known by name (``qsg_jax.engine.losses.get_loss``; a test keeps the two equal).
+LOSSES = ("squared", "hinge", "logistic")
 # The ``FitConfig`` fields only DSG reads, and those only the direct solver reads.
 DSG_FIELDS = ("step_size", "num_steps", "num_frequencies", "unlabeled_batch_size",
               "labeled_batch_size")
@@ -94,8 +96,11 @@ class FitConfig:
         "labeled_batch_size", self.labeled_batch_size, allow_none=True,
         fix="None uses every labeled point every step."))
     if not isinstance(self.loss, str) and not hasattr(self.loss, "d1"):
-      raise TypeError(f"loss must be 'squared', 'hinge', 'logistic' or a "
-                      f"qsg_jax.engine.losses.PairwiseLoss; received {self.loss!r:.60}.")
+      raise TypeError(f"loss must be one of {LOSSES} or a qsg_jax.engine.losses.PairwiseLoss; "
+                      f"received {self.loss!r:.60}.")
+    if isinstance(self.loss, str) and self.loss not in LOSSES:   # before any CV runs on it
+      raise ValueError(f"unknown loss {self.loss!r:.60}; expected one of {LOSSES} (lower case) "
+                       "or a qsg_jax.engine.losses.PairwiseLoss(name, value, d1, d2).")
     if self.split_lam is not None:   # inf freezes the corrections at 0
       set_("split_lam", validation.check_positive(
           "split_lam", self.split_lam, allow_inf=True,

@@ -826,3 +826,21 @@ def test_a_kernel_flat_to_the_nystrom_tolerance_is_reported():
     warnings.simplefilter("error", direct.ApproximationWarning)
     fit = direct.fit(x[:200], y[:200], x[200:], **options)
   assert sk_metrics.roc_auc_score(y[200:], direct.decision_function(fit, x[200:])) > 0.95
+
+
+def test_a_kernel_too_narrow_to_reach_new_rows_is_reported():
+  """sigma = 5e5 on [0, 1] features (length_scale 1e-3): the fit memorized its points
+  (training AUC 1) and every new row scored exactly 0, ranked at chance without a word; now an
+  ApproximationWarning naming the kernel value between neighbours. sigma = 50 fits quietly."""
+  rng = np.random.default_rng(0)
+  x = rng.uniform(size=(400, 3))
+  y = (x[:, 0] + 0.5 * x[:, 1] > 0.75).astype(np.int32)
+  options = dict(lam=1e-3, gamma=1.0, num_features=128)
+  with pytest.warns(direct.ApproximationWarning, match=r"too narrow.*lookup table"):
+    fit = direct.fit(x[:100], y[:100], sigma=5e5, **options)
+  new = np.asarray(direct.decision_function(fit, x[100:]))
+  assert np.mean(new == 0.0) > 0.9   # what the warning is about
+  with warnings.catch_warnings():
+    warnings.simplefilter("error", direct.ApproximationWarning)
+    fit = direct.fit(x[:100], y[:100], sigma=50.0, **options)
+  assert sk_metrics.roc_auc_score(y[100:], direct.decision_function(fit, x[100:])) > 0.9

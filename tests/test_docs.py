@@ -53,6 +53,10 @@ def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
   state = engine.init(key, ns.train_data, ns.config)
   state, _ = engine.train(state, ns.train_data, ns.hyper, ns.config, ns.T)
   alone = engine.model_scores(engine.model_of(state, ns.hyper), jnp.asarray(ns.x_test))
-  np.testing.assert_allclose(ns.trial_scores[1], alone, rtol=1e-5, atol=1e-6)
+  # float32 rounding differs between the batched (vmap) and the single run, and with the host's
+  # instruction set (4.6e-6 on one AMD EPYC): the engine tests' score tolerance. Another trial's
+  # scores are 1e-2 or more away, so the tolerance still tells the trials apart.
+  np.testing.assert_allclose(ns.trial_scores[1], alone, rtol=1e-4, atol=1e-5)
+  assert np.max(np.abs(ns.trial_scores[0] - alone)) > 1e-2
   assert ns.trial_scores.shape == (4, len(ns.x_test))
   assert not np.allclose(ns.trial_scores[0], ns.trial_scores[1])   # different keys, trials

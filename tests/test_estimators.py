@@ -16,6 +16,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from qsg_jax import estimators
+from qsg_jax.direct import defaults
 from qsg_jax import io
 from qsg_jax.online_pairwise import OnlinePairwiseRanker
 from qsg_jax.roc_svm import ROCSVM
@@ -218,15 +219,41 @@ def test_estimator_input_errors_are_short_and_name_the_row(change, message):
   assert len(str(error.value)) < 300
 
 
-@pytest.mark.parametrize("params, message", [
-    (dict(scale_inputs="no"), "scale_inputs must be \"auto\", True or False"),
-    (dict(random_state=-1), r"random_state must be an int in \[0, 2\*\*32\)"),
-    (dict(unlabeled_label=np.nan), "unlabeled_label=nan is not supported"),
+@pytest.mark.parametrize("params, error, message", [
+    (dict(scale_inputs="no"), ValueError, "scale_inputs must be \"auto\", True or False"),
+    (dict(random_state=-1), ValueError, r"random_state must be an int in \[0, 2\*\*32\)"),
+    (dict(unlabeled_label=np.nan), ValueError, "unlabeled_label=nan is not supported"),
+    # a sequence was compared element-wise (numpy's broadcast error, or [-1] taken as -1); a
+    # bool equals 1 / 0 and would have dropped class 1 as unlabeled
+    (dict(unlabeled_label=[-1]), TypeError, r"must be one label .* received list \[-1\]"),
+    (dict(unlabeled_label=np.array([-1, 2])), TypeError, "must be one label"),
+    (dict(unlabeled_label=True), TypeError, "is a bool, which equals 1 and would mark class 1"),
+    # a mistyped loss was found only after the automatic choice had run its CV (seconds)
+    (dict(loss="Squared", length_scale="auto", lam="auto"), ValueError,
+     r"unknown loss 'Squared'; expected one of \('squared'"),
 ])
-def test_estimator_parameters_are_checked(params, message):
+def test_estimator_parameters_are_checked(params, error, message, monkeypatch):
   x, _, y_semi = _cv_data.semi_ordinal()
-  with pytest.raises(ValueError, match=message):
+  monkeypatch.setattr(defaults, "choose", _must_not_run)   # checked before the automatic CV
+  with pytest.raises(error, match=message):
     estimators.QS3ORAO(**dict(dict(unlabeled_label=-1, **_cv_data.TINY), **params)).fit(x, y_semi)
+
+
+def _must_not_run(*args, **kwargs):
+  raise AssertionError("the automatic choice ran before the parameters were checked")
+
+
+def test_labels_mixing_numbers_and_text_are_refused_naming_two_rows():
+  """0 and "1" in one object y: np.unique's bare TypeError before; a marker of another type
+  than the classes (-1 beside text classes) stays fine."""
+  x, y, _ = _cv_data.semi_ordinal()
+  mixed = np.where(y == 1, "1", y.astype(object)).astype(object)
+  raises_short(ValueError, r"y mixes numbers and text: y\[0\] = 0 and y\[\d+\] = '1'",
+               estimators.QS3ORAO(unlabeled_label=None, **_DIRECT).fit, x, mixed)
+  words = np.array(["no", "yes"], object)[(y > 0).astype(int)]
+  words[::5] = -1
+  model = estimators.QSGS2AUC(unlabeled_label=-1, **_DIRECT).fit(x, words)
+  assert model.classes_.tolist() == ["no", "yes"]
 
 
 def test_labeled_weight_is_checked_on_fully_labeled_data_too():
@@ -443,6 +470,13 @@ def test_x_of_complex_numbers_or_text_is_refused_naming_the_columns():
                         r"OneHotEncoder\(\), \['b'\]\)", model.fit, frame, y_semi)
   fitted = model.fit(pd.DataFrame(x, columns=["a", "b", "c"]), y_semi)
   raises_short(ValueError, r"text in column\(s\) b", fitted.predict, frame)
+  # Dates and durations: named, with the conversion (numpy's DTypePromotionError before).
+  dated = frame.assign(b=pd.date_range("2020-01-01", periods=len(x)),
+                       c=pd.to_timedelta(np.arange(len(x)), "s"))
+  raises_short(ValueError, r"X has dates or durations in column\(s\) b, c; .*total_seconds",
+               model.fit, dated, y_semi)
+  raises_short(ValueError, r"X is ragged: its rows have different lengths",
+               model.fit, [list(row) for row in x[:-1]] + [[0.5]], y_semi)
   # Numbers as objects or as numeric text are numbers: the fit of the float values.
   plain = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
   as_objects = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x.astype(object), y_semi)

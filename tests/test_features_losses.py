@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from qsg_jax import config
 from qsg_jax import numerics
 from qsg_jax.engine import features
 from qsg_jax.engine import kernels
@@ -113,3 +114,8 @@ def test_six_subproblem_derivatives_match_jax_grad(name):
 def test_unknown_loss_error():
   with pytest.raises(ValueError, match="unknown pairwise loss 'cubic'"):
     losses.get_loss("cubic")
+
+
+def test_the_configuration_knows_every_named_loss():
+  """FitConfig refuses an unknown name when built (config.LOSSES); the engine's names agree."""
+  assert sorted(losses._LOSSES) == sorted(config.LOSSES)

@@ -170,7 +170,8 @@ def test_fit_config_holds_the_hyperparameters_and_keywords_override_it():
     (dict(step_size="fast"), TypeError, "step_size must be a number .* or 'auto'"),
     (dict(num_steps=2.5), TypeError, "num_steps must be a whole number >= 1; received 2.5"),
     (dict(labeled_batch_size=0), ValueError, "None uses every labeled point"),
-    (dict(loss=3), TypeError, "loss must be 'squared', 'hinge', 'logistic'"),
+    (dict(loss=3), TypeError, r"loss must be one of \('squared', 'hinge', 'logistic'\)"),
+    (dict(loss="Hinge"), ValueError, r"unknown loss 'Hinge'; expected one of \('squared'"),
     (dict(split_lam=0.0), ValueError, r"split_lam must be > 0 \(inf allowed\)"),
     (dict(solver="newton"), ValueError, r"solver must be one of \('dsg', 'direct', 'auto'\)"),
 ])

@@ -74,6 +74,9 @@ class ApproximationWarning(UserWarning):
 # ijcnn1 and below 1e-5 on cod-rna, skin and accelerometer (AUC within 0.002 of the exact
 # minimizer), 0.19 on bank_marketing (AUC 0.02 away; 0.10 and within 0.002 at p = 2048).
 RESIDUAL_WARNING = 0.05
+# Above this sigma times the median landmark's squared distance to its nearest other landmark
+# ``fit`` warns that the kernel is too narrow (kernel value below 2e-9 between neighbours).
+NARROW_EXPONENT = 20.0
 
 
 def make_feature_map(kind: str, key: jax.Array, sigma: float, num_features: int, dim: int,
@@ -440,17 +443,23 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
                     "raise num_features (e.g. 2048; num_landmarks in qsg_jax.fit), or lower "
                     "sigma.", ApproximationWarning, stacklevel=3)
     if not flat:   # (all constant: said above)
-      _warn_if_flat(psi, sigma)
+      _warn_if_degenerate(psi, sigma)
   return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights, residual)
 
 
-def _warn_if_flat(psi, sigma):
-  """``ApproximationWarning`` when the kernel is so flat over the landmarks that the Nystrom
-  map's drop tolerance (``feature_maps.NYSTROM_RCOND`` times its largest-eigenvalue estimate)
-  is within 10x of the kernel's whole variation: directions of the data are dropped and the
-  scores tend to a constant (features spanning 1e-3 at sigma = 0.5 ranked at chance, where
-  DSG's random features and the exact minimizer ranked at 0.96-0.99). Measured on the map's
-  landmarks, once per fit."""
+def _warn_if_degenerate(psi, sigma):
+  """``ApproximationWarning`` when the Gaussian kernel over the map's landmarks is too flat or
+  too narrow to rank new rows. Measured on the landmarks, once per fit:
+
+  - flat: its values differ from 1 by less than 10x the Nystrom map's drop tolerance
+    (``feature_maps.NYSTROM_RCOND`` times its largest-eigenvalue estimate): directions of the
+    data are dropped and the scores tend to a constant (features spanning 1e-3 at sigma = 0.5
+    ranked at chance, where DSG's random features and the exact minimizer ranked at 0.96-0.99);
+  - narrow: the median landmark's nearest other landmark has kernel value below
+    exp(-``NARROW_EXPONENT``): the model is a lookup table of its landmarks, and a row away from
+    them scores about 0 (length_scale=1e-3 on [0, 1] features: training AUC 1, new rows all
+    tied at exactly 0, AUC 0.5; at exponent 28 new rows ranked at 0.84, at 3 at 0.92, at 0.3 at
+    0.98)."""
   z = np.asarray(psi.landmarks, np.float64)
   sq = np.sum(z * z, axis=1)
   d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0)
@@ -463,6 +472,19 @@ def _warn_if_flat(psi, sigma):
                   "scores may be near constant (a ranking near chance). Rescale the features "
                   "to [0, 1] (qsg_jax.data.minmax_fit), raise sigma (lower length_scale), or "
                   "use solver='dsg' (random features).", ApproximationWarning, stacklevel=4)
+    return
+  if z.shape[0] < 2:
+    return
+  np.fill_diagonal(d2, np.inf)
+  exponent = float(sigma) * float(np.median(d2.min(axis=1)))
+  if exponent > NARROW_EXPONENT:
+    warnings.warn(f"the kernel is too narrow for the data: the median landmark's nearest other "
+                  f"landmark has kernel value exp(-{exponent:.3g}) (sigma={float(sigma):g}, "
+                  f"length scale {np.sqrt(0.5 / float(sigma)):.3g}), so the model is a lookup "
+                  "table of its training points and rows away from them score about 0 (ties, a "
+                  "ranking near chance). Lower sigma (raise length_scale; min-max scaled "
+                  "features suit 0.1..10), or let the automatic choice pick it.",
+                  ApproximationWarning, stacklevel=4)
 
 
 @jax.jit
