@@ -627,10 +627,12 @@ def check_marker(unlabeled_label) -> None:
                     f"{unlabeled_label!r:.40}. Mark every unlabeled row of y with that one value.")
 
 
-def _refuse_mixed_types(y, labeled):
-  """``ValueError`` where the ``labeled`` rows of an object array ``y`` hold both text and
-  numbers (0 and "1"): they neither sort nor compare, and "1" is not 1. (A marker of another
-  type than the classes, -1 beside "cat" / "dog", is fine.)"""
+def refuse_mixed_labels(y, labeled=None):
+  """``ValueError`` where the ``labeled`` rows (default all) of an object array ``y`` hold both
+  text and numbers (0 and "1"): they neither sort nor compare, and "1" is not 1. (A marker of
+  another type than the classes, -1 beside "cat" / "dog", is fine.)"""
+  y = np.asarray(y)
+  labeled = np.ones(y.shape, bool) if labeled is None else np.asarray(labeled, bool)
   if y.dtype != object or not labeled.any():
     return
   y, labeled = y.ravel(), labeled.ravel()
@@ -674,7 +676,7 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
         f"is neither a class nor the unlabeled marker unlabeled_label={unlabeled_label!r}. Mark "
         "unlabeled rows with -1 (unlabeled_label=-1), or drop them.")
   if unlabeled_label is None:
-    _refuse_mixed_types(y, np.ones(y.shape, bool))
+    refuse_mixed_labels(y)
     return np.zeros(y.shape, bool)
   auto = isinstance(unlabeled_label, str) and unlabeled_label == "auto"
   marker = MARKER if auto else unlabeled_label
@@ -695,7 +697,7 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
         f"unlabeled_label={marker!r} is a {type(marker).__name__}, so it would become a class. "
         f"Use one type for both: unlabeled_label={value!r} (the marker in y's type), or y = "
         f"y.astype({type(marker).__name__}).")
-  _refuse_mixed_types(y, ~unlabeled)
+  refuse_mixed_labels(y, ~unlabeled)
   labeled = np.unique(y[~unlabeled]) if classes is None else np.asarray(classes)
   if auto and unlabeled.any() and labeled.dtype.kind in "biuf" and labeled.size and (
       labeled.min() == MARKER + 1):

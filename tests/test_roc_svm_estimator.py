@@ -116,6 +116,9 @@ def test_estimator_errors():
     ROCSVM().fit(x, np.arange(400) % 3)
   with pytest.raises(ValueError, match="needs both classes in y; received 1 class"):
     ROCSVM().fit(x, np.zeros(400))
+  mixed = np.array([0, "1"] * 200, object)   # 0 and "1": scikit-learn's "Unknown label type"
+  with pytest.raises(ValueError, match=r"y mixes numbers and text: y\[0\] = 0 and y\[1\] = '1'"):
+    ROCSVM().fit(x, mixed)
   with pytest.raises(ValueError, match="kernel must be one of.*kernel='gaussian'"):
     ROCSVM("gaussian").fit(x, y)
   with pytest.raises(ValueError, match="threshold must be one of"):

@@ -215,6 +215,8 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     """Fits the ROC-SVM on ``X`` [n, p] and two-class labels ``y`` [n]; returns self."""
     self._check_params()
     validation.check_features(X)   # short errors naming the row or column (complex, text, NaN)
+    if y is not None:
+      validation.refuse_mixed_labels(y)   # 0 and "1": scikit-learn's "Unknown label type"
     with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
       X, y = skvalidation.validate_data(self, X, y, dtype=np.float64)
     multiclass.check_classification_targets(y)
