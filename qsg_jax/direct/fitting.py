@@ -482,8 +482,8 @@ def _warn_if_degenerate(psi, sigma):
                   f"landmark has kernel value exp(-{exponent:.3g}) (sigma={float(sigma):g}, "
                   f"length scale {np.sqrt(0.5 / float(sigma)):.3g}), so the model is a lookup "
                   "table of its training points and rows away from them score about 0 (ties, a "
-                  "ranking near chance). Lower sigma (raise length_scale; min-max scaled "
-                  "features suit 0.1..10), or let the automatic choice pick it.",
+                  "ranking near chance). Lower sigma (0.1..10 suits min-max scaled features), "
+                  "i.e. raise length_scale, or let the automatic choice pick it.",
                   ApproximationWarning, stacklevel=4)
 
 
