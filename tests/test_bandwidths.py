@@ -375,23 +375,39 @@ def test_scale_groups_per_feature_per_kind_or_one():
   np.testing.assert_array_equal(bandwidths.tying_matrix(np.arange(4)), np.eye(4))
 
 
-def test_too_few_labels_per_feature_learn_one_factor_per_kind():
+def test_too_few_labels_per_feature_learn_one_factor_per_kind_then_refine_per_feature():
   """Two indicator columns (one of them the label's) and two continuous noise columns, 5
   positives: enough for two scales, not four; the indicators share one factor, the others
-  another."""
+  another (``refine_penalty=None``). The default then refines per feature from there: a second
+  descent of the same problem pulled toward the per-kind scales, whose first iterate is the
+  per-kind result (so the held-out AUC it returns is never below the per-kind one)."""
   rng = np.random.default_rng(3)
   y = np.zeros(30, np.int32)
   y[:5] = 1
   x_l = np.stack([y ^ (rng.random(30) < 0.1), rng.integers(0, 2, 30), rng.random(30),
                   rng.random(30)], axis=1).astype(np.float32)
   s0 = np.array([1.0, 2.0, 0.5, 4.0])
+  options = dict(gamma=1.0, num_steps=5, num_features=8, length_scale=s0, return_trace=True)
   with pytest.warns(bandwidths.LengthScaleWarning, match="one factor for the two-valued"):
-    scales = bandwidths.learn_length_scales(x_l, y, None, gamma=1.0, num_steps=5, num_features=8,
-                                            length_scale=s0, select="surrogate")
+    scales, trace = bandwidths.learn_length_scales(x_l, y, None, select="surrogate",
+                                                   refine_penalty=None, **options)
   ratio = scales / s0
   np.testing.assert_allclose(ratio[:2], ratio[0], rtol=1e-12)
   np.testing.assert_allclose(ratio[2:], ratio[2], rtol=1e-12)
   assert abs(ratio[0] - ratio[2]) > 1e-3
+  assert trace.auc.shape == (6,)
+  with pytest.warns(bandwidths.LengthScaleWarning):
+    kind, kind_trace = bandwidths.learn_length_scales(x_l, y, None, refine_penalty=None,
+                                                      **options)
+    refined, refined_trace = bandwidths.learn_length_scales(x_l, y, None, refine_penalty=0.5,
+                                                            **options)
+  np.testing.assert_array_equal(refined_trace.auc[:6], kind_trace.auc)   # the first stage
+  np.testing.assert_allclose(refined_trace.objective[:6], kind_trace.objective, rtol=1e-12)
+  assert refined_trace.auc.shape == (12,)
+  assert refined_trace.auc[6] == np.max(kind_trace.auc)      # the refinement starts there
+  assert np.max(refined_trace.auc) > np.max(kind_trace.auc)   # here it found better scales
+  assert abs(refined[0] / s0[0] - refined[1] / s0[1]) > 1e-3   # no longer tied within a kind
+  assert not np.allclose(refined, kind)
 
 
 def test_a_class_of_one_point_returns_the_isotropic_scales_with_a_warning():

@@ -65,7 +65,8 @@ min-max scaling. Where the smallest labeled class has at
 least 2 rows per feature, one length scale per feature is then learned
 (``qsg_jax.direct.learn_length_scales``) and lam and labeled_weight are chosen again; with
 fewer, where the features are of two kinds (two-valued indicators such as one-hot codes, and
-the others) and the smallest class has at least 4 rows, one length scale per kind;
+the others) and the smallest class has at least 4 rows, one length scale per kind, then
+refined per feature with a pull toward it;
 ``length_scale="isotropic"`` keeps one shared scale, ``length_scale="ard"`` always learns them.
 At most 1,000 labeled and 2,000 unlabeled rows enter these choices, so their cost (seconds)
 does not grow with the data. Their test AUC against the tuned peers (SVC, LogisticRegression,

@@ -14,9 +14,10 @@ scaled as the fit sees them:
 * length_scale "auto": "ard" where the labels allow more than one scale (``bandwidths.
   scale_groups``: one per feature with ``bandwidths.MIN_PER_SCALE`` rows of the smallest class
   per feature; with fewer, one per kind where two-valued indicator columns sit beside others
-  and the labels allow two) and lam > 0 (ARD's held-out surrogate needs it; "ard" with lam = 0
-  is refused), else "isotropic" (one common factor of the scales moved test AUC by noise only
-  and doubled the cost: ``experiments/reproduction/RESULTS.md#ard``; one per kind: ``#kinds``).
+  and the labels allow two, then refined per feature toward them) and lam > 0 (ARD's held-out
+  surrogate needs it; "ard" with lam = 0 is refused), else "isotropic" (one common factor of
+  the scales moved test AUC by noise only and doubled the cost:
+  ``experiments/reproduction/RESULTS.md#ard``; one per kind: ``#kinds``; refined: ``#refine``).
   "auto" does not warn that the scales are tied (``LengthScaleWarning``); "ard" does. With one
   feature "auto" keeps the CV's isotropic choice (a descent would only refine that one scale).
 

@@ -173,7 +173,8 @@ default="auto"
     learned from the labeled rows (``qsg_jax.direct.learn_length_scales``, started from the
     "isotropic" choice; lam and labeled_weight "auto" are then chosen again on the rescaled
     inputs; it needs lam > 0; with fewer than 2 rows of the smallest class per feature the
-    scales are tied: one per kind of feature or one in all, ``direct.bandwidths.scale_groups``).
+    scales are tied: one per kind of feature, then refined per feature toward them, or one in
+    all, ``direct.bandwidths.scale_groups``).
     "auto": "ard" where the labels allow more than one scale (2 rows of the smallest class per
     feature, or 4 for one scale per kind where two-valued indicator features sit beside
     others) and lam > 0, else "isotropic" (so lam=0 keeps one shared scale). The result is

@@ -144,8 +144,9 @@ The objective is lam/2 ||f||^2 + 1/(k-1) sum_j [w_j R_PN^j + (1 - w_j)(R_PU^j + 
   has at least 2 rows per feature, "auto" length_scale then learns one length scale per
   feature ("ard", ``qsg_jax.direct.learn_length_scales``; with fewer, one per kind of feature,
   two-valued indicators and the others, where both kinds occur and the smallest class has 4
-  rows) and chooses lam and labeled_weight again. It costs seconds per fit (at most 1,000
-  labeled and 2,000 unlabeled rows enter the CV; ``experiments/reproduction/RESULTS.md#peers``);
+  rows, then refined per feature toward them) and chooses lam and labeled_weight again. It
+  costs seconds per fit (at most 1,000 labeled and 2,000 unlabeled rows enter the CV;
+  ``experiments/reproduction/RESULTS.md#peers``);
   with fewer than 2 labels in some class the papers' values (sigma 0.1, lam 1e-3,
   labeled_weight 0.5) are used. A chosen narrow kernel may leave part of k(x, x) unexplained
   by the 512 landmarks (``training_metrics_["kernel_residual"]``); the CV chose it with that
