@@ -408,6 +408,10 @@ def test_too_few_labels_per_feature_learn_one_factor_per_kind_then_refine_per_fe
   assert np.max(refined_trace.auc) > np.max(kind_trace.auc)   # here it found better scales
   assert abs(refined[0] / s0[0] - refined[1] / s0[1]) > 1e-3   # no longer tied within a kind
   assert not np.allclose(refined, kind)
+  # Two columns, one of each kind, 5 positives: per feature from the start, nothing to refine.
+  _, trace = bandwidths.learn_length_scales(x_l[:, [0, 2]], y, None, **dict(
+      options, length_scale=s0[[0, 2]]))
+  assert trace.auc.shape == (6,)
 
 
 def test_a_class_of_one_point_returns_the_isotropic_scales_with_a_warning():

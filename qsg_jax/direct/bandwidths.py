@@ -609,7 +609,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     state, (losses, aucs) = run(jnp.asarray(np.log(scales0)),
                                 penalty=jnp.asarray([penalty, scale_penalty], jnp.float64),
                                 tie=jnp.asarray(tying_matrix(groups)))
-    if groups.max() == 1 and refine_penalty is not None:   # per kind: refine per feature
+    if 0 < groups.max() < groups.size - 1 and refine_penalty is not None:   # per kind
       state, (more_losses, more_aucs) = run(state.best_log_scales, penalty=jnp.full(
           2, refine_penalty, jnp.float64), tie=None)
       losses, aucs = jnp.concatenate([losses, more_losses]), jnp.concatenate([aucs, more_aucs])
