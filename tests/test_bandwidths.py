@@ -396,9 +396,10 @@ def test_too_few_labels_per_feature_learn_one_factor_per_kind_then_refine_per_fe
   np.testing.assert_allclose(ratio[2:], ratio[2], rtol=1e-12)
   assert abs(ratio[0] - ratio[2]) > 1e-3
   assert trace.auc.shape == (6,)
-  with pytest.warns(bandwidths.LengthScaleWarning):
+  with pytest.warns(bandwidths.LengthScaleWarning, match="one for the others is learned, not one"):
     kind, kind_trace = bandwidths.learn_length_scales(x_l, y, None, refine_penalty=None,
                                                       **options)
+  with pytest.warns(bandwidths.LengthScaleWarning, match="refined with a pull toward its kind's"):
     refined, refined_trace = bandwidths.learn_length_scales(x_l, y, None, refine_penalty=0.5,
                                                             **options)
   np.testing.assert_array_equal(refined_trace.auc[:6], kind_trace.auc)   # the first stage

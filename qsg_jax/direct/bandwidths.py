@@ -155,8 +155,8 @@ PER_ROW_FIELDS = ("point_weight", "class_mean", "valid_pos", "valid_neg")   # [F
 
 class Trace(NamedTuple):
   """What the descent saw at every iterate (s0 first, then each step's result)."""
-  objective: np.ndarray    # [num_steps + 1] surrogate plus penalty (twice that many entries
-                           # with the per-feature refinement: its descent's follow).
+  objective: np.ndarray    # [num_steps + 1] surrogate plus penalty ([2 (num_steps + 1)] with
+                           # the per-feature refinement: its iterates follow).
   auc: np.ndarray          # likewise, held-out AUC of the folds (mean over folds, splits).
 
 
@@ -590,10 +590,13 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   if groups.max() + 1 < x_l.shape[1] and num_steps:
     learned = ("one factor for the two-valued (indicator) features and one for the others"
                if groups.max() else "one overall factor of the length scales")
+    instead = (", then each feature's scale is refined with a pull toward its kind's "
+               "(refine_penalty)" if groups.max() and refine_penalty is not None
+               else ", not one per feature")
     warnings.warn(f"the smallest labeled class has {smallest} points for {x_l.shape[1]} "
                   f"features (fewer than min_per_scale={min_per_scale:g} per feature): "
-                  f"{learned} is learned, not one per feature (too few labels to tell "
-                  "features apart without over-fitting the folds).",
+                  f"{learned} is learned{instead} (too few labels to tell free per-feature "
+                  "scales apart without over-fitting the folds).",
                   LengthScaleWarning, stacklevel=2)
   if num_steps == 0:
     return (scales0, Trace(np.zeros(0), np.zeros(0))) if return_trace else scales0
