@@ -616,12 +616,13 @@ def _same(value, marker):
 def check_marker(unlabeled_label) -> None:
   """Refuses an ``unlabeled_label`` that is not one label: a sequence or array (compared
   element-wise with y, or broadcast) and a bool (equal to 1 / 0, so True would drop class 1)."""
+  if unlabeled_label is None or isinstance(unlabeled_label, (str, bytes)):
+    return
   if isinstance(unlabeled_label, (bool, np.bool_)):
     raise TypeError(f"unlabeled_label={unlabeled_label!r} is a bool, which equals "
                     f"{int(unlabeled_label)} and would mark class {int(unlabeled_label)} as "
                     "unlabeled: pass the marker itself (e.g. -1), 'auto' or None.")
-  if not (unlabeled_label is None or isinstance(unlabeled_label, (str, bytes))
-          or np.ndim(unlabeled_label) == 0) or isinstance(unlabeled_label, (list, tuple, set)):
+  if np.ndim(unlabeled_label) != 0 or isinstance(unlabeled_label, (set, frozenset, dict)):
     raise TypeError(f"unlabeled_label must be one label (e.g. -1 or 'unlabeled'), 'auto' or "
                     f"None; received {type(unlabeled_label).__name__} "
                     f"{unlabeled_label!r:.40}. Mark every unlabeled row of y with that one value.")

@@ -16,8 +16,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from qsg_jax import estimators
-from qsg_jax.direct import defaults
 from qsg_jax import io
+from qsg_jax.direct import defaults
 from qsg_jax.online_pairwise import OnlinePairwiseRanker
 from qsg_jax.roc_svm import ROCSVM
 from tests import _cv_data

@@ -587,11 +587,12 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     num_steps = 0
   num_folds = min(num_folds, smallest)
   groups = scale_groups(y_l, k, indicator_features(x_l, x_u), min_per_scale)
+  per_kind = 0 < groups.max() < groups.size - 1   # tied per kind: refined unless None
   if groups.max() + 1 < x_l.shape[1] and num_steps:
     learned = ("one factor for the two-valued (indicator) features and one for the others"
-               if groups.max() else "one overall factor of the length scales")
+               if per_kind else "one overall factor of the length scales")
     instead = (", then each feature's scale is refined with a pull toward its kind's "
-               "(refine_penalty)" if groups.max() and refine_penalty is not None
+               "(refine_penalty)" if per_kind and refine_penalty is not None
                else ", not one per feature")
     warnings.warn(f"the smallest labeled class has {smallest} points for {x_l.shape[1]} "
                   f"features (fewer than min_per_scale={min_per_scale:g} per feature): "
@@ -612,7 +613,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     state, (losses, aucs) = run(jnp.asarray(np.log(scales0)),
                                 penalty=jnp.asarray([penalty, scale_penalty], jnp.float64),
                                 tie=jnp.asarray(tying_matrix(groups)))
-    if 0 < groups.max() < groups.size - 1 and refine_penalty is not None:   # per kind
+    if per_kind and refine_penalty is not None:
       state, (more_losses, more_aucs) = run(state.best_log_scales, penalty=jnp.full(
           2, refine_penalty, jnp.float64), tie=None)
       losses, aucs = jnp.concatenate([losses, more_losses]), jnp.concatenate([aucs, more_aucs])
