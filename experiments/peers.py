@@ -327,7 +327,8 @@ CLASS_SCORE = "P(y=1); ordinal: expected class"
 # What QSGS2AUC() / QS3ORAO() fitted before the data-driven defaults: DSG with the papers' fixed
 # sigma, lambda and gamma (FitConfig), under today's parameter names.
 PAPERS_DEFAULTS = {"solver": "dsg", "length_scale": float(np.sqrt(0.5 / FitConfig.sigma)),
-                   "lam": FitConfig.lam, "labeled_weight": FitConfig.gamma}
+                   "lam": FitConfig.lam, "labeled_weight": FitConfig.gamma,
+                   "scale_inputs": True}     # min-max alone, as before "auto" ranked features
 METHODS = (
     Method("svc", "SVC (rbf)", "peer", ("binary",), _fit_svc, SVM_GRID,
            score="decision_function"),

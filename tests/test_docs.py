@@ -60,3 +60,20 @@ def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
   assert np.max(np.abs(ns.trial_scores[0] - alone)) > 1e-2
   assert ns.trial_scores.shape == (4, len(ns.x_test))
   assert not np.allclose(ns.trial_scores[0], ns.trial_scores[1])   # different keys, trials
+
+
+def test_readme_is_a_front_door_whose_numbers_are_the_results_pages():
+  """At most 200 lines, the two commands first (install and run, then the tests, which .ci/run
+  runs), and every decimal number its prose quotes is in RESULTS.md, the one results page."""
+  readme = (REPO_ROOT / "README.md").read_text()
+  assert len(readme.splitlines()) <= 200, len(readme.splitlines())
+  first = re.search(r"```bash\n(.*?)```", readme, flags=re.S).group(1).splitlines()
+  assert first[0].startswith('pip install -e ".[test]" && python -m experiments.run'), first
+  test_command = first[1].split("#")[0].strip()
+  assert test_command in (REPO_ROOT / ".ci" / "run").read_text(), test_command
+  results = (REPO_ROOT / "experiments" / "reproduction" / "RESULTS.md").read_text()
+  prose = re.sub(r"```.*?```", "", readme, flags=re.S)
+  quoted = set(re.findall(r"(?<![\w.])\d+\.\d+(?!\w|\.\d)", prose))
+  assert len(quoted) >= 10, sorted(quoted)
+  missing = [n for n in quoted if not re.search(rf"(?<![\d.]){re.escape(n)}(?!\d)", results)]
+  assert not missing, f"README numbers absent from RESULTS.md: {sorted(missing)}"

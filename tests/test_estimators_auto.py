@@ -24,7 +24,8 @@ from qsg_jax.estimators import QS3ORAO
 from qsg_jax.estimators import QSGS2AUC
 from qsg_jax.estimators import QSGS2AUCCV
 
-PAPERS = dict(length_scale=5 ** 0.5, lam=1e-3, labeled_weight=0.5)   # sigma 0.1: FitConfig's
+# The previous release's fit: FitConfig's values (sigma 0.1) on min-max scaled inputs.
+PAPERS = dict(length_scale=5 ** 0.5, lam=1e-3, labeled_weight=0.5, scale_inputs=True)
 
 
 def _length_scale_of(sigma):
@@ -59,9 +60,14 @@ def default_fits():
 
 
 def test_dsg_with_the_papers_values_is_qsg_jax_fit_bit_for_bit():
+  """Also with a long-tailed column, which scale_inputs="auto" (the default) would rank."""
   x, semi, _ = _binary()
+  x = np.column_stack([x, np.exp(3.0 * x[:, 2])])
+  assert QSGS2AUC(solver="dsg", num_steps=2, num_frequencies=2, random_state=3, **{
+      **PAPERS, "scale_inputs": "auto"}).fit(x, semi).input_ranks_.columns.tolist() == [3]
   model = QSGS2AUC(solver="dsg", num_steps=32, num_frequencies=8, random_state=3,
                    **PAPERS).fit(x, semi)
+  assert model.input_ranks_.columns.size == 0
   xs, lab = _scaled(x), semi != -1
   ref = qsg_jax.fit(xs[lab], semi[lab], xs[~lab], key=3, config=FitConfig(
       num_steps=32, num_frequencies=8, sigma=0.5 / PAPERS["length_scale"]**2))

@@ -73,7 +73,8 @@ does not grow with the data. Their test AUC against the tuned peers (SVC, Logist
 LightGBM, self-training, mord, LibAUC) on six datasets and three unseen ones, and their cost:
 ``experiments/reproduction/RESULTS.md#peers`` (``python -m experiments.peers``). Given values
 are kept (``QSGS2AUC(lam=1e-3)`` chooses the other two). The previous release's fit, bit for
-bit: ``QSGS2AUC(solver="dsg", length_scale=5 ** 0.5, lam=1e-3, labeled_weight=0.5)``.
+bit: ``QSGS2AUC(solver="dsg", length_scale=5 ** 0.5, lam=1e-3, labeled_weight=0.5,
+scale_inputs=True)`` (True: min-max scaling alone; "auto" ranks long-tailed features first).
 
 Compilation and JAX's persistent cache
 --------------------------------------

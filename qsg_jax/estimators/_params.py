@@ -29,7 +29,7 @@ ARD = "ard"
 ISOTROPIC = "isotropic"
 LENGTH_SCALES = (AUTO, ARD, ISOTROPIC)   # the strings length_scale takes
 # The papers' fixed values (``FitConfig``): what "auto" was before it chose from the data; with
-# them and solver="dsg" a fit is the previous release's, bit for bit.
+# them, solver="dsg" and scale_inputs=True a fit is the previous release's, bit for bit.
 PAPERS_LENGTH_SCALE = float(np.sqrt(0.5 / FitConfig.sigma))   # sigma = 0.1
 DEFAULTS = {"length_scale": AUTO, "labeled_weight": AUTO, "learning_rate": FitConfig.step_size}
 SOLVERS = ("auto", "direct", "dsg")
@@ -199,11 +199,11 @@ solver : {"auto", "direct", "dsg"}, default="auto"
     features, from one pass over the data and one float64 solve (``qsg_jax.direct``;
     milliseconds to a second, no compilation per data size). "dsg": the papers' Algorithm 1,
     doubly stochastic functional gradients over 2 x num_frequencies x num_steps random Fourier
-    features (the previous release's only solver: with length_scale=5 ** 0.5, lam=0.001 and
-    labeled_weight=0.5 it fits bit for bit as before). "auto": "direct" for the squared loss
-    unless a DSG-only parameter (learning_rate, num_steps, num_frequencies,
-    unlabeled_batch_size, labeled_batch_size) differs from its default, else "dsg"
-    (``qsg_jax.config.choose_solver``); the choice is kept in ``solver_``.""",
+    features (the previous release's only solver: with length_scale=5 ** 0.5, lam=0.001,
+    labeled_weight=0.5 and scale_inputs=True it fits bit for bit as before). "auto": "direct"
+    for the squared loss unless a DSG-only parameter (learning_rate, num_steps,
+    num_frequencies, unlabeled_batch_size, labeled_batch_size) differs from its default, else
+    "dsg" (``qsg_jax.config.choose_solver``); the choice is kept in ``solver_``.""",
     "learning_rate": f"""\
 learning_rate : "auto", float or callable, default="{FitConfig.step_size}"
     DSG only. Step size eta_t = eta0 / (1 + eta0 lam t) of iteration t. "auto": eta0 = min(3, 1 /
