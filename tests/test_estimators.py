@@ -256,6 +256,17 @@ def test_labels_mixing_numbers_and_text_are_refused_naming_two_rows():
   assert model.classes_.tolist() == ["no", "yes"]
 
 
+def test_numbers_stored_as_objects_are_the_numbers_classes():
+  """An object array of ints (a pandas object column): scikit-learn's "Unknown label type"
+  before; now the same fit as the int array, with -1 the unlabeled marker as usual."""
+  x, y, _ = _cv_data.semi_ordinal()
+  semi = np.where(np.arange(y.size) % 4 == 0, -1, y)
+  plain = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, semi)
+  boxed = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, semi.astype(object))
+  assert boxed.classes_.tolist() == plain.classes_.tolist() == sorted(set(y.tolist()))
+  np.testing.assert_array_equal(boxed.decision_function(x), plain.decision_function(x))
+
+
 def test_labeled_weight_is_checked_on_fully_labeled_data_too():
   x, y, _ = _cv_data.semi_ordinal()
   with pytest.raises(ValueError, match=r"labeled_weight must lie in \[0, 1\]"):

@@ -32,12 +32,13 @@ Steps (every one a pure function of the data and ``seed``):
    features, ``scale_inputs``). Measurements: ``RESULTS.md#one-se``.
 
 Too few labels to cross-validate (a class with one labeled point): ``FALLBACK``, the papers'
-defaults (sigma = 0.1, lam = 1e-3, gamma = 0.5), for the axes left free.
+defaults (sigma = 0.1, lam = 1e-3, gamma = 0.5), for the axes left free, with a ``UserWarning``.
 
 Test AUC against the tuned peers and the cost per fit: ``experiments/reproduction/RESULTS.md#peers``
 (the subsamples bound the cost whatever the number of points).
 """
 
+import warnings
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -162,10 +163,19 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
   if fixed["gamma"] is not None:
     fixed["gamma"] = float(np.mean(validation.check_gamma(fixed["gamma"])))
   grid = {"lam": LAMS, "sigma": None, "gamma": GAMMAS}
-  num_folds = min(NUM_FOLDS, int(np.bincount(y_l, minlength=k).min()))
+  counts = np.bincount(y_l, minlength=k)
+  num_folds = min(NUM_FOLDS, int(counts.min()))
   if num_folds < 2 or all(value is not None for value in fixed.values()):
     best = {name: FALLBACK[name] if value is None else float(value)
             for name, value in fixed.items()}
+    free = [name for name, value in fixed.items() if value is None]
+    if free:   # nothing held out: say that the papers' values stand in for the choice
+      warnings.warn(f"class {int(np.argmin(counts))} has a single labeled point (class counts "
+                    f"[{validation.summarize(counts.tolist())}]), so no fold can hold it out and "
+                    f"{', '.join(free)} cannot be cross-validated: the papers' values "
+                    f"({', '.join(f'{name}={FALLBACK[name]:g}' for name in free)}) are used. "
+                    "Label more points of that class, or pass the values.", UserWarning,
+                    stacklevel=2)
     return Choice(best, float("nan"), None,
                   {name: np.array([value]) for name, value in best.items()}, 0)
   if x_l.shape[0] > MAX_LABELED:
