@@ -476,12 +476,19 @@ def read_csv(path, target, num_classes):
   if target not in frame.columns:
     raise cli.UserError(f"--target={target!r} is not a column of {path}; its columns are "
                         f"{list(frame.columns)[:20]}.")
+  missing = int(frame[target].isna().sum())
+  if missing:   # said, never silent: the protocol needs a label for every row it draws
+    warnings.warn(f"{missing} of {len(frame)} rows of {path} have no --target={target!r} value "
+                  "and are left out of the comparison.", UserWarning, stacklevel=2)
   frame = frame.dropna(subset=[target])
   raw = frame.pop(target).to_numpy()
   x = pd.get_dummies(frame, dtype=np.float64)
   if x.isna().any().any():
     raise cli.UserError(f"{path} has missing feature values; fill or drop them first.")
   values = np.unique(raw)
+  if values.size < 2:
+    raise cli.UserError(f"--target={target!r} of {path} takes {values.size} value(s) "
+                        f"({values.tolist()[:1]}): a ranking needs at least 2.")
   numeric = np.issubdtype(raw.dtype, np.number)
   name = "csv_" + pathlib.Path(path).stem
   if values.size == 2:
@@ -590,6 +597,13 @@ def make_trial(labeled, settings, t):
       x_test, y_test = x_test[pick], y_test[pick]
   else:
     x_test, y_test = x[split.test], y[split.test]
+  counts = np.bincount(y[split.labeled], minlength=k)
+  if counts.min() < settings.cv_folds or np.unique(y_test).size < k:
+    raise cli.UserError(
+        f"{labeled.name}, trial {t}: the labeled draw has class counts {counts.tolist()} and the "
+        f"test set {np.bincount(y_test, minlength=k).tolist()}; the common {settings.cv_folds}-"
+        "fold CV needs that many labeled rows of every class and the test AUC every class. "
+        "Raise --num_labeled, lower --cv_folds, or use a set with more rows of its rarest class.")
   lo, scale = data_lib.minmax_fit(np.concatenate([x[split.labeled], x[unlabeled]]))
   scaled = lambda a: data_lib.minmax_apply(a, lo, scale)
   train = FitData(scaled(x[split.labeled]), y[split.labeled], scaled(x[unlabeled]), k,

@@ -135,6 +135,19 @@ def test_csv_binary_and_ordinal_targets(tmp_path):
       "auc_mean"] > 0.7
   with pytest.raises(cli.UserError, match="not a column"):
     peers.read_csv(str(path), "nope", 5)
+  frame["sick"] = np.where(np.arange(400) < 3, None, frame["sick"])   # rows without a target
+  frame["same"] = 1                                                   # a target of one value
+  frame.to_csv(path, index=False)
+  with pytest.warns(UserWarning, match=r"3 of 400 rows of .* have no --target='sick' value"):
+    assert peers.read_csv(str(path), "sick", 5).x.shape == (397, 7)
+  with pytest.raises(cli.UserError, match=r"--target='same' of .* takes 1 value\(s\) \(\[1\]\)"):
+    peers.read_csv(str(path), "same", 5)
+  frame["rare"] = (np.arange(400) < 2).astype(int)                    # 2 positives of 400
+  frame.to_csv(path, index=False)
+  with pytest.raises(cli.UserError, match=r"csv_mine, trial 0: the labeled draw has class "
+                     r"counts \[\d+, [01]\] .* the common 3-fold CV needs"):
+    peers.make_trial(peers.read_csv(str(path), "rare", 5), peers.Settings(
+        csv=str(path), target="rare", output_dir=str(tmp_path / "z")), 0)
   with pytest.raises(cli.UserError, match="go together"):
     peers.Settings(csv=str(path), output_dir=str(tmp_path / "x"))
   with pytest.raises(cli.UserError, match="no such file"):
