@@ -628,6 +628,19 @@ def check_marker(unlabeled_label) -> None:
                     f"{unlabeled_label!r:.40}. Mark every unlabeled row of y with that one value.")
 
 
+def _is_text(y: np.ndarray) -> np.ndarray:
+  """[n] bool: which entries of a 1-D object array are text (str or bytes)."""
+  return np.array([isinstance(v, (str, bytes)) for v in y.tolist()], bool)
+
+
+def unbox_numbers(y: np.ndarray) -> np.ndarray:
+  """``y`` in its numbers' own dtype where it is an object array holding no text (a pandas object
+  column of ints, which scikit-learn calls an "unknown" label type); any other ``y`` as it is."""
+  if y.dtype != object or _is_text(y.ravel()).any():
+    return y
+  return np.asarray(y.tolist())
+
+
 def refuse_mixed_labels(y, labeled=None):
   """``ValueError`` where the ``labeled`` rows (default all) of an object array ``y`` hold both
   text and numbers (0 and "1"): they neither sort nor compare, and "1" is not 1. (A marker of
@@ -637,7 +650,7 @@ def refuse_mixed_labels(y, labeled=None):
   if y.dtype != object or not labeled.any():
     return
   y, labeled = y.ravel(), labeled.ravel()
-  text = np.array([isinstance(v, (str, bytes)) for v in y.tolist()], bool)
+  text = _is_text(y)
   if text[labeled].any() and not text[labeled].all():
     r, t = int(np.argmax(labeled & ~text)), int(np.argmax(labeled & text))
     raise ValueError(f"y mixes numbers and text: y[{r}] = {y[r]!r} and y[{t}] = {y[t]!r}, "

@@ -119,6 +119,11 @@ def test_estimator_errors():
   mixed = np.array([0, "1"] * 200, object)   # 0 and "1": scikit-learn's "Unknown label type"
   with pytest.raises(ValueError, match=r"y mixes numbers and text: y\[0\] = 0 and y\[1\] = '1'"):
     ROCSVM().fit(x, mixed)
+  ints = (y == "pos").astype(int)             # ints kept as objects: the ints' classes
+  boxed = ROCSVM(lam=1e-3, random_state=3).fit(x, ints.astype(object))
+  np.testing.assert_array_equal(boxed.decision_function(x), ROCSVM(
+      lam=1e-3, random_state=3).fit(x, ints).decision_function(x))
+  assert boxed.classes_.tolist() == [0, 1]
   with pytest.raises(ValueError, match="kernel must be one of.*kernel='gaussian'"):
     ROCSVM("gaussian").fit(x, y)
   with pytest.raises(ValueError, match="threshold must be one of"):

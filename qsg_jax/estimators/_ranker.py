@@ -461,9 +461,7 @@ def prepare_training_data(estimator, X, y):
     validation.unlabeled_mask(np.asarray(y).ravel(), marker)
   with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
     X, y = validate_data(estimator, X, y, dtype=[np.float64, np.float32])
-  if y.dtype == object and not any(isinstance(v, (str, bytes)) for v in y.tolist()):
-    y = np.asarray(y.tolist())   # numbers kept as objects (a pandas object column): scikit-learn
-                                 # calls their type "unknown"; as numbers they are classes
+  y = validation.unbox_numbers(y)   # ints kept as objects: scikit-learn's "unknown" type
   unlabeled = validation.unlabeled_mask(y, marker)
   y_labeled = y[~unlabeled]
   shown = validation.MARKER if isinstance(marker, str) and marker == "auto" else marker
