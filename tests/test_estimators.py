@@ -91,6 +91,9 @@ def test_binary_estimator_and_errors():
     model.score(x[:5], np.array([0, 1, 2, 0, 1]))
   with pytest.raises(ValueError, match="at least 2 classes"):
     estimators.QS3ORAO(num_steps=8).fit(x, np.where(y_semi == -1, -1, 10))
+  for cls in (estimators.QSGS2AUC, estimators.QSGS2AUCCV):   # Python's message names the class
+    with pytest.raises(TypeError, match=rf"^{cls.__name__}\.fit\(\) got an unexpected keyword"):
+      cls().fit(x, binary, sample_weight=np.ones(len(x)))
 
 
 def test_labels_that_would_silently_become_classes_are_refused():

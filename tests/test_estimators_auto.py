@@ -120,9 +120,10 @@ def test_fully_labeled_and_too_few_labels():
   assert supervised.labeled_weight_ == 1.0 and np.isfinite(supervised.auto_score_)
   few = np.full(y.shape, -1)
   few[:6] = [0, 0, 0, 0, 0, 1]                             # one positive: no CV possible
-  with pytest.warns(UserWarning, match=r"class 1 has a single labeled point .* lam, sigma, "
-                    r"gamma cannot be cross-validated: the papers' values \(lam=0.001, "
-                    r"sigma=0.1, gamma=0.5\)"):
+  with pytest.warns(UserWarning, match=r"class 1 \(index in the sorted labeled classes\) has a "
+                    r"single labeled point .* lam, sigma, gamma cannot be cross-validated: the "
+                    r"papers' values \(lam=0.001, sigma=0.1, gamma=0.5\) are used; in the "
+                    r"estimators: length_scale=2.236, labeled_weight=0.5\."):
     model = QSGS2AUC(random_state=0).fit(x, few)
   assert np.isnan(model.auto_score_)
   assert (model.lam_, model.labeled_weight_) == (defaults.FALLBACK["lam"],

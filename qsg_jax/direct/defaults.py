@@ -130,6 +130,14 @@ def smooth(scores: np.ndarray) -> np.ndarray:
   return np.where(ok, total / np.maximum(count, 1e-12), np.nan)
 
 
+def _in_estimator_names(names) -> str:
+  """The fallback values of ``names`` in the estimators' parameters (sigma = 1 / (2 l^2))."""
+  renamed = {"sigma": f"length_scale={(0.5 / FALLBACK['sigma']) ** 0.5:.4g}",
+             "gamma": f"labeled_weight={FALLBACK['gamma']:g}"}
+  shown = [renamed[name] for name in names if name in renamed]
+  return f"; in the estimators: {', '.join(shown)}" if shown else ""
+
+
 def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int] = None,
            seed: int = 0, key=None, lam=None, sigma=None, gamma=None) -> Choice:
   """lam, sigma and gamma of the direct solver chosen by a smoothed, repeated k-fold CV.
@@ -170,12 +178,13 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
             for name, value in fixed.items()}
     free = [name for name, value in fixed.items() if value is None]
     if free:   # nothing held out: say that the papers' values stand in for the choice
-      warnings.warn(f"class {int(np.argmin(counts))} has a single labeled point (class counts "
+      warnings.warn(f"class {int(np.argmin(counts))} (index in the sorted labeled classes) has "
+                    f"a single labeled point (class counts "
                     f"[{validation.summarize(counts.tolist())}]), so no fold can hold it out and "
                     f"{', '.join(free)} cannot be cross-validated: the papers' values "
-                    f"({', '.join(f'{name}={FALLBACK[name]:g}' for name in free)}) are used. "
-                    "Label more points of that class, or pass the values.", UserWarning,
-                    stacklevel=2)
+                    f"({', '.join(f'{name}={FALLBACK[name]:g}' for name in free)}) are used"
+                    f"{_in_estimator_names(free)}. Label more points of that class, or pass the "
+                    "values.", UserWarning, stacklevel=2)
     return Choice(best, float("nan"), None,
                   {name: np.array([value]) for name, value in best.items()}, 0)
   if x_l.shape[0] > MAX_LABELED:

@@ -539,6 +539,11 @@ class QSGS2AUC(QS3ORAO):
   """
   _binary_only = True   # "auto" unlabeled_label: -1 beside two classes is the marker
 
+  def fit(self, X, y):   # defined here so that Python's argument errors name this class
+    return super().fit(X, y)
+
+  fit.__doc__ = QS3ORAO.fit.__doc__
+
   def _check_classes(self, classes):
     """Exactly 2 classes (also for ``QSGS2AUCCV``, whose name the message takes)."""
     if classes.size != 2:

@@ -300,6 +300,11 @@ class QSGS2AUCCV(QS3ORAOCV):
   _estimator = _ranker.QSGS2AUC
   _binary_only = True   # "auto" unlabeled_label: -1 beside two classes is the marker
 
+  def fit(self, x, y):   # defined here so that Python's argument errors name this class
+    return super().fit(x, y)
+
+  fit.__doc__ = QS3ORAOCV.fit.__doc__
+
 
 def fold_count(cv, codes, classes) -> int:
   """The number of folds of ``cv`` (an int >= 2) on labeled classes ``codes`` (0..k-1): at most
