@@ -49,6 +49,16 @@ class Settings(cli.RunSettings):
     if not 1.0 < self.theta * self.lam < 2.0:
       raise cli.UserError(f"theta * lam = {self.theta * self.lam:g}; Theorem 1 needs it in "
                           "(1, 2): change --theta or --lam.")
+    marks = checkpoints(self.max_steps, CHUNK)
+    if sum(t >= self.fit_from for t in marks) < 2:   # checked before any run store is started
+      lower = f"lower --fit_from to at most {marks[-2]} or " if len(marks) > 1 else ""
+      raise cli.UserError(f"--fit_from={self.fit_from} leaves fewer than 2 of the checkpoints "
+                          f"{marks[:3]}{'...' if len(marks) > 3 else ''} (up to --max_steps="
+                          f"{self.max_steps}) for the slope fit: {lower}raise --max_steps to at "
+                          f"least {max(2 * CHUNK, 2 * self.fit_from)}.")
+
+
+CHUNK = 64   # steps per jitted chunk: the checkpoints are its multiples
 
 
 def checkpoints(max_steps, chunk):
@@ -95,7 +105,7 @@ def run(settings: Settings, log=cli.log_line):
   k, theta = settings.num_classes, settings.theta
   data, f_star = problem(settings)
   config = engine.make_config(
-      k, settings.max_steps, chunk_size=64, block_group=16,
+      k, settings.max_steps, chunk_size=CHUNK, block_group=16,
       num_frequencies=settings.num_frequencies,
       unlabeled_batch_size=settings.unlabeled_batch_size, cache_unlabeled=True,
       schedule=lambda step: theta / (step + 1.0))

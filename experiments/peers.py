@@ -414,6 +414,9 @@ def describe_grid(grid):
 
 # --- Settings ----------------------------------------------------------------------------------
 
+NUM_CLASSES = 5   # classes a regression target is cut into by default
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Settings(cli.RunSettings):
   """The comparison's settings (one flag each)."""
@@ -421,7 +424,8 @@ class Settings(cli.RunSettings):
                                           "qsg_jax.data.available()); default: the six of "
                                           "issue 27, or none with --csv.")
   csv: str = cli.setting("", "A CSV file to compare on (with --target): binary for 2 target "
-                         "values, ordinal for more whole numbers, else cut into --num_classes.")
+                         "values, ordinal for 3 to 20 whole numbers, else (other numbers) cut "
+                         "into --num_classes.")
   target: str = cli.setting("", "The --csv file's target column.")
   data_dir: Optional[str] = None
   methods: tuple[str, ...] = cli.setting((), "Methods to run (default: all available): " +
@@ -433,8 +437,8 @@ class Settings(cli.RunSettings):
   num_unlabeled: int = cli.setting(20000, "Unlabeled points (at most the rows left).", lower=1)
   test_size: int = cli.setting(20000, "Test points (at most a quarter of the rows when drawn "
                                "from them).", lower=1)
-  num_classes: int = cli.setting(5, "Classes of a regression target (equal frequency).",
-                                 lower=2)
+  num_classes: int = cli.setting(NUM_CLASSES, "Classes of a regression target (equal "
+                                 "frequency); a binary or ordinal target keeps its own.", lower=2)
   cv_folds: int = cli.setting(3, "Folds of the common stratified CV.", lower=2)
   cv_unlabeled: int = cli.setting(2000, "Unlabeled points a semi-supervised method sees during "
                                   "CV.", lower=1)
@@ -472,19 +476,25 @@ class Labeled:
 def read_csv(path, target, num_classes):
   """A user CSV as a ``qsg_jax.data.Dataset``: numeric columns as they are, others one-hot."""
   import pandas as pd  # pylint: disable=g-import-not-at-top
-  frame = pd.read_csv(path)
+  try:
+    frame = pd.read_csv(path)
+  except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as e:
+    raise cli.UserError(f"{path} cannot be read as a comma-separated file with a header row "
+                        f"({type(e).__name__}: {str(e).strip()[:120]}).") from None
   if target not in frame.columns:
+    separator = next((s for s in (";", "\t", "|") if any(s in str(c) for c in frame.columns)), "")
     raise cli.UserError(f"--target={target!r} is not a column of {path}; its columns are "
-                        f"{list(frame.columns)[:20]}.")
+                        f"{list(frame.columns)[:20]}." + (
+                            f" The header holds {separator!r}: the file seems separated by it, "
+                            "not by commas; save it as a comma-separated file (decimal points, "
+                            "not commas)." if separator else ""))
   missing = int(frame[target].isna().sum())
   if missing:   # said, never silent: the protocol needs a label for every row it draws
     warnings.warn(f"{missing} of {len(frame)} rows of {path} have no --target={target!r} value "
                   "and are left out of the comparison.", UserWarning, stacklevel=2)
   frame = frame.dropna(subset=[target])
   raw = frame.pop(target).to_numpy()
-  x = pd.get_dummies(frame, dtype=np.float64)
-  if x.isna().any().any():
-    raise cli.UserError(f"{path} has missing feature values; fill or drop them first.")
+  x = pd.get_dummies(_checked_features(frame, path), dtype=np.float64)
   values = np.unique(raw)
   if values.size < 2:
     raise cli.UserError(f"--target={target!r} of {path} takes {values.size} value(s) "
@@ -502,8 +512,64 @@ def read_csv(path, target, num_classes):
   else:
     raise cli.UserError(f"--target={target!r} has {values.size} non-numeric values; their order "
                         "is unknown. Map them to ordered whole numbers first.")
+  if task != "regression" and num_classes != NUM_CLASSES:   # said, never ignored
+    raise cli.UserError(f"--num_classes={num_classes} cuts regression targets only; --target="
+                        f"{target!r} has {values.size} values, taken as {values.size} "
+                        f"{task} classes. Drop --num_classes, or map the target to the classes "
+                        "you want first.")
   return data_lib.make_dataset(name, task, x.to_numpy(), y, feature_names=list(x.columns),
                                description=f"{path}: {note}")
+
+
+def _checked_features(frame, path):
+  """The feature columns of a user CSV, refused where one-hot encoding or the numbers would be
+  wrong without a word: missing or infinite cells, and text columns that read as numbers
+  ("1,257.30"), as dates, or have a value in most rows (an ID). True / False become 1 / 0."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  frame = frame.copy()
+  line = lambda row: f"line {row + 2}"   # row: the data row read_csv numbered; the header is 1
+  for name in frame.columns:
+    column = frame[name]
+    if column.isna().any():
+      raise cli.UserError(f"{path}: column {name!r} has {int(column.isna().sum())} missing "
+                          f"values (first on {line(column.index[column.isna().to_numpy()][0])});"
+                          " fill or drop them first.")
+    if pd.api.types.is_bool_dtype(column) or (column.dtype == object and all(
+        isinstance(v, (bool, np.bool_)) for v in column.tolist())):
+      frame[name] = column.astype(np.float64)
+    elif pd.api.types.is_numeric_dtype(column):
+      bad = ~np.isfinite(column.to_numpy(np.float64))
+      if bad.any():
+        raise cli.UserError(f"{path}: column {name!r} has {int(bad.sum())} infinite values "
+                            f"(first on {line(column.index[bad][0])}); replace or drop them.")
+    else:
+      text = column.astype(str).str.strip()
+      numbers = pd.to_numeric(text.str.replace(r"[,_\s']", "", regex=True), errors="coerce")
+      distinct = text.nunique()
+      why = None
+      if numbers.notna().mean() > 0.9:
+        why = (f"reads as numbers written as text (e.g. {text.iloc[0]!r}: thousands separators "
+               "or decimal commas); write plain numbers with a decimal point")
+      elif _reads_as_dates(text.iloc[:1000]):   # dateutil per cell: a sample is enough
+        why = (f"reads as dates (e.g. {text.iloc[0]!r}); convert them to numbers (e.g. days "
+               "since the first) or drop the column")
+      elif distinct > 20 and distinct > len(text) // 2:
+        why = (f"has {distinct} distinct text values in {len(text)} rows (an identifier?): one-hot "
+               "encoding would give a column per row; drop it or convert it to numbers")
+      if why:
+        raise cli.UserError(f"{path}: column {name!r} {why}. (Text columns with few values, such "
+                            "as categories, are one-hot encoded.)")
+  return frame
+
+
+def _reads_as_dates(text):
+  """Whether most cells of a text column parse as dates (pandas' own parser, quietly)."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  if not text.str.contains(r"\d", regex=True).mean() > 0.9:
+    return False
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    return pd.to_datetime(text, errors="coerce", format="mixed").notna().mean() > 0.9
 
 
 def labeled_dataset(name, settings):

@@ -226,9 +226,18 @@ def main():
     return
   if len(sys.argv) != 3:
     raise SystemExit(usage)
+  report = pathlib.Path(sys.argv[1])
+  if not report.is_file():
+    raise SystemExit(f"error: {report}: no such file. Pass an unlabeled_value report, e.g. "
+                     "experiments/reproduction/unlabeled_value.md.\n" + usage)
+  tables = {name: table for name, table in rows_from_report(
+      report.read_text(errors="replace")).items() if table[1]}
+  if not tables:
+    raise SystemExit(f"error: {report} holds no unlabeled_value table (a '### dataset' heading "
+                     "over a table whose header starts with 'labeled'); nothing to draw.")
   out_dir = pathlib.Path(sys.argv[2])
   out_dir.mkdir(parents=True, exist_ok=True)
-  for dataset, (metric, rows) in rows_from_report(pathlib.Path(sys.argv[1]).read_text()).items():
+  for dataset, (metric, rows) in tables.items():
     print(plot_dataset(rows, dataset, metric, out_dir / f"unlabeled_value_{dataset}.png"))
 
 

@@ -344,9 +344,13 @@ def _checked_result(result, x, name="x"):
   """``x`` checked against a ``FitResult`` (type, features, phase range) as a float32 NumPy
   array (jitted programs take it as it is; ``jnp.asarray`` would compile a copy per shape)."""
   if not isinstance(result, FitResult):
-    raise TypeError(f"result must be the FitResult of qsg_jax.fit; received "
-                    f"{type(result).__name__}. For a bare engine.Model use "
-                    f"qsg_jax.engine.{name}(model, x).")
+    kind = type(result).__name__
+    if callable(getattr(result, "decision_function", None)):   # io.load's models, estimators
+      raise TypeError(f"result must be the FitResult of qsg_jax.fit; received a {kind}, which "
+                      "scores itself: model.decision_function(x) (and model.predict(x)); "
+                      "qsg_jax.io.load returns such a model for a saved FitResult.")
+    raise TypeError(f"result must be the FitResult of qsg_jax.fit; received {kind}. For a bare "
+                    f"engine.Model use qsg_jax.engine.{name}(model, x).")
   nystrom = isinstance(result.model, direct.NystromModel)
   x = validation.check_points("x", x, dim=result.num_features, kernel=nystrom)
   if nystrom:   # no Fourier phases; kernel: squared norms must fit in float32

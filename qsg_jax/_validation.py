@@ -1,6 +1,7 @@
 """Checks of user data at the API boundary, before anything is jitted."""
 
 import collections.abc
+import contextlib
 import numbers
 import warnings
 from typing import Optional, Tuple
@@ -724,6 +725,21 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
 
 
 # --- Estimator inputs (the scikit-learn faces: QS3ORAO, QSGS2AUC, ROCSVM, OnlinePairwiseRanker)
+
+
+@contextlib.contextmanager
+def fitted_state_kept_on_error(estimator):
+  """On an exception, restores every fitted attribute (a name ending in "_") as it was before:
+  a refit that fails leaves the estimator as it was (or unfitted)."""
+  before = {name: value for name, value in vars(estimator).items() if name.endswith("_")}
+  try:
+    yield
+  except BaseException:
+    for name in [n for n in vars(estimator) if n.endswith("_")]:
+      delattr(estimator, name)
+    vars(estimator).update(before)
+    raise
+
 
 def seed_of(random_state) -> int:
   """An int seed from an estimator's ``random_state``: an int in [0, 2**32) as it is (NumPy's

@@ -273,10 +273,10 @@ def save(model: Any, path) -> None:
               sha256={name: _digest(array) for name, array in arrays.items()})
   meta["metadata_sha256"] = _meta_digest(meta)
   arrays["metadata"] = np.asarray(json.dumps(meta, sort_keys=True))
-  path = os.fspath(path)
+  path = _file_name(path)
   folder = os.path.dirname(os.path.abspath(path))
   if not os.path.isdir(folder):
-    raise FileNotFoundError(f"cannot save to {os.fspath(path)!r}: its folder {folder!r} does not "
+    raise FileNotFoundError(f"cannot save to {path!r}: its folder {folder!r} does not "
                             "exist; create it first (os.makedirs).")
   if os.path.isdir(path) or path.endswith(os.sep):
     raise IsADirectoryError(f"cannot save to {path!r}: it is a directory; pass a file name, e.g. "
@@ -293,6 +293,18 @@ def save(model: Any, path) -> None:
   except BaseException:
     os.unlink(temporary)
     raise
+
+
+def _file_name(path) -> str:
+  """A str file name from a str, bytes or os.PathLike ``path``; the empty name refused."""
+  try:
+    path = os.fsdecode(path)
+  except TypeError:
+    raise TypeError(f"path must be a file name (str, bytes or os.PathLike); received "
+                    f"{type(path).__name__} {path!r:.60}.") from None
+  if not path:
+    raise ValueError("path is empty; pass a file name, e.g. 'model.npz'.")
+  return path
 
 
 def _read(path):
@@ -359,7 +371,7 @@ def load(path):
     qsg_jax.errors.ChecksumError: a truncated, corrupted or edited file.
     ValueError: not a qsg_jax model file, or one of a newer format version.
   """
-  path = os.fspath(path)
+  path = _file_name(path)
   arrays, meta = _read(path)
   model_kind = meta.get("model_kind", "fourier")   # files before version 3 hold Fourier models
   if model_kind == "nystrom":

@@ -192,6 +192,14 @@ def test_a_minus_one_that_could_be_a_class_needs_an_explicit_marker():
   # Classes 1..k leave no doubt: -1 marks unlabeled rows.
   one_based = estimators.QS3ORAO(**_FAST).fit(x, np.where(sentiment < 0, -1, sentiment + 1))
   np.testing.assert_array_equal(one_based.classes_, [1, 2])
+  # An explicit marker that marks no row while y has rows of -1: said, not trained silently.
+  for make in (estimators.QS3ORAO, estimators.QSGS2AUC):
+    with pytest.warns(UserWarning, match=r"unlabeled_label=-2 marks no row of y.*the \d+ rows "
+                      r"of -1 are trained as a class.*unlabeled_label=-1.*unlabeled_label=None"):
+      try:
+        make(unlabeled_label=-2, **_FAST).fit(x, np.where(sentiment < 0, -1, sentiment + 1))
+      except ValueError:   # QSGS2AUC: three classes, refused after the warning
+        assert make is estimators.QSGS2AUC
 
 
 def test_a_failed_refit_leaves_the_fitted_estimator_as_it_was():

@@ -178,6 +178,18 @@ def test_cv_is_named_in_its_errors_and_a_splitter_is_refused_not_ignored():
   assert not hasattr(search, "best_estimator_")
 
 
+def test_a_fitted_cv_estimator_names_itself_when_the_feature_count_differs():
+  """The refitted estimator's own message named it: "QSGS2AUC is expecting 1 features"."""
+  rng = np.random.default_rng(0)
+  x = rng.random((40, 2))
+  model = estimators.QSGS2AUCCV(protocol="quick", random_state=0).fit(x, x[:, 0] > 0.5)
+  for method in (model.decision_function, model.predict, lambda z: model.score(z, x[:, 0] > 0.5)):
+    with pytest.raises(ValueError, match="X has 3 features, but QSGS2AUCCV is expecting 2"):
+      method(np.zeros((40, 3)))
+  np.testing.assert_array_equal(model.decision_function(x),
+                                model.best_estimator_.decision_function(x))
+
+
 def test_cv_uses_fewer_folds_where_the_smallest_class_is_smaller():
   """10 rows, classes of 7 and 3 (scikit-learn's check_fit2d_1feature): 3 folds, the search
   cross_validate makes with num_folds=3 (the estimator's solver, direct); a class of 1 row cannot

@@ -46,6 +46,18 @@ def test_convergence_script(tmp_path):
   assert (tmp_path / "convergence.png").stat().st_size > 0
 
 
+def test_convergence_refuses_a_slope_fit_without_two_checkpoints_before_any_run(tmp_path):
+  """--max_steps=64 --fit_from=128 failed after the runs, leaving its output folder locked."""
+  from experiments import convergence  # pylint: disable=g-import-not-at-top
+  from experiments.common import cli  # pylint: disable=g-import-not-at-top
+  for flags, fix in ((dict(max_steps=64, fit_from=128), "raise --max_steps to at least 256"),
+                     (dict(max_steps=512, fit_from=600), "lower --fit_from to at most 448")):
+    with pytest.raises(cli.UserError, match=f"fewer than 2 of the checkpoints.*{fix}"):
+      convergence.Settings(output_dir=str(tmp_path / "c"), **flags)
+  assert not (tmp_path / "c").exists()
+  assert sum(t >= 64 for t in convergence.checkpoints(512, convergence.CHUNK)) >= 2
+
+
 @pytest.mark.slow   # benchmark / reproduction smoke run: `make test-slow`
 def test_engine_benchmark_script(tmp_path):
   out = run_module("experiments.bench_engine", "--dataset=lev", "--binary_dataset=breast_cancer",

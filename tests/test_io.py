@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import os
 import pickle
 
 import jax
@@ -190,8 +191,15 @@ def test_save_refuses_what_it_cannot_store(tmp_path):
     io.save(model, tmp_path / "sub")
   with pytest.raises(IsADirectoryError, match=r"it is a directory"):
     io.save(model, str(tmp_path / "other") + "/")
+  with pytest.raises(ValueError, match=r"path is empty; pass a file name"):
+    io.save(model, "")                  # was a FileNotFoundError naming the temporary file
+  with pytest.raises(TypeError, match=r"path must be a file name \(str, bytes or os.PathLike\); "
+                     r"received int 3"):
+    io.save(model, 3)
   (tmp_path / "sub").rmdir()
   assert not list(tmp_path.iterdir())   # nothing half-written left behind
+  io.save(model, os.fsencode(tmp_path / "b.npz"))   # bytes, as load takes them
+  np.testing.assert_array_equal(io.load(os.fsencode(tmp_path / "b.npz")).coef, model.coef)
 
 
 def test_sgemm_default_model_file_size(tmp_path):
@@ -228,6 +236,10 @@ def test_load_names_what_it_was_given_instead_of_a_model_file(result, tmp_path):
   with pytest.raises(ValueError, match=r"not a qsg_jax model file \(it looks like JSON or text\)"):
     io.load(tmp_path / "model.json")
   io.save(result, tmp_path / "model.npz")
+  loaded = io.load(tmp_path / "model.npz")   # a FrozenModel: it scores itself
+  with pytest.raises(TypeError, match=r"received a FrozenModel, which scores itself: "
+                     r"model.decision_function\(x\)"):
+    qsg_jax.decision_function(loaded, np.zeros((2, result.num_features), np.float32))
   _rewrite(tmp_path / "model.npz", lambda arrays, meta: meta.update(format_version="2"))
   with pytest.raises(ValueError, match="has model format version '2'; this qsg_jax"):
     io.load(tmp_path / "model.npz")

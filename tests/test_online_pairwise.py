@@ -147,6 +147,23 @@ def test_stream_chunking_is_invisible_and_compiles_once():
   np.testing.assert_allclose(rest.state.w, expected[-1], rtol=1e-6, atol=1e-7)
 
 
+def test_a_huge_chunk_size_pads_to_a_power_of_two_not_to_chunk_size():
+  """chunk_size=10**9 padded every piece to 10**9 rows (killed for memory): now the next power
+  of two once the padded block would pass 2**24 numbers, with the same iterate."""
+  x, y = _data(23, 2, seed=4)
+  x, y = x.astype(np.float32), y.astype(np.float32)
+  step_size = op.polynomial_step_size(0.75, 4.0)
+  _, expected = op.run(op.init(2), x, y, step_size, metrics_fn=_record_w)
+  huge = op.fit_stream([(x[:20], y[:20]), (x[20:], y[20:])], step_size=step_size,
+                       chunk_size=10**9, metrics_fn=_record_w)
+  np.testing.assert_allclose(huge.metrics, expected, rtol=1e-6, atol=1e-7)
+  assert [streaming._padded_length(10**9, n, 2) for n in (20, 3, 1)] == [32, 4, 1]
+  assert streaming._padded_length(256, 3, 2) == 256     # small: chunk_size, one compilation
+  ranker = op.OnlinePairwiseRanker(chunk_size=10**9).fit(x, y)
+  np.testing.assert_allclose(ranker.coef_, op.OnlinePairwiseRanker(chunk_size=23).fit(x, y).coef_,
+                             rtol=1e-6, atol=1e-7)
+
+
 def test_vmap_over_streams_matches_a_loop():
   xs = np.stack([_data(15, 3, seed=s)[0] for s in range(3)]).astype(np.float32)
   ys = np.stack([_data(15, 3, seed=s)[1] for s in range(3)]).astype(np.float32)
@@ -471,7 +488,7 @@ def test_huge_and_tiny_values_blame_the_real_cause():
                                rtol=1e-5, atol=1e-6)
 
 
-def test_a_failed_first_fit_leaves_the_ranker_unfitted():
+def test_a_failed_first_fit_leaves_the_ranker_unfitted_and_a_failed_refit_as_it_was():
   from sklearn import exceptions   # pylint: disable=g-import-not-at-top
   x, y = _ranking_data(50)
   ranker = op.OnlinePairwiseRanker()
@@ -479,6 +496,14 @@ def test_a_failed_first_fit_leaves_the_ranker_unfitted():
     ranker.fit(np.ones((50, 3)), y)
   with pytest.raises(exceptions.NotFittedError):
     ranker.decision_function(x)
+  # A failed refit keeps the fitted model and its scaling (fit used to delete them first).
+  ranker.fit(x, y)
+  coef, scores = ranker.coef_.copy(), ranker.decision_function(x)
+  with pytest.raises(ValueError, match="every point of the sample is the same"):
+    ranker.fit(np.ones((50, 3)), y)
+  np.testing.assert_array_equal(ranker.coef_, coef)
+  np.testing.assert_array_equal(ranker.decision_function(x), scores)
+  assert ranker.scaled_inputs_ is True
 
 
 def test_every_product_of_eq_1_runs_at_full_float32_precision():

@@ -135,15 +135,21 @@ def test_csv_binary_and_ordinal_targets(tmp_path):
       "auc_mean"] > 0.7
   with pytest.raises(cli.UserError, match="not a column"):
     peers.read_csv(str(path), "nope", 5)
+  with pytest.raises(cli.UserError, match=r"--num_classes=4 cuts regression targets only; "
+                     r"--target='grade' has 3 values, taken as 3 ordinal classes"):
+    peers.read_csv(str(path), "grade", 4)   # was ignored without a word
   frame["sick"] = np.where(np.arange(400) < 3, None, frame["sick"])   # rows without a target
   frame["same"] = 1                                                   # a target of one value
   frame.to_csv(path, index=False)
   with pytest.warns(UserWarning, match=r"3 of 400 rows of .* have no --target='sick' value"):
     assert peers.read_csv(str(path), "sick", 5).x.shape == (397, 7)
+  with pytest.raises(cli.UserError, match=r"column 'sick' has 3 missing values"):
+    peers.read_csv(str(path), "same", 5)             # a feature now: refused, not all-zero
+  frame.drop(columns="sick").to_csv(path, index=False)
   with pytest.raises(cli.UserError, match=r"--target='same' of .* takes 1 value\(s\) \(\[1\]\)"):
     peers.read_csv(str(path), "same", 5)
   frame["rare"] = (np.arange(400) < 2).astype(int)                    # 2 positives of 400
-  frame.to_csv(path, index=False)
+  frame.drop(columns="sick").to_csv(path, index=False)
   with pytest.raises(cli.UserError, match=r"csv_mine, trial 0: the labeled draw has class "
                      r"counts \[\d+, [01]\] .* the common 3-fold CV needs"):
     peers.make_trial(peers.read_csv(str(path), "rare", 5), peers.Settings(
@@ -155,6 +161,43 @@ def test_csv_binary_and_ordinal_targets(tmp_path):
   with pytest.raises(cli.UserError, match=r"--datasets: unknown dataset 'sgem'. Did you mean "):
     peers.Settings(datasets=("sgem",), output_dir=str(tmp_path / "y"))
   assert not (tmp_path / "y").exists()   # refused before any run store is started
+
+
+def test_csv_columns_one_hot_encoding_would_get_wrong_are_refused_naming_them(tmp_path):
+  """A sweep of users' files: numbers with thousands separators became 300 indicator columns
+  (AUC 0.65 against 0.96 parsed), as did IDs and dates; True / False and empty files crashed."""
+  pd = pytest.importorskip("pandas")
+  rng = np.random.default_rng(0)
+  n = 120
+  base = pd.DataFrame({"a": rng.normal(size=n), "sick": rng.choice(["yes", "no"], size=n),
+                       "colour": rng.choice(["red", "blue", "green"], size=n)})
+  path = tmp_path / "mine.csv"
+
+  def read(**columns):
+    frame = base.assign(**columns)
+    frame.to_csv(path, index=False)
+    return peers.read_csv(str(path), "sick", 5)
+
+  flags = rng.random(n) > 0.5
+  ds = read(flag=flags)                                    # True / False: 1 / 0, not a crash
+  np.testing.assert_array_equal(ds.x[:, list(ds.feature_names).index("flag")], flags)
+  assert ds.x.shape == (n, 5)                              # a, flag, colour one-hot (3)
+  cases = {
+      "price": ([f"{v:,.2f}" for v in rng.uniform(1000, 9000, n)], "reads as numbers"),
+      "day": ([f"2024-01-{1 + i % 28:02d}" for i in range(n)], "reads as dates"),
+      "id": ([f"user{i}" for i in range(n)], f"has {n} distinct text values in {n} rows"),
+      "gap": (np.where(np.arange(n) == 7, None, "x"), "has 1 missing values \\(first on line 9\\)"),
+      "big": (np.where(np.arange(n) == 4, np.inf, 1.0), "has 1 infinite values \\(first on line 6\\)"),
+  }
+  for name, (values, why) in cases.items():
+    with pytest.raises(cli.UserError, match=f"column '{name}' {why}"):
+      read(**{name: values})
+  path.write_text("")
+  with pytest.raises(cli.UserError, match="cannot be read as a comma-separated file"):
+    peers.read_csv(str(path), "sick", 5)
+  base.to_csv(path, index=False, sep=";")
+  with pytest.raises(cli.UserError, match="The header holds ';'"):
+    peers.read_csv(str(path), "sick", 5)
 
 
 def test_auc_matches_scikit_learn_per_split():

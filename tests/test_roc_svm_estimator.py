@@ -229,7 +229,15 @@ def test_a_failed_refit_leaves_the_fitted_model_as_it_was():
     (dict(sigma=None), TypeError, r"sigma must be a number > 0 or 'median'; received None"),
     (dict(lam=-1.0), ValueError, r"lam must be finite and >= 0"),
     (dict(optimizer="adamax", learning_rate=-0.1), ValueError, r"learning_rate must be finite"),
-    (dict(landmarks="foo"), ValueError, r"landmarks must be one of \('uniform'"),
+    (dict(kernel="nystrom", num_landmarks=5, landmarks="foo"), ValueError,
+     r"landmarks must be one of \('uniform'"),
+    # Set where they have no effect: refused, never ignored (SVC ignores gamma without a word).
+    (dict(sigma=0.5), ValueError, r"sigma=0\.5 has no effect with kernel='linear'.*"
+     r"applies with kernel='nystrom' only"),
+    (dict(num_landmarks=50), ValueError, r"num_landmarks=50 has no effect with kernel='linear'"),
+    (dict(landmarks="uniform"), ValueError, r"landmarks='uniform' has no effect"),
+    (dict(target_rate=0.8), ValueError, r"target_rate=0\.8 has no effect with .*"
+     r"threshold='accuracy'.*threshold='sensitivity' or 'specificity'"),
     # Seeds NumPy cannot take, named as random_state (was NumPy's message without the name).
     (dict(random_state=2**40), ValueError, r"random_state must be an int in \[0, 2\*\*32\)"),
     (dict(random_state=np.random.default_rng(0)), TypeError,

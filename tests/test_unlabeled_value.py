@@ -122,3 +122,17 @@ def test_figures_can_be_redrawn_from_the_published_tables(tmp_path):
   assert parsed[0]["diff_se"] == pytest.approx(0.01, abs=1e-4)       # std 0.01414 / sqrt(2)
   assert parsed[1]["diff_mean"] == 0.0 and parsed[1]["trials"] == 3
   assert report.plot_dataset(parsed, "toy", metric, tmp_path / "toy.png").exists()
+
+
+def test_redrawing_refuses_a_missing_or_foreign_report(tmp_path):
+  """A missing file was a traceback; a file without tables drew nothing and exited 0."""
+  redraw = lambda path: subprocess.run(
+      [sys.executable, "-m", "experiments.unlabeled_value_report", str(path), str(tmp_path / "o")],
+      cwd=REPO_ROOT, text=True, capture_output=True, check=False)
+  missing = redraw(tmp_path / "nope.md")
+  assert missing.returncode != 0 and "nope.md: no such file" in missing.stderr
+  assert "Traceback" not in missing.stderr
+  (tmp_path / "other.md").write_text("# A README\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+  foreign = redraw(tmp_path / "other.md")
+  assert foreign.returncode != 0 and "holds no unlabeled_value table" in foreign.stderr
+  assert not (tmp_path / "o").exists()

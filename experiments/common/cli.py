@@ -121,6 +121,9 @@ for _name in ENGINE_PARAMS:
   COMMON[_name]["help"] = _FIT_FIELDS[_name].metadata["help"]
 COMMON["gamma"]["help"] += (" The flag takes one value, shared by the splits (one per split: "
                            "qsg_jax.fit(gamma=[...]) or the estimators' labeled_weight).")
+COMMON["step_size"]["help"] = (   # a flag cannot take FitConfig's schedule callable
+    "Initial step eta0 of eta_t = eta0 / (1 + eta0 lam t): a number, or 'auto' (eta0 from the "
+    "curvature of the squared-loss risk). A schedule callable: qsg_jax.fit(step_size=...).")
 StepSize = Union[float, str]
 
 

@@ -430,8 +430,8 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
   if flat:
     warnings.warn(f"every feature of the map is constant on the data (identical points, or "
                   f"sigma={sigma:g} so small that the kernel is flat): the solution is f = 0 and "
-                  "all scores tie. Raise sigma (min-max scaled features suit 0.1..10), or check "
-                  "the data.", UserWarning, stacklevel=3)
+                  "all scores tie. Raise sigma (min-max scaled features suit 0.1..10; in the "
+                  "estimators: lower length_scale), or check the data.", UserWarning, stacklevel=3)
   model = model_of(psi, feature_key, sigma, weights, split_weights)
   residual = np.nan
   if isinstance(psi, feature_maps.NystromMap):

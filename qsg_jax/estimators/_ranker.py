@@ -14,7 +14,6 @@ estimator predicts bit-identically under any JAX PRNG configuration. A fit that 
 fitted estimator exactly as it was.
 """
 
-import contextlib
 import json
 import numbers
 import warnings
@@ -47,19 +46,6 @@ HYPERPARAMS = ("num_steps", "num_frequencies", "unlabeled_batch_size", "labeled_
                "loss", "solver")
 # The values a fit chose or used, stored as fitted attributes and in model files.
 CHOSEN = ("length_scale_", "lam_", "labeled_weight_", "solver_")
-
-
-@contextlib.contextmanager
-def fitted_state_kept_on_error(estimator):
-  """On an exception, restores every fitted attribute (name ending in "_") as it was before."""
-  before = {name: value for name, value in vars(estimator).items() if name.endswith("_")}
-  try:
-    yield
-  except BaseException:
-    for name in [n for n in vars(estimator) if n.endswith("_")]:
-      delattr(estimator, name)
-    vars(estimator).update(before)
-    raise
 
 
 def check_ordinal_classes(classes):
@@ -254,7 +240,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     self
         A failed fit leaves the estimator's fitted state as it was.
     """
-    with fitted_state_kept_on_error(self):
+    with validation.fitted_state_kept_on_error(self):
       papers = _params.papers_values(self)
       X, unlabeled, classes, codes, (low, scale), ranks = prepare_training_data(self, X, y)
       self._check_classes(classes)
@@ -444,7 +430,7 @@ def prepare_training_data(estimator, X, y):
   """``validate_data`` of (X, y) plus the checks and the input scaling of a QS3ORAO-like fit.
 
   Sets ``n_features_in_`` / ``feature_names_in_`` (through ``validate_data``; callers restore
-  them on error, ``fitted_state_kept_on_error``).
+  them on error, ``_validation.fitted_state_kept_on_error``).
 
   Returns:
     (X [n, d] float, unlabeled [n] bool, classes [k], codes [n_l] int 0..k-1, (input_min [d],
@@ -465,6 +451,13 @@ def prepare_training_data(estimator, X, y):
   unlabeled = validation.unlabeled_mask(y, marker)
   y_labeled = y[~unlabeled]
   shown = validation.MARKER if isinstance(marker, str) and marker == "auto" else marker
+  if shown is not None and not unlabeled.any() and y.dtype.kind in "biuf" and shown != (
+      validation.MARKER) and (y == validation.MARKER).any():
+    warnings.warn(
+        f"unlabeled_label={shown!r} marks no row of y, so all rows are labeled and the "
+        f"{int((y == validation.MARKER).sum())} rows of -1 are trained as a class. If -1 marks "
+        "the unlabeled rows, pass unlabeled_label=-1; if -1 is a class and every row is labeled, "
+        "pass unlabeled_label=None.", UserWarning, stacklevel=3)
   if not y_labeled.size:
     raise ValueError(f"y has no labeled rows: all {y.size} rows are marked unlabeled ({shown!r}); "
                      "a ranking needs labeled rows of at least 2 classes.")

@@ -232,7 +232,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     self
         A failed fit leaves the fitted state as it was.
     """
-    with _ranker.fitted_state_kept_on_error(self):
+    with validation.fitted_state_kept_on_error(self):
       validation.check_count("cv_unlabeled", self.cv_unlabeled, allow_none=True,
                              fix="None uses every unlabeled point.")
       per_split = self.per_split_labeled_weight
@@ -279,20 +279,27 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     what that one does."""
     return self._estimator().__sklearn_tags__()
 
+  def _refitted(self, x):
+    """The refitted estimator, after the feature count is checked in this class's name (the
+    refitted one's own message named it, "QS3ORAO is expecting 3 features")."""
+    check_is_fitted(self)
+    shape = getattr(x, "shape", None)   # arrays and frames; others: the refitted one's checks
+    if shape is not None and len(shape) == 2 and shape[1] != self.n_features_in_:
+      raise ValueError(f"X has {shape[1]} features, but {type(self).__name__} is expecting "
+                       f"{self.n_features_in_} features as input.")
+    return self.best_estimator_
+
   def decision_function(self, x):
     """Ranking scores of the refitted model, shape (n_samples,) (``QS3ORAO.decision_function``)."""
-    check_is_fitted(self)
-    return self.best_estimator_.decision_function(x)
+    return self._refitted(x).decision_function(x)
 
   def predict(self, x):
     """Predicted classes of the refitted model, shape (n_samples,)."""
-    check_is_fitted(self)
-    return self.best_estimator_.predict(x)
+    return self._refitted(x).predict(x)
 
   def score(self, x, y, sample_weight=None):
     """Mean AUC over the k-1 ordinal splits on the labeled rows (``QS3ORAO.score``)."""
-    check_is_fitted(self)
-    return self.best_estimator_.score(x, y, sample_weight)
+    return self._refitted(x).score(x, y, sample_weight)
 
 
 class QSGS2AUCCV(QS3ORAOCV):

@@ -165,6 +165,8 @@ class OnlinePairwiseRanker(BaseEstimator):
   input_min_, input_scale_ : ndarray of shape (n_features,)
       The min-max map x' = (x - input_min_) / input_scale_ (zeros and ones when
       ``scale_inputs=False``), fitted on the first chunk of the stream.
+  scaled_inputs_ : bool
+      ``scale_inputs`` at the first chunk: the stream's scaling, which cannot change mid-stream.
   state_ : IncrementalState
       The iterate (NumPy arrays) the next ``partial_fit`` continues from.
   step_size_ : PolynomialStepSize
@@ -221,7 +223,7 @@ class OnlinePairwiseRanker(BaseEstimator):
       raise ValueError(f"the first partial_fit chunk has n_samples = {np.shape(X)[0]}; it needs at "
                        "least 2 rows to estimate mu (the step size's scale, estimate_mu: the "
                        "features' spread). Pass a larger first chunk, or set mu.")
-    if not first and bool(self.scale_inputs) != self._scaled:
+    if not first and bool(self.scale_inputs) != self.scaled_inputs_:
       raise ValueError(f"scale_inputs changed to {self.scale_inputs} since the first partial_fit;"
                        " the stream's scaling cannot change mid-stream. Call fit to start over.")
     with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
@@ -238,7 +240,7 @@ class OnlinePairwiseRanker(BaseEstimator):
         [(preprocessing.minmax_apply(X, low, scale), y)], state=None if first else self.state_,
         chunk_size=self.chunk_size, **schedule)
     # Set only after the chunk trained: a failed call leaves the estimator as it was.
-    self._scaled, self.input_min_, self.input_scale_ = bool(self.scale_inputs), low, scale
+    self.scaled_inputs_, self.input_min_, self.input_scale_ = bool(self.scale_inputs), low, scale
     self.state_ = jax.tree.map(np.asarray, result.state)
     self.step_size_ = result.step_size
     self.coef_ = self.state_.w.astype(np.float64)
@@ -252,10 +254,10 @@ class OnlinePairwiseRanker(BaseEstimator):
 
   def fit(self, X, y):
     """Starts over and consumes (X, y) in order as one stream; returns self."""
-    for name in ("state_", "step_size_", "coef_", "input_min_", "input_scale_", "_scaled",
-                 "n_features_in_", "feature_names_in_"):
-      self.__dict__.pop(name, None)
-    return self._continue(X, y)
+    with validation.fitted_state_kept_on_error(self):   # a failed refit keeps the old model
+      for name in [name for name in vars(self) if name.endswith("_")]:
+        delattr(self, name)
+      return self._continue(X, y)
 
   def decision_function(self, X) -> np.ndarray:
     """Ranking scores f(x) = w . x' on the scaled inputs x': [n] float64."""

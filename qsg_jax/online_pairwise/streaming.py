@@ -20,6 +20,18 @@ from qsg_jax.errors import DivergenceError
 
 _FORMS = ("incremental", "literal")
 _MU_SAMPLE = 2048   # examples of the first chunk that mu=None is estimated on.
+# A short piece is padded to chunk_size only while the padded block holds at most this many
+# numbers; beyond, to the next power of two (a chunk_size of 10**9 padded every piece to 10**9
+# rows: killed for memory, and the scan ran every padded step).
+_PAD_NUMBERS = 2**24
+
+
+def _padded_length(length, rows, dim):
+  """Rows a piece of ``rows`` examples is padded to: ``length`` (one compiled shape) when small
+  enough, else the next power of two (at most log2 shapes, under twice the rows)."""
+  if rows == length or length * max(dim, 1) <= _PAD_NUMBERS:
+    return length
+  return min(length, 1 << (rows - 1).bit_length())
 
 
 class StreamResult(NamedTuple):
@@ -248,7 +260,9 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
     capacity: examples the literal form can store (at least the stream length); refused with
       the incremental form and with a ``state`` (which has its own).
     chunk_size: examples per jitted scan; default the first chunk's length. Longer chunks are
-      split and shorter ones padded, so no chunk length causes a recompilation.
+      split and shorter ones padded, so no chunk length causes a recompilation (a huge
+      chunk_size, whose padded block would pass 2**24 numbers, pads to the next power of two
+      instead: at most log2 compilations).
     metrics_fn: optional callable(state) -> pytree of arrays recorded after every example; jit
       caches on its identity, so pass the same function object to reuse the compilation.
     dtype: float32 (None, the default) or float64 (needs ``jax_enable_x64``) for a new state;
@@ -338,10 +352,10 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
                        "Pass a larger capacity or use form='incremental'.")
     for start in range(0, x.shape[0], length):
       n = min(length, x.shape[0] - start)
-      pad = length - n
-      xs = np.pad(x[start:start + n], ((0, pad), (0, 0)))
-      ys = np.pad(y[start:start + n], (0, pad))
-      valid = np.arange(length) < n
+      width = _padded_length(length, n, x.shape[1])
+      xs = np.pad(x[start:start + n], ((0, width - n), (0, 0)))
+      ys = np.pad(y[start:start + n], (0, width - n))
+      valid = np.arange(width) < n
       state, gammas, metrics = _run_chunk(state, xs, ys, step_size, valid, metrics_fn)
       _check_step_sizes(index, np.asarray(gammas[:n]), seen + 1, step_size, dtype)
       if not np.isfinite(np.asarray(state.w)).all():

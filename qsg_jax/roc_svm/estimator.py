@@ -21,6 +21,7 @@ features break the Nystrom kernel silently (AUC 0.47 with ``converged_=True`` on
 thousands). Every input dtype (int, bool, float16, pandas nullable) is read as float64.
 """
 
+import inspect
 import warnings
 
 import numpy as np
@@ -91,8 +92,9 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
   sigma : float or "median", default="median"
       Gaussian kernel parameter of k(x, z) = exp(-sigma ||x - z||^2) on the scaled inputs: what
       scikit-learn's SVC calls ``gamma`` (``QS3ORAO``'s length_scale l is sigma = 1 / (2 l^2)).
-      "median": 1 / the median squared distance between training points. Nystrom only (the
-      linear kernel ignores it, as ``SVC`` ignores ``gamma``).
+      "median": 1 / the median squared distance between training points. Nystrom only: with
+      the linear kernel a value other than the default is refused (``SVC`` ignores ``gamma``
+      there without a word), as are ``num_landmarks`` and ``landmarks``.
   num_landmarks : int, default=300
       Landmarks d >= 1 of the Nystrom features (the paper's 300); at most the number of
       training points (fewer: a warning, all points).
@@ -114,7 +116,8 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       How ``predict``'s threshold is fitted on the training scores: the highest training
       accuracy, or the one meeting ``target_rate`` (paper Sec. 2.2).
   target_rate : float, default=0.9
-      The target sensitivity or specificity, in (0, 1]; checked whatever the threshold.
+      The target sensitivity or specificity, in (0, 1]; with threshold="accuracy" a value
+      other than the default is refused (it would have no effect).
   scale_inputs : bool, default=True
       Min-max scale each feature on the training rows (module docstring); set False only for
       features already in [0, 1].
@@ -210,6 +213,24 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     train_lib.check_rate("target_rate", self.target_rate)
     if not isinstance(self.scale_inputs, (bool, np.bool_)):
       raise TypeError(f"scale_inputs must be True or False; received {self.scale_inputs!r:.60}.")
+    self._refuse_parameters_that_do_not_apply()
+
+  def _refuse_parameters_that_do_not_apply(self):
+    """A parameter set away from its default where it has no effect is an error, not ignored."""
+    defaults = {name: p.default for name, p in
+                inspect.signature(type(self).__init__).parameters.items()}
+    unused = []
+    if self.kernel == "linear":
+      unused += [(name, "kernel='nystrom'") for name in ("sigma", "num_landmarks", "landmarks")]
+    if self.threshold == "accuracy":
+      unused += [("target_rate", "threshold='sensitivity' or 'specificity'")]
+    for name, where in unused:
+      value = getattr(self, name)
+      if isinstance(value, (bool, np.bool_)) or not value == defaults[name]:
+        raise ValueError(
+            f"{name}={value!r:.60} has no effect with kernel={self.kernel!r}, "
+            f"threshold={self.threshold!r}: it applies with {where} only. Leave it at its "
+            f"default ({defaults[name]!r}) or set {where}.")
 
   def fit(self, X, y):
     """Fits the ROC-SVM on ``X`` [n, p] and two-class labels ``y`` [n]; returns self."""
