@@ -586,7 +586,9 @@ def labeled_dataset(name, settings):
   k = int(ds.num_classes)
   return Labeled(ds.name, ds.task, ds.x, np.asarray(ds.y, np.int64), ds.x_test,
                  None if ds.y_test is None else np.asarray(ds.y_test, np.int64), k,
-                 f"{ds.task} labels as loaded")
+                 # a CSV's own note: which text class is the positive one, or the classes
+                 ds.description.split(": ", 1)[-1] if settings.csv and name.startswith("csv_")
+                 else f"{ds.task} labels as loaded")
 
 
 def merge_rare_classes(labeled, num_labeled, min_count):

@@ -129,6 +129,8 @@ def test_csv_binary_and_ordinal_targets(tmp_path):
   assert ordinal.task == "ordinal" and ordinal.num_classes == 3 and ordinal.x.shape == (400, 7)
   binary = peers.read_csv(str(path), "sick", 5)
   assert binary.task == "binary" and np.array_equal(binary.y, (x[:, 1] > 0).astype(int))
+  settings = peers.Settings(csv=str(path), target="sick", output_dir=str(tmp_path / "n"))
+  assert peers.labeled_dataset("csv_mine", settings).note == "binary, positive = 'yes'"
   payload = peers.run(_settings(tmp_path, datasets=(), csv=str(path), target="grade",
                                 methods=("svr",)), log=_quiet)
   assert list(payload["tables"]) == ["csv_mine"] and payload["tables"]["csv_mine"][0][
