@@ -345,6 +345,10 @@ def _checked_result(result, x, name="x"):
   array (jitted programs take it as it is; ``jnp.asarray`` would compile a copy per shape)."""
   if not isinstance(result, FitResult):
     kind = type(result).__name__
+    if isinstance(result, direct.DirectFit):
+      raise TypeError("result must be the FitResult of qsg_jax.fit; received a DirectFit (of "
+                      "qsg_jax.direct.fit), which scores with qsg_jax.direct.decision_function("
+                      "fit, x).")
     if callable(getattr(result, "decision_function", None)):   # io.load's models, estimators
       raise TypeError(f"result must be the FitResult of qsg_jax.fit; received a {kind}, which "
                       "scores itself: model.decision_function(x) (and model.predict(x)); "

@@ -52,8 +52,11 @@ def refuse_sparse(name: str, x) -> None:
 
 def as_numbers(x):
   """``x`` as a NumPy array; pandas nullable numbers (Int64, Float64, boolean, with pd.NA) become
-  float64 with NaN for NA, where NumPy would make an object array of them."""
+  float64 with NaN for NA, where NumPy would make an object array of them; JAX's bfloat16 and
+  float8 arrays become float32 (as float16 is computed)."""
   arr = np.asarray(x)
+  if arr.dtype.kind == "V" and jnp.issubdtype(arr.dtype, jnp.floating):
+    return arr.astype(np.float32)   # JAX's bfloat16 / float8 (ml_dtypes): NumPy's "not a number"
   if arr.dtype == object and hasattr(x, "to_numpy"):
     try:
       return x.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -110,6 +113,9 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
   if dim is not None and arr.shape[1] != dim:
     raise ValueError(f"{name} has {arr.shape[1]} features but the model expects {dim}. Pass "
                      "points preprocessed exactly like the training data (same columns).")
+  if arr.shape[1] == 0:
+    raise ValueError(f"{name} has 0 features (shape {arr.shape}); a kernel model needs at least "
+                     "one column. Check the column selection that made it.")
   if arr.shape[0] == 0 and not allow_empty:
     raise ValueError(f"{name} is empty (shape {arr.shape}); pass at least one point.")
   bad = ~np.isfinite(arr)
@@ -234,7 +240,7 @@ def check_labels(y: ArrayLike, num_points: int,
   if arr.size == 0:
     raise ValueError("labels are empty; pass at least one labeled point per class.")
   lo, hi = float(arr.min()), float(arr.max())
-  k_shown = "k" if k is None else k
+  k_shown = "k-1" if k is None else k - 1
   if lo < 0:
     row = int(np.argmin(arr))
     if lo == -1 and hi <= 1 and set(np.unique(arr).tolist()) == {-1, 1}:
@@ -245,7 +251,7 @@ def check_labels(y: ArrayLike, num_points: int,
               "unlabeled points as x_unlabeled, not among the labeled ones.")
     else:
       hint = "map classes to 0..k-1."
-    raise ValueError(f"labels must be 0..{k_shown}-1 (0..k-1 with k classes); received "
+    raise ValueError(f"labels must be 0..{k_shown} (0..k-1 with k classes); received "
                      f"{arr[row]:g} at row {row} (values {lo:g}..{hi:g}): {hint}")
   if lo >= 1 and (k is None or hi == k):
     raise ValueError(f"labels must be 0..k-1; got {lo:g}..{hi:g} (no class 0) -- subtract 1 "
@@ -320,7 +326,7 @@ def check_scores(name: str, scores: ArrayLike, ndim=1):
   if is_traced(scores):
     return
   _refuse_sparse(name, scores)
-  arr = np.asarray(scores)
+  arr = as_numbers(scores)
   if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
                             or np.issubdtype(arr.dtype, np.complexfloating)):
     raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}.")
@@ -536,6 +542,15 @@ def check_kernel_scale(name, x, sigma=None, dtype=np.float32,
                      f"exponent. {fix}.")
 
 
+def _scalar_of(value):
+  """A concrete 0-d NumPy or JAX array of numbers (``jnp.max(y) + 1``) as its NumPy scalar, so
+  that counts and seeds computed with jnp are accepted; anything else as it is."""
+  if (isinstance(value, (np.ndarray, jax.Array)) and value.shape == () and not is_traced(value)
+      and (np.issubdtype(value.dtype, np.integer) or np.issubdtype(value.dtype, np.floating))):
+    return np.asarray(value)[()]
+  return value
+
+
 def check_key(key: "int | jax.Array", name: str = "key") -> jax.Array:
   """A typed PRNG key from an int seed or a key (new-style or raw uint32 [2]), else a clear error.
 
@@ -544,6 +559,8 @@ def check_key(key: "int | jax.Array", name: str = "key") -> jax.Array:
   if isinstance(key, (bool, np.bool_)) or key is None:
     raise TypeError(f"{name} must be an int seed or a jax.random.key; received {key!r}. "
                     f"Pass e.g. {name}=0.")
+  if not (isinstance(key, jax.Array) and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)):
+    key = _scalar_of(key)   # jnp.int32(3): the seed 3
   if isinstance(key, (int, np.integer)):
     seed = int(key)
     if not 0 <= seed < 2**63:
@@ -573,6 +590,7 @@ def check_count(name: str, value: object, minimum: int = 1, allow_none: bool = F
   """
   if value is None and allow_none:
     return None
+  value = _scalar_of(value)
   whole_float = isinstance(value, (float, np.floating)) and float(value).is_integer()
   if not whole_float and (isinstance(value, (bool, np.bool_))
                           or not isinstance(value, (int, np.integer))):

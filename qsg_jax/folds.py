@@ -147,7 +147,10 @@ def stratified_folds(labels: ArrayLike, num_folds: int, seed: int = 0) -> np.nda
   if counts.min() < num_folds:
     raise ValueError(f"num_folds must be >= 2 and at most the smallest labeled class size "
                      f"{int(counts.min())} (class counts [{validation.summarize(counts.tolist())}]"
-                     f"); received {num_folds}. Use fewer folds or label more points.")
+                     f"); received {num_folds}. " + (
+                         "Use fewer folds or label more points." if counts.min() >= 2 else
+                         f"Class {classes[int(np.argmin(counts))]} has a single labeled point, "
+                         "which no fold count can hold out: label more points of it."))
   rng = np.random.default_rng(seed)
   folds = np.full(labels.shape[0], -1, np.int64)
   dealt = 0

@@ -31,6 +31,7 @@ fits the tasks are: "dsg" (the default) runs the above; "direct" (or "auto" with
 loss and no DSG-only setting) runs ``qsg_jax.direct.cross_validate``, every task from shared
 moments (the 539 x 5 paper grid in seconds), returned in the same ``CVResult`` layout.
 """
+import collections.abc
 import functools
 import itertools
 from typing import Callable, Optional
@@ -436,6 +437,18 @@ def select_hyperparams(x_labeled, y_labeled, x_unlabeled=None, *, protocol: str 
 _fit_over_grid = jax.jit(_train_and_score, static_argnames="config")
 
 
+def _value_list(name, values) -> list:
+  """A grid axis as a list: one value (a number, "auto", None, a schedule) becomes [value]; an
+  empty list is refused by name (``itertools.product`` would make an empty grid)."""
+  if values is None or isinstance(values, str) or callable(values) or not isinstance(
+      values, collections.abc.Iterable) or np.ndim(values) == 0:
+    values = [values]
+  values = list(values)
+  if not values:
+    raise ValueError(f"grid[{name!r}] is empty; give it at least one value.")
+  return values
+
+
 def fit_over_grid(x_labeled, y_labeled, x_unlabeled, x_eval, grid: dict, *, key=0,
                   num_classes: Optional[int] = None, config: Optional[FitConfig] = None,
                   divergence_threshold: float = DIVERGENCE_THRESHOLD,
@@ -469,6 +482,7 @@ def fit_over_grid(x_labeled, y_labeled, x_unlabeled, x_eval, grid: dict, *, key=
   if not isinstance(grid, dict) or not grid or not set(grid) <= set(TRACED):
     raise ValueError(f"grid must be a non-empty dict of value lists over {list(TRACED)} (the "
                      f"traced hyper-parameters); received {grid!r:.100}.")
+  grid = {name: _value_list(name, values) for name, values in grid.items()}
   params = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
   configs = [config.replace(**p) for p in params]
   if len({c.split_lam is None for c in configs}) > 1 or any(

@@ -210,7 +210,7 @@ def predict_classes(scores: ArrayLike, thresholds: ArrayLike) -> jax.Array:
       continue
     if type(values).__module__.startswith("scipy.sparse"):
       raise TypeError(f"{name} is a scipy sparse matrix; pass a dense vector ({name}.toarray()).")
-    arr = np.asarray(values)
+    arr = validation.as_numbers(values)   # bfloat16 / float8 read as float32
     if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
                               or np.issubdtype(arr.dtype, np.complexfloating)):
       raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}. Pass the "

@@ -1,11 +1,20 @@
 """Bad inputs of the second audit that belong to the pure engine and the experiments' flags
-(the others moved to the test file of their module): short errors that name the argument."""
+(the others moved to the test file of their module), and the functional API's sweep of
+2026-11-29 across modules: short errors that name the argument, never a silent change."""
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
+from sklearn.metrics import roc_auc_score
 
+import qsg_jax
+from qsg_jax import baselines
+from qsg_jax import direct
 from qsg_jax import engine
+from qsg_jax import model_selection
+from qsg_jax import online_pairwise
+from qsg_jax import roc_svm
 from tests import _cv_data
 
 
@@ -38,3 +47,95 @@ def test_pure_api_makes_fits_checks_on_concrete_inputs():
   _, metrics = jax.eval_shape(jax.vmap(lambda h: engine.train(state, data, h, config, 8),
                                        in_axes=(engine.Hyperparams(None, 0, None, None),)), grid)
   assert metrics["eta"].shape == (2, 8)
+
+
+# ---- The functional API's sweep of 2026-11-29: each input below was answered silently, or by an
+# error from inside JAX / NumPy, or with advice that could not help ------------------------------
+
+def _small():
+  rng = np.random.default_rng(0)
+  x = rng.random((60, 3)).astype(np.float32)
+  return x, (x[:, 0] > 0.5).astype(np.int64), rng.random((40, 3)).astype(np.float32)
+
+
+def test_zero_features_bfloat16_and_jax_integers_at_the_boundary():
+  x, y, xu = _small()
+  for dsg_steps in ({}, {"num_steps": 32}):     # the direct solver, then DSG
+    with pytest.raises(ValueError, match=r"x_labeled has 0 features \(shape \(60, 0\)\)"):
+      qsg_jax.fit(x[:, :0], y, xu[:, :0], **dsg_steps)
+  # JAX's bfloat16 is read as float32 (float16 already was): the same fit as the float32 values.
+  halved = lambda a: np.asarray(jnp.asarray(a, jnp.bfloat16), np.float32)
+  expected = qsg_jax.fit(halved(x), y, halved(xu), solver="direct")
+  result = qsg_jax.fit(jnp.asarray(x, jnp.bfloat16), y, jnp.asarray(xu, jnp.bfloat16),
+                       solver="direct")
+  np.testing.assert_allclose(qsg_jax.decision_function(result, halved(x)),
+                             qsg_jax.decision_function(expected, halved(x)), rtol=1e-5, atol=1e-6)
+  scores = jnp.asarray(x[:, 0], jnp.bfloat16)
+  assert float(qsg_jax.binary_auc(scores, y)) == pytest.approx(
+      roc_auc_score(y, np.asarray(scores, np.float32)))
+  # Counts and seeds computed with jnp (concrete 0-d arrays) are the whole numbers they hold.
+  a = qsg_jax.fit(x, y, xu, solver="dsg", num_steps=jnp.int32(32), key=jnp.int32(3),
+                  num_classes=jnp.max(jnp.asarray(y)) + 1)
+  b = qsg_jax.fit(x, y, xu, solver="dsg", num_steps=32, key=3, num_classes=2)
+  np.testing.assert_array_equal(qsg_jax.decision_function(a, x), qsg_jax.decision_function(b, x))
+
+
+def test_options_that_would_be_ignored_are_refused_naming_where_they_apply():
+  x, y, xu = _small()
+  with pytest.raises(ValueError, match=r"landmarks has no effect with feature_map='rff'"):
+    direct.fit(x, y, xu, feature_map="rff", num_features=64, landmarks=x[:7])
+  with pytest.raises(ValueError, match=r"num_frequencies has no effect with feature_map='nystrom'"):
+    direct.fit(x, y, xu, num_frequencies=3)
+  with pytest.raises(ValueError, match=r"num_features has no effect with feature_map='nystrom'"):
+    direct.fit(x, y, xu, num_features=3, landmarks=x[:7])
+  assert direct.fit(x, y, xu, landmarks=x[:7]).model.landmarks.shape == (7, 3)
+  for kwargs in (dict(num_landmarks=5), dict(landmarks="kmeans"), dict(kmeans_iters=3),
+                 dict(kernel="gaussian", landmarks="uniform"), dict(pairs_per_block=7)):
+    name = [k for k in kwargs if k != "kernel"][0]
+    with pytest.raises(ValueError, match=f"{name}=.* has no effect with kernel="):
+      roc_svm.fit(x, y, **kwargs)
+  roc_svm.fit(x, y, risk="full", pairs_per_block=7, max_steps=5)   # where it applies: accepted
+  with pytest.raises(ValueError, match="chunk_size=0 applies to the kernel models only"):
+    baselines.decision_function(baselines.fit_svorex(x, y), x, chunk_size=0)
+
+
+def test_gamma_lam_and_grids_are_refused_rather_than_changed():
+  x, y, xu = _small()
+  with pytest.raises(ValueError, match=r"gamma must be one number here.*received \[0\.0, 1\.0\]"):
+    direct.defaults.choose(x, y, xu, gamma=[0.0, 1.0])            # was averaged to 0.5
+  with pytest.raises(ValueError, match=r"no unlabeled data but gamma=0\.3 < 1"):
+    direct.defaults.choose(x, y, None, gamma=0.3)                 # was replaced by 1.0
+  with pytest.raises(ValueError, match=r"no unlabeled data but gamma=\[0\.3\] < 1"):
+    direct.fit(x, y, None, gamma=0.3)                             # no float32 noise echoed
+  with pytest.raises(ValueError, match=r"lam must be a number in \[0, 3\.40282e\+38\]"):
+    qsg_jax.fit(x, y, xu, num_steps=32, lam=1e39)                 # was 'hyper.lam ... inf'
+  with pytest.warns(UserWarning, match=r"every weight of the solution is below 1e-30"):
+    tied = qsg_jax.fit(x, y, xu, solver="direct", lam=1e38)       # all scores tied, silently
+  assert np.unique(qsg_jax.decision_function(tied, x)).size == 1
+  with pytest.raises(ValueError, match=r"grid\['sigma'\] is empty"):
+    model_selection.fit_over_grid(x, y, xu, x, {"sigma": []}, num_steps=32)
+  one = model_selection.fit_over_grid(x, y, xu, x, {"sigma": 0.5, "step_size": "auto"},
+                                      num_steps=32)                # was iterated per character
+  assert [p["sigma"] for p in one["params"]] == [0.5]
+
+
+def test_metrics_and_messages_of_the_sweep():
+  big = 2**24
+  assert float(qsg_jax.metrics.mean_absolute_error(np.array([big + 1, 5]), np.array([big, 5]))) \
+      == pytest.approx(0.5)                                         # float32 said 0
+  with pytest.raises(ValueError, match="predicted and labels are empty"):
+    qsg_jax.metrics.mean_absolute_error(np.zeros(0, int), np.zeros(0, int))
+  x, y, xu = _small()
+  with pytest.raises(ValueError, match=r"labels must be 0\.\.1 \(0\.\.k-1 with k classes\)"):
+    baselines.fit_pnu_auc(x, 2 * y - 1, xu, lam=1e-3, sigma=1.0, gamma=0.5)
+  three = np.array([0] * 5 + [1] + [2] * 6)
+  with pytest.raises(ValueError, match="Class 1 has a single labeled point, which no fold count"):
+    qsg_jax.cross_validate(x[:12], three, xu, grid={"lam": [1e-3], "sigma": [1.0],
+                                                    "gamma": [0.5]}, solver="direct", num_folds=2)
+  with pytest.raises(TypeError, match=r"received a DirectFit .*qsg_jax\.direct\.decision_function"):
+    qsg_jax.decision_function(direct.fit(x, y, xu), x)
+  with pytest.raises(TypeError, match=r"received FitResult\. A FitResult of qsg_jax\.fit scores "
+                                      r"with qsg_jax\.decision_function"):
+    direct.decision_function(qsg_jax.fit(x, y, xu, solver="direct"), x)
+  with pytest.raises(TypeError, match=r"chunks is one \(x, y\) pair .*pass \[\(x, y\)\]"):
+    online_pairwise.fit_stream((x, y.astype(np.float32)), mu=1.0)

@@ -314,7 +314,7 @@ def test_cross_validation_picks_the_best_grid_entry():
         y[valid], roc_svm.decision_function(fitted.model, x[valid])), atol=1e-6)
   np.testing.assert_allclose(cv.scores, cv.fold_scores.mean(1))
   assert cv.best == {"lam": 1e-3} and cv.scores[1, 0] > 0.85
-  with pytest.raises(ValueError, match="Use fewer folds"):
+  with pytest.raises(ValueError, match="at most the smallest labeled class size"):
     roc_svm.cross_validate(x[:8], y[:8], [{"lam": 1e-3}], num_folds=5)
   with pytest.raises(ValueError, match="grid is empty"):
     roc_svm.cross_validate(x, y, [])

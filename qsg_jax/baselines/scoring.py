@@ -21,7 +21,7 @@ def decision_function(model, x, chunk_size=None):
     model: a ``KernelAUCModel`` (SAMULT, PNU-AUC and their multi-class versions) or a
       ``SvorexModel``.
     x: [m, d] points preprocessed like the training data.
-    chunk_size: rows per kernel block (kernel models; default keeps blocks near 128 MiB).
+    chunk_size: rows per kernel block (kernel models only; default keeps blocks near 128 MiB).
 
   Returns:
     NumPy [m] scores (binary models, SVOREX) or [m, k-1] (multi-class kernel models).
@@ -29,6 +29,9 @@ def decision_function(model, x, chunk_size=None):
   if isinstance(model, kernel_expansion.KernelAUCModel):
     return kernel_expansion.decision_function(model, x, chunk_size)
   if isinstance(model, svorex.SvorexModel):
+    if chunk_size is not None:   # said, not ignored
+      raise ValueError(f"chunk_size={chunk_size!r:.40} applies to the kernel models only; an "
+                       "SVOREX model scores through scikit-learn. Drop chunk_size.")
     return svorex.decision_function(model, x)
   raise TypeError(f"expected a model from a qsg_jax.baselines fit function (KernelAUCModel or "
                   f"SvorexModel); received {type(model).__name__}. For QSG-S2AUC / QS3ORAO use "

@@ -164,12 +164,20 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
   if x_unlabeled is not None:
     x_unlabeled = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], kernel=True)
   rng = np.random.default_rng([seed, 1])
+  if gamma is not None:   # one shared value: a per-split list is not averaged without a word
+    if np.ndim(gamma) != 0:
+      raise ValueError(f"gamma must be one number here (the CV searches one gamma shared by the "
+                       f"splits); received {np.ravel(gamma).tolist()[:6]}. Pass a scalar (e.g. "
+                       "the mean), or None to search it.")
+    gamma = validation.check_gamma(gamma)
+    if x_unlabeled is None and gamma < 1:
+      raise ValueError(f"no unlabeled data but gamma={gamma:g} < 1 gives weight to the "
+                       "unlabeled risks: pass x_unlabeled, or gamma=1 (or None) for supervised "
+                       "training.")
   fixed = {"lam": lam, "sigma": sigma, "gamma": 1.0 if x_unlabeled is None else gamma}
   for name in ("lam", "sigma"):
     if fixed[name] is not None:
       fixed[name] = validation.check_positive(name, fixed[name], allow_zero=name == "lam")
-  if fixed["gamma"] is not None:
-    fixed["gamma"] = float(np.mean(validation.check_gamma(fixed["gamma"])))
   grid = {"lam": LAMS, "sigma": None, "gamma": GAMMAS}
   counts = np.bincount(y_l, minlength=k)
   num_folds = min(NUM_FOLDS, int(counts.min()))

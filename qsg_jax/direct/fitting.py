@@ -37,6 +37,8 @@ FEATURE_MAPS = ("rff", "nystrom")
 DEFAULT_FEATURE_MAP = "nystrom"
 NUM_FEATURES = 512             # p (module docstring of ``qsg_jax.direct``: measured choice).
 NUM_FREQUENCIES = 32           # m per Fourier block (the engine's default): T = p / (2 m).
+# Below this a solution's float32 scores underflow and tie (a lam near 1e30 on scaled data).
+TINY_WEIGHT = 1e-30
 DEFAULT_LANDMARKS = "uniform"  # Nystrom landmarks: "uniform" or "kmeans" (measured choice).
 LANDMARK_SAMPLE = 8192         # unlabeled points landmarks are chosen among (with the labeled).
 KMEANS_ITERS = 10              # Lloyd iterations after k-means++ seeding ("kmeans" landmarks).
@@ -215,27 +217,44 @@ def check_unlabeled(x_unlabeled, dim: int, mesh=None, axis_name: str = "data"):
     if len(shape) != 2 or shape[1] != dim:
       raise ValueError(f"x_unlabeled must be [n, {dim}] (the labeled points' {dim} features); "
                        f"received shape {shape}.")
-    if dtype is not None and np.dtype(dtype).kind not in "biuf":
+    if dtype is not None and np.dtype(dtype).kind not in "biuf" and not jnp.issubdtype(
+        dtype, jnp.floating):   # JAX's bfloat16 / float8: read in float32 chunks
       raise TypeError(f"x_unlabeled must be real numbers; received dtype {dtype}. Encode text or "
                       "categorical columns numerically first.")
     return None if shape[0] == 0 else x_unlabeled
   return x_unlabeled
 
 
-def check_options(feature_map, num_features, num_frequencies, chunk_rows, landmarks, dim):
+def check_options(feature_map, num_features, num_frequencies, chunk_rows, landmarks, dim,
+                  default_num_features=NUM_FEATURES):
   """(num_features, num_frequencies, chunk_rows, landmarks) of ``fit`` / ``cross_validate``
-  checked (landmarks: a method name, or a [p, d] float32 array)."""
+  checked (landmarks: a method name, or a [p, d] float32 array); an option set away from its
+  default where the map ignores it is refused, naming the map it applies to."""
   if not isinstance(feature_map, str) or feature_map not in FEATURE_MAPS:
     raise ValueError(f"feature_map must be one of {FEATURE_MAPS}; received {feature_map!r:.40}.")
   num_features = validation.check_count("num_features", num_features)
   num_frequencies = validation.check_count("num_frequencies", num_frequencies)
   chunk_rows = validation.check_count("chunk_rows", chunk_rows)
-  if isinstance(landmarks, str):
-    if landmarks not in feature_maps.LANDMARK_METHODS:
-      raise ValueError(f"landmarks must be an array [p, d] or one of "
-                       f"{feature_maps.LANDMARK_METHODS}; received {landmarks!r:.40}.")
-  elif feature_map == "nystrom":
+  if landmarks is None:   # as cross_validate's grid["landmarks"] holds for the rff map
+    landmarks = DEFAULT_LANDMARKS
+  given_landmarks = not isinstance(landmarks, str)
+  if not given_landmarks and landmarks not in feature_maps.LANDMARK_METHODS:
+    raise ValueError(f"landmarks must be an array [p, d] or one of "
+                     f"{feature_maps.LANDMARK_METHODS}; received {landmarks!r:.40}.")
+  if feature_map == "nystrom" and given_landmarks:
     landmarks = validation.check_points("landmarks", landmarks, dim=dim, kernel=True)
+  ignored = []
+  if feature_map == "rff" and (given_landmarks or landmarks != DEFAULT_LANDMARKS):
+    ignored.append(("landmarks", "feature_map='nystrom'"))
+  if feature_map == "nystrom" and num_frequencies != NUM_FREQUENCIES:
+    ignored.append(("num_frequencies", "feature_map='rff'"))
+  if feature_map == "nystrom" and given_landmarks and num_features not in (
+      default_num_features, landmarks.shape[0]):
+    ignored.append(("num_features", f"landmarks given as a method name (the array's "
+                    f"{landmarks.shape[0]} rows are p)"))
+  for name, where in ignored:
+    raise ValueError(f"{name} has no effect with feature_map={feature_map!r}: it applies with "
+                     f"{where} only. Leave it at its default, or change the map.")
   return num_features, num_frequencies, chunk_rows, landmarks
 
 
@@ -402,8 +421,9 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
   x_unlabeled = check_unlabeled(x_unlabeled, x_l.shape[1], mesh, axis_name)
   check_memory(feature_map, num_features, landmarks, k + 1, x_l.shape[0], x_unlabeled)
   if x_unlabeled is None and np.any(gamma < 1):
-    raise ValueError(f"no unlabeled data but gamma={gamma.tolist()} < 1 gives weight to the "
-                     "unlabeled risks: pass x_unlabeled, or set gamma=1 for supervised training.")
+    raise ValueError(f"no unlabeled data but gamma={[round(float(g), 6) for g in gamma]} < 1 "
+                     "gives weight to the unlabeled risks: pass x_unlabeled, or set gamma=1 for "
+                     "supervised training.")
   validation.warn_if_unscaled("x_labeled", x_l, stacklevel=4)
   if isinstance(x_unlabeled, np.ndarray) and not isinstance(x_unlabeled, np.memmap):
     validation.warn_if_unscaled("x_unlabeled", x_unlabeled, stacklevel=4)   # in memory: cheap
@@ -432,6 +452,10 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
                   f"sigma={sigma:g} so small that the kernel is flat): the solution is f = 0 and "
                   "all scores tie. Raise sigma (min-max scaled features suit 0.1..10; in the "
                   "estimators: lower length_scale), or check the data.", UserWarning, stacklevel=3)
+  elif np.max(np.abs(np.asarray(weights, np.float64))) < TINY_WEIGHT:
+    warnings.warn(f"every weight of the solution is below {TINY_WEIGHT:g} (lam={lam:g} against "
+                  "the data's curvature): the float32 scores underflow and tie. Lower lam (the "
+                  "papers' grid spans 2^-10..2^10).", UserWarning, stacklevel=3)
   model = model_of(psi, feature_key, sigma, weights, split_weights)
   residual = np.nan
   if isinstance(psi, feature_maps.NystromMap):
@@ -528,8 +552,10 @@ def _checked_points(model, x):
     return model, validation.check_points("x", x, dim=model.landmarks.shape[1], allow_empty=True,
                                           kernel=True)
   if not isinstance(model, engine.Model):
+    hint = (" A FitResult of qsg_jax.fit scores with qsg_jax.decision_function(result, x) (or "
+            "pass result.model here)." if type(model).__name__ == "FitResult" else "")
     raise TypeError(f"model must be a direct fit (its DirectFit, or the model: NystromModel or "
-                    f"engine.Model); received {type(model).__name__:.60}.")
+                    f"engine.Model); received {type(model).__name__:.60}.{hint}")
   x = validation.check_points("x", x, dim=dim, allow_empty=True, kernel=True)
   validation.check_phase_range("x", x, float(model.sigma))
   return model, x

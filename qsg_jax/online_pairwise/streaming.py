@@ -135,7 +135,7 @@ def _check_chunk(index, x, y, dim, dtype):
     if type(arr).__module__.startswith("scipy.sparse"):
       raise TypeError(f"chunk {index}: {name} is a scipy sparse matrix; the O(d^2) update needs "
                       f"dense rows: yield {name}.toarray() chunk by chunk.")
-  x, y = np.asarray(x), np.asarray(y)
+  x, y = validation.as_numbers(x), validation.as_numbers(y)   # bfloat16 read as float32
   if x.ndim != 2:
     raise ValueError(f"chunk {index}: x must have shape [c, d]; received shape {x.shape}. "
                      "Reshape a single example to [1, d].")
@@ -211,6 +211,11 @@ def _iterate(chunks, num_chunks):
       raise ValueError("chunks is a function of the chunk index: pass num_chunks too, e.g. "
                        "fit_stream(make_chunk, num_chunks=100).")
     return (chunks(i) for i in range(int(num_chunks)))
+  if isinstance(chunks, (tuple, list)) and len(chunks) == 2 and all(
+      hasattr(part, "shape") for part in chunks) and len(chunks[0].shape) == 2 and len(
+          chunks[1].shape) == 1:
+    raise TypeError(f"chunks is one (x, y) pair (x of shape {tuple(chunks[0].shape)}, y of shape "
+                    f"{tuple(chunks[1].shape)}), not an iterable of pairs: pass [(x, y)].")
   try:
     iterator = iter(chunks)
   except TypeError:

@@ -269,11 +269,12 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       warnings.warn(f"num_landmarks={num_landmarks} > n_samples={X.shape[0]}; using "
                     f"{X.shape[0]} landmarks.", UserWarning)
       num_landmarks = X.shape[0]
+    nystrom = dict(sigma=sigma, num_landmarks=num_landmarks, landmarks=self.landmarks)
     result = model_lib.fit(
         X, positive.astype(np.int32), kernel=self.kernel, lam=self.lam, loss=self.loss,
-        num_pairs=self.num_pairs, sigma=sigma, num_landmarks=num_landmarks,
-        landmarks=self.landmarks, optimizer=self.optimizer, learning_rate=self.learning_rate,
-        max_steps=self.max_steps, tol=self.tol, key=seed)
+        num_pairs=self.num_pairs, optimizer=self.optimizer, learning_rate=self.learning_rate,
+        max_steps=self.max_steps, tol=self.tol, key=seed,
+        **(nystrom if self.kernel == "nystrom" else {}))
     self.input_min_, self.input_scale_, self.sigma_ = low, scale, sigma
     self.model_ = result.model
     self.n_iter_ = result.num_steps
