@@ -208,6 +208,10 @@ def run(settings: Settings, log=cli.log_line):
     cli.UserError: no dataset could be run.
     store_lib.StoreError, PermissionError: the output directory cannot be used as asked.
   """
+  try:   # sizes the data cannot give: said before any run store starts
+    protocols.check_num_labeled(settings.datasets, settings.num_labeled, settings.data_dir)
+  except ValueError as e:
+    raise cli.UserError(str(e)) from None
   store = store_lib.RunStore(settings.output_dir, "auc_comparison")
   store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
               overwrite=settings.overwrite)

@@ -257,7 +257,11 @@ def solver_of(settings) -> str:
   """The solver the trials run ("dsg" or "direct", ``qsg_jax.config.choose_solver``), else a
   ``cli.UserError`` naming the flags that --solver cannot take."""
   try:
-    return qsg_jax.config.choose_solver(qsg_jax.FitConfig(**cli.engine_params(settings)))
+    config = qsg_jax.FitConfig(**cli.engine_params(settings))
+  except ValueError as error:   # a flag's value (the message names it: lam, sigma, ...)
+    raise cli.UserError(f"--{error}") from error
+  try:
+    return qsg_jax.config.choose_solver(config)
   except ValueError as error:
     raise cli.UserError(f"--solver={settings.solver}: {error}") from error
 

@@ -89,6 +89,14 @@ class Settings(cli.RunSettings):
                                     lower=1)
   run_trials: bool = cli.setting(True, "Run the trials (--norun_trials: CV and timing only).")
 
+  def __post_init__(self):
+    super().__post_init__()   # the name is known after this
+    task = data_lib.registry.get_entry(self.dataset).task
+    if task == "binary":   # one split: nothing to correct per split (was an IndexError, late)
+      raise cli.UserError(f"--dataset={self.dataset} is a binary dataset; split corrections "
+                          "need k >= 3 ordered classes (an ordinal or regression dataset, e.g. "
+                          "sgemm).")
+
 
 def _split_lam(value):
   """None (plain QS3ORAO, exactly as its trials) for inf, else the value."""

@@ -133,6 +133,9 @@ def time_dataset(name, settings, params, log=cli.log_line, store=None):
   num_u = trial.x_unlabeled.shape[0]
   order = protocols.seed_rng(settings.seed, "timing_order").permutation(num_u)
   grid = sorted({s for s in settings.sizes if s < num_u} | ({num_u} if settings.full else set()))
+  if not grid:   # nothing to time: said, not a plotting traceback later
+    raise cli.UserError(f"{name}: every --sizes value {list(settings.sizes)} is at least its "
+                        f"{num_u} unlabeled points; pass smaller sizes or --full.")
   k = proto.num_classes
   cap = settings.exact_cap if k == 2 else settings.exact_cap_ordinal
   memory_fraction = settings.memory_fraction
@@ -280,6 +283,10 @@ def run(settings: Settings, log=cli.log_line):
   """
   params = dict(cli.ENGINE_DEFAULTS, num_steps=settings.num_steps,
                 num_frequencies=settings.num_frequencies)
+  try:   # sizes the data cannot give: said before any run store starts
+    protocols.check_num_labeled(settings.datasets, settings.num_labeled, settings.data_dir)
+  except ValueError as e:
+    raise cli.UserError(str(e)) from None
   store = store_lib.RunStore(settings.output_dir, "timing_vs_unlabeled")
   store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
               overwrite=settings.overwrite)

@@ -221,6 +221,9 @@ def run_dataset(name, settings, log=cli.log_line):
   dataset = data_lib.load(name, data_dir=settings.data_dir)
   base = protocols.protocol_for(dataset)
   usable, skipped = plan_sizes(dataset, settings.labeled_sizes, settings.min_cover_probability)
+  if not usable:   # before any run store: a run of no cells would state a conclusion
+    raise cli.UserError(f"{name}: no --labeled_sizes value can be measured (" + "; ".join(
+        f"{s['num_labeled']}: {s['reason']}" for s in skipped) + "). Pass smaller sizes.")
   store = store_lib.RunStore(pathlib.Path(settings.output_dir) / name, "unlabeled_value")
   store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
               overwrite=settings.overwrite, selection=_SELECTION)

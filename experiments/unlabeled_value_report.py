@@ -164,6 +164,8 @@ def plot_dataset(rows, dataset, metric, path):
 
 def conclusion_lines(dataset, rows):
   """Plain-language lines: where the unlabeled term helps or hurts (|diff| > 2 SE)."""
+  if not rows:
+    return [f"{dataset}: no measurements, so no conclusion."]
   lines = []
   for kind in ("helps", "hurts"):
     hits = [r for r in rows if r["verdict"] == kind]

@@ -457,6 +457,15 @@ def check_positive(name: str, value: float, allow_zero: bool = False, allow_inf:
   return v
 
 
+def check_float32_range(name: str, value: float, fix: str) -> float:
+  """``value`` (a checked number) if float32 holds it, else a ``ValueError`` naming ``name``:
+  beyond 3.4e38 the solvers' float32 arithmetic turns it into inf, deep inside."""
+  largest = float(np.finfo(np.float32).max)   # compared as Python floats: no cast to float32
+  if float(value) > largest:
+    raise ValueError(f"{name}={value:g} is beyond float32's range (at most {largest:.4g}): {fix}")
+  return value
+
+
 def check_phase_range(name: str, x: ArrayLike, sigma: float | jax.Array) -> None:
   """Checks that random Fourier phases omega . x of ``x`` stay within ``numerics.MAX_PHASE``.
 

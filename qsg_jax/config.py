@@ -86,10 +86,12 @@ class FitConfig:
 
   def __post_init__(self):
     set_ = lambda name, value: object.__setattr__(self, name, value)
-    set_("sigma", validation.check_positive("sigma", self.sigma))
-    set_("lam", validation.check_positive(   # beyond float32: inf inside, an internal error
-        "lam", self.lam, allow_zero=True, at_most=float(np.finfo(np.float32).max),
-        fix="The solvers compute in float32; a lam that large makes f = 0 anyway."))
+    set_("sigma", validation.check_float32_range(   # beyond float32: inf deep inside
+        "sigma", validation.check_positive("sigma", self.sigma),
+        "the solvers compute in float32; min-max scaled features suit 0.1..10."))
+    set_("lam", validation.check_float32_range(
+        "lam", validation.check_positive("lam", self.lam, allow_zero=True),
+        "the solvers compute in float32; a lam that large makes f = 0 anyway."))
     set_("gamma", validation.check_gamma(self.gamma))
     set_("step_size", check_step_size(self.step_size))
     for name in ("num_steps", "num_frequencies", "unlabeled_batch_size"):

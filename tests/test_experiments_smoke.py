@@ -106,3 +106,32 @@ def test_every_script_lists_resume_and_overwrite_in_its_help(module):
                         text=True, capture_output=True, check=False)
   assert "--[no]resume" in proc.stdout and "--[no]overwrite" in proc.stdout
   assert "--output_dir" in proc.stdout
+
+
+def test_script_flags_the_data_cannot_serve_are_refused_before_any_run(tmp_path):
+  """A sweep of the scripts (2026-11-29): a dataset listed twice counted its trials twice, a
+  binary set failed late in split_corrections, --num_labeled beyond the data and --sigma beyond
+  float32 ended in tracebacks that left a run blocking the rerun, and sizes that no dataset
+  could serve made a 'complete' run with a conclusion."""
+  # pylint: disable=g-import-not-at-top
+  from experiments import auc_comparison, split_corrections, unlabeled_value
+  from experiments import unlabeled_value_report
+  from experiments.common import cli, protocols
+  out = str(tmp_path / "o")
+  with pytest.raises(cli.UserError, match=r"'lev' and 'LEV' name the same dataset"):
+    auc_comparison.Settings(datasets=("lev", "LEV"), output_dir=out)
+  with pytest.raises(cli.UserError, match=r"--dataset=breast_cancer is a binary dataset"):
+    split_corrections.Settings(dataset="breast_cancer", output_dir=out)
+  with pytest.raises(ValueError, match=r"--num_labeled on breast_cancer: num_labeled=100000 "
+                                       r"leaves no other point"):
+    protocols.check_num_labeled(("breast_cancer",), 100000)
+  with pytest.raises(cli.UserError, match=r"--sigma=1e\+40 is beyond float32's range"):
+    run.solver_of(run.Settings(sigma=1e40, output_dir=out))
+  settings = unlabeled_value.Settings(datasets=("breast_cancer",), labeled_sizes=(100000,),
+                                      output_dir=out)
+  with pytest.raises(cli.UserError, match=r"breast_cancer: no --labeled_sizes value can be "
+                                          r"measured \(100000: more than half"):
+    unlabeled_value.run_dataset("breast_cancer", settings)
+  assert not (tmp_path / "o").exists()
+  assert unlabeled_value_report.conclusion_lines("x", []) == ["x: no measurements, so no "
+                                                              "conclusion."]

@@ -226,11 +226,16 @@ class Settings:
       if problem:
         raise UserError(f"{field.name} {problem}; received {value!r}.")
       if field.name in DATASET_FIELDS:   # before any run store: a typo leaves nothing behind
+        seen = {}
         for name in value if is_list else (value,):
           try:
-            data_lib.registry.get_entry(name)
+            entry = data_lib.registry.get_entry(name)
           except (TypeError, ValueError) as e:
             raise UserError(f"--{field.name}: {e}") from None
+          if id(entry) in seen:   # one dataset twice: its trials would count twice
+            raise UserError(f"--{field.name}: {seen[id(entry)]!r} and {name!r} name the same "
+                            "dataset; list each dataset once.")
+          seen[id(entry)] = name
 
   def as_dict(self, exclude=()):
     """The settings as a JSON-able dict, without the names in ``exclude``."""

@@ -40,6 +40,21 @@ class Protocol:
   test_fraction: float = 0.2  # held-out share when the source has no test file (binary)
 
 
+def check_num_labeled(names, num_labeled, data_dir=None):
+  """Raises ``ValueError`` naming the dataset where ``num_labeled`` leaves no unlabeled point
+  (``protocol_for``'s check), for scripts to call before their run store starts; a dataset whose
+  files are missing is left to the run, which skips it with its reason."""
+  for name in names:
+    try:
+      dataset = data_lib.load(name, data_dir=data_dir)
+    except data_lib.DataNotFoundError:
+      continue
+    try:
+      protocol_for(dataset, num_labeled)
+    except ValueError as e:
+      raise ValueError(f"--num_labeled on {name}: {e}") from None
+
+
 def protocol_for(dataset, num_labeled=None, num_classes=None):
   """The paper protocol matching ``dataset.task``, with optional overrides."""
   if dataset.task == "binary":

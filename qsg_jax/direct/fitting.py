@@ -414,7 +414,9 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
       feature_map, num_features, num_frequencies, chunk_rows, landmarks, x_l.shape[1])
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   gamma = validation.check_gamma(gamma, k)
-  sigma = validation.check_positive("sigma", sigma)
+  sigma = validation.check_float32_range(   # beyond: an internal error of the moments
+      "sigma", validation.check_positive("sigma", sigma),
+      "the map computes in float32; min-max scaled features suit 0.1..10.")
   lam = validation.check_positive("lam", lam, allow_zero=True)
   if split_lam is not None:
     split_lam = validation.check_positive("split_lam", split_lam, allow_inf=True)

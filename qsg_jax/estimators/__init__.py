@@ -52,6 +52,17 @@ trains in every fold, as the papers' CV)::
                           scoring=get_scorer("roc_auc"))          # or scoring="roc_auc",
     search.fit(X, y)                                              # cv=LabeledStratifiedKFold()
 
+Wrappers that read y themselves see -1 as a class too, and nothing here can see them do it:
+``CalibratedClassifierCV(QSGS2AUC())`` fitted on semi-supervised y calibrates three classes and
+predicts one (a sweep of 2026-11-29: every row class 0 where the ranker's AUC is about 1). Fit
+the ranker on every row, then calibrate it on labeled rows only::
+
+    ranker = QSGS2AUC().fit(X, y)                                 # unlabeled rows marked -1
+    labeled = y != -1
+    calibrated = CalibratedClassifierCV(FrozenEstimator(ranker)).fit(X[labeled], y[labeled])
+
+(``sklearn.frozen.FrozenEstimator``, scikit-learn >= 1.6).
+
 Defaults that work: "auto"
 --------------------------
 ``QSGS2AUC()`` / ``QS3ORAO()`` with no arguments solve the squared loss exactly (``solver``
