@@ -50,13 +50,19 @@ def refuse_sparse(name: str, x) -> None:
   _refuse_sparse(name, x)
 
 
+def is_extra_float(dtype) -> bool:
+  """Whether ``dtype`` is one of JAX's floats NumPy does not count as numbers (bfloat16, float8:
+  ml_dtypes' kind "V"); they are read as float32."""
+  return np.dtype(dtype).kind == "V" and jnp.issubdtype(dtype, jnp.floating)
+
+
 def as_numbers(x):
   """``x`` as a NumPy array; pandas nullable numbers (Int64, Float64, boolean, with pd.NA) become
   float64 with NaN for NA, where NumPy would make an object array of them; JAX's bfloat16 and
   float8 arrays become float32 (as float16 is computed)."""
   arr = np.asarray(x)
-  if arr.dtype.kind == "V" and jnp.issubdtype(arr.dtype, jnp.floating):
-    return arr.astype(np.float32)   # JAX's bfloat16 / float8 (ml_dtypes): NumPy's "not a number"
+  if is_extra_float(arr.dtype):
+    return arr.astype(np.float32)
   if arr.dtype == object and hasattr(x, "to_numpy"):
     try:
       return x.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -455,6 +461,30 @@ def check_positive(name: str, value: float, allow_zero: bool = False, allow_inf:
       at_most is not None and v > at_most):
     raise ValueError(message(what))
   return v
+
+
+def set_away_from_default(value, default) -> bool:
+  """Whether ``value`` differs from a parameter's ``default`` (so the user set it): a bool never
+  equals a number, text never a non-text, None only None; arrays compare element-wise;
+  callables always differ."""
+  if value is default:
+    return False
+  if (callable(value) or isinstance(value, (bool, np.bool_)) != isinstance(default, (bool, np.bool_))
+      or isinstance(value, str) != isinstance(default, str) or (value is None) != (default is None)):
+    return True
+  if np.ndim(value) or np.ndim(default):
+    return np.shape(value) != np.shape(default) or not np.array_equal(value, default)
+  return bool(value != default)
+
+
+def refuse_ignored(options: dict, setting: str, applies_with: str) -> None:
+  """Raises ``ValueError`` for the first option, ``{name: (value, default)}``, set away from its
+  default where ``setting`` (e.g. "kernel='linear'") gives it no effect: never ignored."""
+  for name, (value, default) in options.items():
+    if set_away_from_default(value, default):
+      shown = f"{name}={value!r:.60}" if np.ndim(value) == 0 else name
+      raise ValueError(f"{shown} has no effect with {setting}: it applies with {applies_with} "
+                       f"only. Leave it at its default ({default!r:.40}), or use {applies_with}.")
 
 
 def check_float32_range(name: str, value: float, fix: str) -> float:

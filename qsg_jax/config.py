@@ -133,15 +133,8 @@ def loss_name(config: FitConfig) -> str:
 def changed_fields(config: FitConfig, names) -> list:
   """The fields among ``names`` whose value differs from their default (given by the user)."""
   defaults = {f.name: f.default for f in dataclasses.fields(FitConfig)}
-  changed = []
-  for name in names:
-    value, default = getattr(config, name), defaults[name]
-    if value is default:
-      continue
-    if callable(value) or isinstance(value, str) != isinstance(default, str) or (
-        value is None) != (default is None) or value != default:
-      changed.append(name)
-  return changed
+  return [name for name in names
+          if validation.set_away_from_default(getattr(config, name), defaults[name])]
 
 
 def choose_solver(config: FitConfig, dsg_options=()) -> str:

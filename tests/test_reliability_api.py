@@ -84,9 +84,9 @@ def test_options_that_would_be_ignored_are_refused_naming_where_they_apply():
   x, y, xu = _small()
   with pytest.raises(ValueError, match=r"landmarks has no effect with feature_map='rff'"):
     direct.fit(x, y, xu, feature_map="rff", num_features=64, landmarks=x[:7])
-  with pytest.raises(ValueError, match=r"num_frequencies has no effect with feature_map='nystrom'"):
+  with pytest.raises(ValueError, match=r"num_frequencies=3 has no effect with feature_map='nystrom'"):
     direct.fit(x, y, xu, num_frequencies=3)
-  with pytest.raises(ValueError, match=r"num_features has no effect with feature_map='nystrom'"):
+  with pytest.raises(ValueError, match=r"num_features=3 has no effect with feature_map='nystrom'"):
     direct.fit(x, y, xu, num_features=3, landmarks=x[:7])
   assert direct.fit(x, y, xu, landmarks=x[:7]).model.landmarks.shape == (7, 3)
   for kwargs in (dict(num_landmarks=5), dict(landmarks="kmeans"), dict(kmeans_iters=3),

@@ -217,8 +217,8 @@ def check_unlabeled(x_unlabeled, dim: int, mesh=None, axis_name: str = "data"):
     if len(shape) != 2 or shape[1] != dim:
       raise ValueError(f"x_unlabeled must be [n, {dim}] (the labeled points' {dim} features); "
                        f"received shape {shape}.")
-    if dtype is not None and np.dtype(dtype).kind not in "biuf" and not jnp.issubdtype(
-        dtype, jnp.floating):   # JAX's bfloat16 / float8: read in float32 chunks
+    if dtype is not None and np.dtype(dtype).kind not in "biuf" and not (
+        validation.is_extra_float(dtype)):   # bfloat16 / float8: read in float32 chunks
       raise TypeError(f"x_unlabeled must be real numbers; received dtype {dtype}. Encode text or "
                       "categorical columns numerically first.")
     return None if shape[0] == 0 else x_unlabeled
@@ -243,18 +243,17 @@ def check_options(feature_map, num_features, num_frequencies, chunk_rows, landma
                      f"{feature_maps.LANDMARK_METHODS}; received {landmarks!r:.40}.")
   if feature_map == "nystrom" and given_landmarks:
     landmarks = validation.check_points("landmarks", landmarks, dim=dim, kernel=True)
-  ignored = []
-  if feature_map == "rff" and (given_landmarks or landmarks != DEFAULT_LANDMARKS):
-    ignored.append(("landmarks", "feature_map='nystrom'"))
-  if feature_map == "nystrom" and num_frequencies != NUM_FREQUENCIES:
-    ignored.append(("num_frequencies", "feature_map='rff'"))
-  if feature_map == "nystrom" and given_landmarks and num_features not in (
-      default_num_features, landmarks.shape[0]):
-    ignored.append(("num_features", f"landmarks given as a method name (the array's "
-                    f"{landmarks.shape[0]} rows are p)"))
-  for name, where in ignored:
-    raise ValueError(f"{name} has no effect with feature_map={feature_map!r}: it applies with "
-                     f"{where} only. Leave it at its default, or change the map.")
+  if feature_map == "rff":   # options the map ignores, set away from their defaults: refused
+    validation.refuse_ignored({"landmarks": (landmarks, DEFAULT_LANDMARKS)}, "feature_map='rff'",
+                              "feature_map='nystrom'")
+  else:
+    validation.refuse_ignored({"num_frequencies": (num_frequencies, NUM_FREQUENCIES)},
+                              "feature_map='nystrom'", "feature_map='rff'")
+    if given_landmarks and num_features != landmarks.shape[0]:
+      validation.refuse_ignored(
+          {"num_features": (num_features, default_num_features)}, "feature_map='nystrom' and "
+          f"landmarks given as an array (its {landmarks.shape[0]} rows are p)",
+          "landmarks given as a method name")
   return num_features, num_frequencies, chunk_rows, landmarks
 
 

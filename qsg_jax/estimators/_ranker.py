@@ -451,11 +451,11 @@ def prepare_training_data(estimator, X, y):
   unlabeled = validation.unlabeled_mask(y, marker)
   y_labeled = y[~unlabeled]
   shown = validation.MARKER if isinstance(marker, str) and marker == "auto" else marker
-  if shown is not None and not unlabeled.any() and y.dtype.kind in "biuf" and shown != (
-      validation.MARKER) and (y == validation.MARKER).any():
+  minus_ones = int(np.sum(y == validation.MARKER)) if y.dtype.kind in "biuf" else 0
+  if shown is not None and shown != validation.MARKER and minus_ones and not unlabeled.any():
     warnings.warn(
         f"unlabeled_label={shown!r} marks no row of y, so all rows are labeled and the "
-        f"{int((y == validation.MARKER).sum())} rows of -1 are trained as a class. If -1 marks "
+        f"{minus_ones} rows of -1 are trained as a class. If -1 marks "
         "the unlabeled rows, pass unlabeled_label=-1; if -1 is a class and every row is labeled, "
         "pass unlabeled_label=None.", UserWarning, stacklevel=3)
   if not y_labeled.size:

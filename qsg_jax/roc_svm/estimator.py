@@ -219,18 +219,13 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     """A parameter set away from its default where it has no effect is an error, not ignored."""
     defaults = {name: p.default for name, p in
                 inspect.signature(type(self).__init__).parameters.items()}
-    unused = []
+    given = lambda *names: {name: (getattr(self, name), defaults[name]) for name in names}
     if self.kernel == "linear":
-      unused += [(name, "kernel='nystrom'") for name in ("sigma", "num_landmarks", "landmarks")]
+      validation.refuse_ignored(given("sigma", "num_landmarks", "landmarks"), "kernel='linear'",
+                                "kernel='nystrom'")
     if self.threshold == "accuracy":
-      unused += [("target_rate", "threshold='sensitivity' or 'specificity'")]
-    for name, where in unused:
-      value = getattr(self, name)
-      if isinstance(value, (bool, np.bool_)) or not value == defaults[name]:
-        raise ValueError(
-            f"{name}={value!r:.60} has no effect with kernel={self.kernel!r}, "
-            f"threshold={self.threshold!r}: it applies with {where} only. Leave it at its "
-            f"default ({defaults[name]!r}) or set {where}.")
+      validation.refuse_ignored(given("target_rate"), "threshold='accuracy'",
+                                "threshold='sensitivity' or 'specificity'")
 
   def fit(self, X, y):
     """Fits the ROC-SVM on ``X`` [n, p] and two-class labels ``y`` [n]; returns self."""

@@ -241,18 +241,15 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   counts = check_counts(num_pairs=num_pairs, num_landmarks=num_landmarks,
                         kmeans_iters=kmeans_iters, kmeans_sample_size=kmeans_sample_size,
                         max_steps=max_steps, patience=patience, pairs_per_block=pairs_per_block)
-  given = dict(num_landmarks=num_landmarks, landmarks=landmarks, kmeans_iters=kmeans_iters,
-               kmeans_sample_size=kmeans_sample_size, pairs_per_block=pairs_per_block)
-  for name, value in given.items():   # away from its default where it has no effect: refused
-    applies = risk == "full" if name == "pairs_per_block" else kernel == "nystrom"
-    default = _FIT_DEFAULTS[name]
-    if not applies and (isinstance(value, (bool, np.bool_)) or not (
-        value is default or (value is not None and default is not None and value == default))):
-      where = "risk='full' (the streamed full risk)" if name == "pairs_per_block" else (
-          "kernel='nystrom'")
-      raise ValueError(f"{name}={value!r:.60} has no effect with kernel={kernel!r}, risk="
-                       f"{risk!r}: it applies with {where} only. Drop it, or change the "
-                       f"{'risk' if name == 'pairs_per_block' else 'kernel'}.")
+  given = lambda **values: {name: (value, _FIT_DEFAULTS[name]) for name, value in values.items()}
+  setting = f"kernel={kernel!r}, risk={risk!r}"
+  if kernel != "nystrom":   # set away from their defaults where they have no effect: refused
+    validation.refuse_ignored(given(
+        num_landmarks=num_landmarks, landmarks=landmarks, kmeans_iters=kmeans_iters,
+        kmeans_sample_size=kmeans_sample_size), setting, "kernel='nystrom'")
+  if risk != "full":
+    validation.refuse_ignored(given(pairs_per_block=pairs_per_block), setting,
+                              "risk='full' (the streamed full risk)")
   tol = check_tol(tol)
   objective = objective_lib.Objective(
       loss, risk, "kernel" if kernel == "gaussian" else "linear",
@@ -330,6 +327,7 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
 
 
 _FIT_DEFAULTS = {name: p.default for name, p in inspect.signature(fit).parameters.items()}
+
 
 def _scale_text(x, kernel, sigma):
   """The data scale a failed fit reports: the features' range (and sigma for kernel models)."""
