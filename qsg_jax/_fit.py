@@ -12,7 +12,7 @@ Both give a ``FitResult`` that ``decision_function``, ``predict``, ``split_score
 
 import math
 import warnings
-from typing import Callable, NamedTuple, Optional, Union
+from typing import Callable, NamedTuple, Optional, Tuple, Union
 
 import jax
 import jax.numpy as jnp
@@ -46,6 +46,8 @@ class FitResult(NamedTuple):
   config: engine.EngineConfig  # num_classes, and how DSG models are scored.
   num_features: int          # d, checked at prediction time.
   solver: str = "dsg"        # the solver that ran: "dsg" or "direct".
+  feature_names: Optional[Tuple[str, ...]] = None  # x_labeled's column names when it was a
+                             # data frame: a frame scored must have them, in order.
 
 
 class Inputs(NamedTuple):
@@ -122,6 +124,7 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] =
                     f"{type(config).__name__}. Pass hyper-parameters as FitConfig(...) or as "
                     "keyword arguments.")
   config = (config or FitConfig()).replace(**hyperparams)
+  names = validation.column_names(x_labeled)
   given = {"num_shards": num_shards is not None, "cache_unlabeled": cache_unlabeled is not None,
            "chunk_size": chunk_size != CHUNK_SIZE, "block_group": block_group != BLOCK_GROUP,
            "num_segments": num_segments != NUM_SEGMENTS,
@@ -129,7 +132,7 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] =
   if config_lib.choose_solver(config, [name for name, g in given.items() if g]) == "direct":
     return _fit_direct(x_labeled, y_labeled, x_unlabeled, config, key, num_classes=num_classes,
                        progress=progress, mesh=mesh, axis_name=axis_name,
-                       threshold_surrogate=threshold_surrogate)
+                       threshold_surrogate=threshold_surrogate)._replace(feature_names=names)
   if isinstance(x_unlabeled, distributed.ShardedUnlabeled):
     raise TypeError("x_unlabeled is a distributed.ShardedUnlabeled, which the direct solver reads "
                     f"(one pass over its strata); this fit runs DSG (solver={config.solver!r}), "
@@ -140,7 +143,7 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] =
                   cache_unlabeled=cache_unlabeled, chunk_size=chunk_size,
                   block_group=block_group, num_segments=num_segments,
                   threshold_surrogate=threshold_surrogate,
-                  divergence_threshold=divergence_threshold)
+                  divergence_threshold=divergence_threshold)._replace(feature_names=names)
 
 
 def _fit_direct(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, progress, mesh,
@@ -172,6 +175,7 @@ def _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, pro
   num_segments = validation.check_count("num_segments", num_segments)
   key = validation.check_key(key)
   inputs = checked_inputs(x_labeled, y_labeled, x_unlabeled, config.sigma, num_classes)
+  direct.fitting.warn_if_narrow(inputs.x_labeled, config.sigma, stacklevel=4)
   # Rows padded to size buckets (``engine.bucket_data``): a new data size reuses a compilation.
   data, n_l, n_u = engine.bucket_data(engine.TrainData(*inputs[:3]), unlabeled=mesh is None)
   data = engine.TrainData(*map(jnp.asarray, data))   # on the device once, not per segment
@@ -203,7 +207,8 @@ def checked_inputs(x_labeled, y_labeled, x_unlabeled, sigma: float,
   x_l = validation.check_points("x_labeled", x_labeled)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   has_unlabeled = x_unlabeled is not None and np.asarray(x_unlabeled).size > 0
-  x_u = (validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1]) if has_unlabeled
+  x_u = (validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1],
+                                 columns=validation.column_names(x_labeled)) if has_unlabeled
          else np.zeros((1, x_l.shape[1]), np.float32))
   for name, x in (("x_labeled", x_l), ("x_unlabeled", x_u)):
     validation.check_phase_range(name, x, sigma)
@@ -356,7 +361,8 @@ def _checked_result(result, x, name="x"):
     raise TypeError(f"result must be the FitResult of qsg_jax.fit; received {kind}. For a bare "
                     f"engine.Model use qsg_jax.engine.{name}(model, x).")
   nystrom = isinstance(result.model, direct.NystromModel)
-  x = validation.check_points("x", x, dim=result.num_features, kernel=nystrom)
+  x = validation.check_points("x", x, dim=result.num_features, kernel=nystrom,
+                              columns=result.feature_names)
   if nystrom:   # no Fourier phases; kernel: squared norms must fit in float32
     return x
   validation.check_phase_range("x", x, float(result.model.sigma))

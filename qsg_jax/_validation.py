@@ -71,6 +71,39 @@ def as_numbers(x):
   return arr
 
 
+def column_names(x) -> Optional[Tuple[str, ...]]:
+  """The column names of a data frame ``x`` (pandas, polars) when every one is a string, else
+  None (arrays; a frame with integer names): scikit-learn's rule for ``feature_names_in_``."""
+  columns = getattr(x, "columns", None)
+  if columns is None or isinstance(x, np.ndarray):
+    return None
+  names = tuple(columns)
+  return names if names and all(isinstance(n, str) for n in names) else None
+
+
+def check_columns(name: str, x, expected: Optional[Tuple[str, ...]],
+                  fitted: str = "the training data") -> None:
+  """``ValueError`` when ``x`` is a data frame whose column names differ from ``expected`` (the
+  names of ``fitted``), in order or in kind: its columns would be read by position, so a
+  reordered frame would be scored silently wrong. Nothing to compare (``expected`` None, or
+  ``x`` without string names, e.g. an array): no check."""
+  names = column_names(x)
+  if expected is None or names is None or names == tuple(expected):
+    return
+  expected = tuple(expected)
+  if sorted(names) == sorted(expected):
+    first = next(i for i, (a, b) in enumerate(zip(names, expected)) if a != b)
+    raise ValueError(f"{name} has the columns of {fitted} in another order (column {first} is "
+                     f"{names[first]!r}, was {expected[first]!r}); values are read by position. "
+                     f"Reorder them: {name if name.isidentifier() else 'chunk'}"
+                     f"[{list(expected)!r:.200}].")
+  missing = [n for n in expected if n not in names]
+  unexpected = [n for n in names if n not in expected]
+  raise ValueError(f"{name}'s columns differ from those of {fitted}: missing "
+                   f"[{summarize(missing)}], unexpected [{summarize(unexpected)}]. Pass the "
+                   "columns it was fitted on, in the same order.")
+
+
 def _row_col(bad):
   """(row, column) of the first True of a 2-D bool array."""
   flat = int(np.argmax(bad.reshape(-1)))
@@ -79,7 +112,7 @@ def _row_col(bad):
 
 def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
                  allow_empty: bool = False, kernel: bool = False,
-                 dtype=np.float32) -> np.ndarray:
+                 dtype=np.float32, columns: Optional[Tuple[str, ...]] = None) -> np.ndarray:
   """Returns ``x`` as a float32 (or ``dtype``) [n, d] array after checking type, rank, size and
   finiteness.
 
@@ -92,14 +125,17 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
       a Gaussian kernel of them would be NaN.
     dtype: float32 (default) or float64, the dtype returned and the range checked (values
       beyond float32 are refused only for float32; ``kernel`` checks norms in ``dtype``).
+    columns: the column names the model was fitted on (``column_names`` of its training frame),
+      or None; a data frame ``x`` must have them, in order (``check_columns``).
 
   Raises:
     TypeError: scipy sparse input, or non-numeric entries.
     ValueError: wrong rank, wrong d, empty, non-finite entries (count, first row and column, in
-      the caller's row numbering), or values that overflow float32 (or, with ``kernel``, whose
-      squares do).
+      the caller's row numbering), values that overflow float32 (or, with ``kernel``, whose
+      squares do), or a data frame's columns other than ``columns``.
   """
   _refuse_sparse(name, x)
+  check_columns(name, x, columns)
   if isinstance(x, collections.abc.Iterator):   # NumPy would make a 0-d object array of it
     raise TypeError(f"{name} is an iterator ({type(x).__name__}); pass an array [n, d]. Chunks "
                     "read one at a time: qsg_jax.direct.fit or fit(..., solver='direct').")

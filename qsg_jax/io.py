@@ -34,7 +34,7 @@ import json
 import os
 import tempfile
 import zipfile
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple, Optional, Tuple, Union
 
 import jax
 import jax.numpy as jnp
@@ -77,10 +77,12 @@ class FrozenModel(NamedTuple):
   thresholds: np.ndarray   # [k-1] float32 ordered thresholds on f.
   block_group: int         # feature blocks per matrix product (as in training).
   predict_chunk: int       # points per matrix product.
+  feature_names: Optional[Tuple[str, ...]] = None  # the training frame's column names, or None.
 
   def decision_function(self, x) -> np.ndarray:
     """Checked ranking scores f(x): [n] float32 for x [n, d]."""
-    x = validation.check_points("x", x, dim=self.frequencies.shape[2])
+    x = validation.check_points("x", x, dim=self.frequencies.shape[2],
+                                columns=self.feature_names)
     return frozen_scores(self, check_phases(self, x))
 
   def predict(self, x) -> np.ndarray:
@@ -95,10 +97,11 @@ class FrozenNystrom(NamedTuple):
   coef: np.ndarray         # [p] float32 kernel-expansion coefficients.
   sigma: np.ndarray        # float32 scalar, k(x, z) = exp(-sigma ||x - z||^2).
   thresholds: np.ndarray   # [k-1] float32 ordered thresholds on f.
+  feature_names: Optional[Tuple[str, ...]] = None  # the training frame's column names, or None.
 
   def decision_function(self, x) -> np.ndarray:
     """Checked ranking scores f(x): [n] float32 for x [n, d]."""
-    x = validation.check_points("x", x, dim=self.landmarks.shape[1])
+    x = validation.check_points("x", x, dim=self.landmarks.shape[1], columns=self.feature_names)
     return frozen_scores(self, x)
 
   def predict(self, x) -> np.ndarray:
@@ -108,6 +111,7 @@ class FrozenNystrom(NamedTuple):
 
 
 Frozen = Union[FrozenModel, FrozenNystrom]
+_NYSTROM_ARRAYS = ("landmarks", "coef", "sigma", "thresholds")   # FrozenNystrom's arrays
 
 
 def input_dim(model: Frozen) -> int:
@@ -166,7 +170,8 @@ def freeze(result: _fit.FitResult) -> Frozen:
     return FrozenNystrom(landmarks=np.asarray(model.landmarks, np.float32),
                          coef=np.asarray(model.coef, np.float32),
                          sigma=np.asarray(model.sigma, np.float32),
-                         thresholds=np.asarray(result.thresholds, np.float32))
+                         thresholds=np.asarray(result.thresholds, np.float32),
+                         feature_names=result.feature_names)
   num_blocks, two_m = model.coef.shape
   # Jitted like the scoring that regenerates them: eager ops round sqrt(2 sigma) * normal
   # differently in the last bit, jitted ones give frequencies (and scores) bit-identical to
@@ -177,7 +182,8 @@ def freeze(result: _fit.FitResult) -> Frozen:
       frequencies=np.asarray(omega).reshape(num_blocks, two_m // 2, result.num_features),
       coef=np.asarray(model.coef), scale=np.asarray(model.scale, np.float32),
       thresholds=np.asarray(result.thresholds, np.float32),
-      block_group=int(config.block_group), predict_chunk=int(config.predict_chunk))
+      block_group=int(config.block_group), predict_chunk=int(config.predict_chunk),
+      feature_names=result.feature_names)
 
 
 _frequencies = jax.jit(features.sample_frequency_blocks, static_argnums=(2, 3))
@@ -211,14 +217,16 @@ def frozen_scores(model: Frozen, x) -> np.ndarray:
 
 
 def frozen_arrays(model: Frozen):
-  """(arrays, metadata) of a frozen model: what every model file holds."""
+  """(arrays, metadata) of a frozen model: what every model file holds (the column names, when
+  it has them, in the metadata)."""
+  names = {} if model.feature_names is None else {"feature_names": list(model.feature_names)}
   if isinstance(model, FrozenNystrom):
-    return ({name: np.asarray(value) for name, value in model._asdict().items()},
-            {"model_kind": "nystrom"})
+    return ({name: np.asarray(getattr(model, name)) for name in _NYSTROM_ARRAYS},
+            {"model_kind": "nystrom", **names})
   arrays = {name: np.asarray(getattr(model, name))
             for name in ("frequencies", "coef", "scale", "thresholds")}
   return arrays, {"model_kind": "fourier", "block_group": model.block_group,
-                  "predict_chunk": model.predict_chunk}
+                  "predict_chunk": model.predict_chunk, **names}
 
 
 def _digest(array: np.ndarray) -> str:
@@ -381,6 +389,13 @@ def load(path):
   else:
     raise ChecksumError(f"{path}: unknown model_kind {model_kind!r} (edited or corrupted "
                         "metadata); this qsg_jax reads 'fourier' and 'nystrom' models.")
+  names = meta.get("feature_names")
+  if names is not None:
+    if not (isinstance(names, list) and len(names) == input_dim(frozen) and all(
+        isinstance(n, str) for n in names)):
+      raise ChecksumError(f"{path}: feature_names is not a list of {input_dim(frozen)} names "
+                          "(edited or corrupted metadata).")
+    frozen = frozen._replace(feature_names=tuple(names))
   if meta["kind"] in ("FrozenModel", "FrozenNystrom"):
     return frozen
   if meta["kind"] not in _CLASSES:
@@ -407,7 +422,7 @@ def _frozen_fourier(path, arrays, meta) -> FrozenModel:
 
 def _frozen_nystrom(path, arrays) -> FrozenNystrom:
   """The ``FrozenNystrom`` of a file's arrays, their shapes checked."""
-  names = FrozenNystrom._fields
+  names = _NYSTROM_ARRAYS
   missing = [name for name in names if name not in arrays]
   landmarks = arrays.get("landmarks")
   if missing or landmarks.ndim != 2 or arrays["coef"].shape != landmarks.shape[:1] or (

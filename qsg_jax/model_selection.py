@@ -301,7 +301,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
                              cache_unlabeled=cache_unlabeled is not None,
                              divergence_threshold=divergence_threshold != DIVERGENCE_THRESHOLD,
                              tasks_per_batch=tasks_per_batch is not None,
-                             split_lam=config.split_lam is not None)
+                             **{"split_lam (the direct CV does not search it; direct fits take "
+                                "it)": config.split_lam is not None})
   if config_lib.choose_solver(config, dsg_options) == "direct":
     return _direct_cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, key,
                                   num_classes, config, progress)
@@ -358,7 +359,7 @@ def _dsg_options(grid, method, per_split_gamma, num_classes, y_labeled, **given)
   if any(not (isinstance(v, str) and v == "auto") for v in steps):
     options.append("grid['step_size']")
   if isinstance(grid, dict) and "split_lam" in grid:
-    options.append("grid['split_lam']")
+    options.append("grid['split_lam'] (the direct CV does not search it; direct fits take it)")
   if method != "auto":
     options.append("method")
   if per_split_gamma:
@@ -493,7 +494,8 @@ def fit_over_grid(x_labeled, y_labeled, x_unlabeled, x_eval, grid: dict, *, key=
   inputs = _fit.checked_inputs(x_labeled, y_labeled, x_unlabeled,
                                max(c.sigma for c in configs), num_classes)
   divergence_threshold = validation.check_positive("divergence_threshold", divergence_threshold)
-  x_eval = validation.check_points("x_eval", x_eval, dim=inputs.x_labeled.shape[1])
+  x_eval = validation.check_points("x_eval", x_eval, dim=inputs.x_labeled.shape[1],
+                                  columns=validation.column_names(x_labeled))
   validation.check_phase_range("x_eval", x_eval, max(c.sigma for c in configs))
   hyper = jax.tree.map(lambda *a: jnp.stack(a),
                        *[_fit.hyperparams_of(inputs, c, key) for c in configs])

@@ -321,6 +321,9 @@ def test_bad_inputs():
   raises_short(ValueError, r"length_scale must be .* one per feature \(\[3\]\)", learn, x_l, y,
                x_u, length_scale=[1.0, 2.0])
   raises_short(ValueError, "length_scale must be > 0", learn, x_l, y, x_u, length_scale=-1.0)
+  for text in (["a", "b", "c"], "1.0", [[1.0], [2.0, 3.0]]):   # a NumPy error before
+    raises_short(ValueError, r"length_scale must be a number > 0 or one per feature", learn, x_l,
+                 y, x_u, length_scale=text)
   raises_short(ValueError, "lam must be", learn, x_l, y, x_u, lam=0.0)
   raises_short(TypeError, "num_steps must be a whole number", learn, x_l, y, x_u, num_steps=2.5)
   raises_short(ValueError, "gamma must lie in", learn, x_l, y, x_u, gamma=1.5)

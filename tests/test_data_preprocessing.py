@@ -58,6 +58,9 @@ def test_minmax_errors():
   lo, scale = data.minmax_fit(np.ones((3, 2)))
   with pytest.raises(ValueError, match="same columns"):
     data.minmax_apply(np.ones((3, 3)), lo, scale)
+  lo, scale = data.minmax_fit(np.array([[-1e308, 0.0], [-1e308 + 1e292, 1.0]]))
+  with pytest.raises(ValueError, match=r"x\[1, 0\] = 1e\+308 lies so far from the training range"):
+    data.minmax_apply(np.array([[0.0, 0.0], [1e308, 0.5]]), lo, scale)   # inf before
 
 
 # --- equal-frequency discretization --------------------------------------------------------------
@@ -85,6 +88,10 @@ def test_discretize_errors():
     data.discretize_equal_frequency(np.arange(10.0), 1)
   with pytest.raises(ValueError, match="NaN or infinite"):
     data.discretize_equal_frequency(np.array([1.0, np.inf, 2.0]), 2)
+  with pytest.raises(ValueError, match=r"distinct integers beyond 2\*\*53 become equal in float64"):
+    data.discretize_equal_frequency(2**60 + np.arange(10, dtype=np.int64), 2)  # not "tied"
+  with pytest.raises(ValueError, match=r"y must be a vector \[n\]; received shape \(5, 2\)"):
+    data.discretize_with_edges(np.ones((5, 2)), [0.0, 0.5, 1.0])        # 2-D labels before
 
 
 # --- semi-supervised splits ----------------------------------------------------------------------

@@ -846,3 +846,11 @@ def test_a_kernel_too_narrow_to_reach_new_rows_is_reported():
     warnings.simplefilter("error", direct.ApproximationWarning)
     fit = direct.fit(x[:100], y[:100], sigma=50.0, **options)
   assert sk_metrics.roc_auc_score(y[100:], direct.decision_function(fit, x[100:])) > 0.9
+  # DSG (Fourier features, no landmarks) measures its labeled points: the same warning (its
+  # new rows ranked at 0.49 without a word).
+  with pytest.warns(direct.ApproximationWarning, match=r"median training point's nearest other"):
+    result = qsg_jax.fit(x[:100], y[:100], sigma=5e5, gamma=1.0, lam=1e-3, num_steps=32)
+  assert sk_metrics.roc_auc_score(y[100:], qsg_jax.decision_function(result, x[100:])) < 0.7
+  with warnings.catch_warnings():
+    warnings.simplefilter("error", direct.ApproximationWarning)
+    qsg_jax.fit(x[:100], y[:100], sigma=50.0, gamma=1.0, lam=1e-3, num_steps=32)

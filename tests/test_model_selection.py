@@ -228,7 +228,9 @@ def test_direct_solver_cv_is_the_direct_cv_in_the_same_layout():
     (dict(grid={"lam": [1e-3], "sigma": [1.0], "gamma": [0.5], "step_size": [1.0]}),
      r"\[\"grid\['step_size'\]\"\] only mean something to DSG"),
     (dict(grid={"lam": [1e-3], "sigma": [1.0], "gamma": [0.5], "split_lam": [None, 1.0]}),
-     r"\[\"grid\['split_lam'\]\"\] only mean something to DSG"),
+     r"\[\"grid\['split_lam'\] \(the direct CV does not search it; direct fits take it\)\"\] "
+     r"only mean something to DSG"),
+    (dict(quick=True, split_lam=1.0), r"split_lam \(the direct CV does not search it"),
     (dict(quick=True, method="grouped"), r"\['method'\] only mean something to DSG"),
     (dict(quick=True, per_split_gamma=True), r"\['per_split_gamma'\] only mean something"),
     (dict(quick=True, num_steps=64), r"\['num_steps'\] only mean something to DSG"),

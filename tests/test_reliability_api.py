@@ -139,3 +139,68 @@ def test_metrics_and_messages_of_the_sweep():
     direct.decision_function(qsg_jax.fit(x, y, xu, solver="direct"), x)
   with pytest.raises(TypeError, match=r"chunks is one \(x, y\) pair .*pass \[\(x, y\)\]"):
     online_pairwise.fit_stream((x, y.astype(np.float32)), mu=1.0)
+
+
+@pytest.mark.parametrize("solver", ["direct", "dsg"])
+def test_a_data_frame_is_scored_by_its_column_names_not_by_position(solver, tmp_path):
+  pd = pytest.importorskip("pandas")
+  x, y, xu = _small()
+  frame = pd.DataFrame(x, columns=["a", "b", "c"])
+  unlabeled = pd.DataFrame(xu, columns=["a", "b", "c"])
+  steps = {"num_steps": 32} if solver == "dsg" else {}
+  result = qsg_jax.fit(frame, y, unlabeled, solver=solver, **steps)
+  assert result.feature_names == ("a", "b", "c")
+  np.testing.assert_array_equal(qsg_jax.decision_function(result, frame),
+                                qsg_jax.decision_function(result, x))   # an array: by position
+  reordered = r"x has the columns of the training data in another order \(column 0 is 'b', was "
+  with pytest.raises(ValueError, match=reordered + r"'a'\).*Reorder them: x\[\['a', 'b', 'c'\]\]"):
+    qsg_jax.decision_function(result, frame[["b", "a", "c"]])   # scored silently wrong before
+  with pytest.raises(ValueError, match=r"x's columns differ .*missing \[c\], unexpected \[z\]"):
+    qsg_jax.predict(result, frame.rename(columns={"c": "z"}))
+  with pytest.raises(ValueError, match="x_unlabeled has the columns of the training data in "):
+    qsg_jax.fit(frame, y, unlabeled[["c", "b", "a"]], solver=solver, **steps)
+  qsg_jax.io.save(result, tmp_path / "model.npz")                # the names travel in the file
+  loaded = qsg_jax.io.load(tmp_path / "model.npz")
+  assert loaded.feature_names == ("a", "b", "c")
+  np.testing.assert_array_equal(loaded.decision_function(frame),
+                                qsg_jax.decision_function(result, x))
+  with pytest.raises(ValueError, match=reordered):
+    loaded.decision_function(frame[["b", "a", "c"]])
+  if solver == "direct":   # qsg_jax.direct: the DirectFit, and chunks of an iterator
+    fitted = direct.fit(frame, y, unlabeled)
+    with pytest.raises(ValueError, match=reordered):
+      direct.decision_function(fitted, frame[["b", "a", "c"]])
+    with pytest.raises(ValueError, match=r"chunk 1 of x_unlabeled has the columns of x_labeled "
+                                         r"in another order .*chunk\[\['a', 'b', 'c'\]\]"):
+      direct.fit(frame, y, iter([unlabeled[:20], unlabeled[20:][["c", "a", "b"]]]))
+    with pytest.raises(ValueError, match="x_unlabeled has the columns of the training data in "):
+      direct.cross_validate(frame, y, unlabeled[["c", "b", "a"]],
+                            grid={"lam": [1e-3], "sigma": [1.0], "gamma": [0.5]}, num_folds=2)
+
+
+def test_the_baselines_and_roc_svm_keep_a_frames_column_names_too():
+  pd = pytest.importorskip("pandas")
+  x, y, xu = _small()
+  frame = pd.DataFrame(x, columns=["a", "b", "c"])
+  unlabeled = pd.DataFrame(xu, columns=["a", "b", "c"])
+  swapped = frame[["c", "b", "a"]]
+  reordered = r"x has the columns of the training data in another order \(column 0 is 'c', was 'a'"
+  fits = {
+      "samult": lambda: baselines.fit_samult(frame, y, unlabeled, lam=1e-3, sigma=1.0, gamma=0.5),
+      "pnu_auc": lambda: baselines.fit_pnu_auc(frame, y, unlabeled, lam=1e-3, sigma=1.0,
+                                               gamma=0.5),
+      "svorex": lambda: baselines.fit_svorex(frame, y, c=1.0, sigma=1.0),
+  }
+  for name, fit in fits.items():
+    model = fit()
+    np.testing.assert_allclose(baselines.decision_function(model, frame),
+                               baselines.decision_function(model, x), err_msg=name)
+    with pytest.raises(ValueError, match=reordered):
+      baselines.decision_function(model, swapped)
+  with pytest.raises(ValueError, match="x_unlabeled has the columns of the training data in "):
+    baselines.fit_pnu_auc(frame, y, unlabeled[["b", "a", "c"]], lam=1e-3, sigma=1.0, gamma=0.5)
+  fitted = roc_svm.fit(frame, y, kernel="linear")
+  np.testing.assert_allclose(roc_svm.decision_function(fitted.model, frame),
+                             roc_svm.decision_function(fitted.model, x))
+  with pytest.raises(ValueError, match=reordered):
+    roc_svm.decision_function(fitted.model, swapped)

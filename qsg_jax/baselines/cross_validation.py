@@ -248,7 +248,7 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
       x_u = np.zeros((0, x_l.shape[1]), points_dtype)
     else:
       x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1],
-                                    dtype=points_dtype)
+                                    dtype=points_dtype, columns=validation.column_names(x_labeled))
     # Every grid sigma must give a kernel the working precision resolves (as the fits check).
     validation.check_kernel_scale("x_labeled and x_unlabeled", np.concatenate([x_l, x_u]),
                                   grid["sigma"], points_dtype)

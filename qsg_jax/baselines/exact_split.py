@@ -160,7 +160,8 @@ def fit_exact_split(x_labeled, y_labeled, x_unlabeled, *, lam, sigma, gamma, spl
                        "pairs: pass x_unlabeled, or set gamma=1 for supervised training.")
     x_u = np.zeros((0, x_l.shape[1]), dtype)
   else:
-    x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], dtype=dtype)
+    x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], dtype=dtype,
+                                  columns=validation.column_names(x_labeled))
     if weightless:   # every unlabeled row reads lam/2 a_u = 0 and lam_g/2 b_{j,u} = 0
       x_u = x_u[:0]
   n = x_l.shape[0] + x_u.shape[0]
@@ -182,9 +183,10 @@ def fit_exact_split(x_labeled, y_labeled, x_unlabeled, *, lam, sigma, gamma, spl
         f"split_lam={split_lam[0]}, sigma={sigma[0]}): it is singular to working precision. "
         "Increase lam or split_lam, remove duplicate points, or use dtype=float64.")
   a, b = solution[0], solution[1:]
+  names = validation.column_names(x_labeled)
   shared = kernel_expansion.KernelAUCModel("exact_split_shared", centers, a[None], sigma, lam,
-                                           gamma, None, k, True)
+                                           gamma, None, k, True, names)
   per_split = kernel_expansion.KernelAUCModel(
       "exact_split", centers, a[None, :] + b, np.full(k - 1, sigma[0]), np.full(k - 1, lam[0]),
-      gamma, None, k, False)
+      gamma, None, k, False, names)
   return ExactSplitModel(shared, per_split, float(split_lam[0]))

@@ -49,6 +49,8 @@ class KernelAUCModel(NamedTuple):
   prior: Optional[np.ndarray]  # [k-1] positive class prior per split (PNU-AUC), else None.
   num_classes: int        # k.
   binary: bool            # True: one model, decision_function returns [m]; False: [m, k-1].
+  feature_names: Optional[tuple] = None  # x_labeled's column names when it was a data frame:
+                          # a frame scored must have them, in order.
 
 
 def required_bytes(num_points, itemsize=4):
@@ -261,7 +263,8 @@ def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabel
           f"pairs: pass x_unlabeled, or set gamma={unlabeled_unused_at} for supervised training.")
     x_u = np.zeros((0, x_l.shape[1]), dtype)
   else:
-    x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], dtype=dtype)
+    x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], dtype=dtype,
+                                  columns=validation.column_names(x_labeled))
     if weightless:   # their coefficients would be exactly 0 (module docstring)
       x_u = x_u[:0]
   check_kernel_memory(method, x_l.shape[0], x_u.shape[0], dtype.itemsize, memory_fraction)
@@ -277,7 +280,8 @@ def fit_splits(method, coefficient_fn: Callable, x_labeled, y_labeled, x_unlabel
         f"{method}: the linear system of model(s) {np.nonzero(bad)[0].tolist()} gave non-finite "
         f"coefficients (lam={lam.tolist()}, sigma={sigma.tolist()}): it is singular to working "
         "precision. Increase lam, remove duplicate points, or use dtype=float64.")
-  return KernelAUCModel(method, centers, alpha, sigma, lam, gamma, prior, k, binary)
+  return KernelAUCModel(method, centers, alpha, sigma, lam, gamma, prior, k, binary,
+                        validation.column_names(x_labeled))
 
 
 @functools.partial(jax.jit, static_argnames="shared_sigma")
@@ -309,7 +313,8 @@ def decision_function(model: KernelAUCModel, x, chunk_size=None):
     raise ValueError("this model was fitted with dtype float64, which needs 64-bit JAX to score "
                      "(without it JAX would compute in float32): call jax.config.update("
                      "'jax_enable_x64', True) first, or score inside jax.enable_x64(True).")
-  x = validation.check_points("x", x, dim=d, allow_empty=True, dtype=dtype)
+  x = validation.check_points("x", x, dim=d, allow_empty=True, dtype=dtype,
+                              columns=model.feature_names)
   validation.check_kernel_scale("x", x, dtype=dtype)
   m = x.shape[0]
   itemsize = model.centers.dtype.itemsize

@@ -195,6 +195,6 @@ def fit_pnu_auc_splits(method, x_labeled, y_labeled, x_unlabeled, *, lam, sigma,
     prior = kernel_expansion.per_split("prior", prior, k - 1, *PRIOR_RANGE, closed_low=False,
                                        closed_high=False, fix=PRIOR_FIX)
   return kernel_expansion.fit_splits(
-      method, pnu_coefficients, x_l, y_l, x_unlabeled, lam=lam, sigma=sigma, gamma=gamma,
+      method, pnu_coefficients, x_labeled, y_l, x_unlabeled, lam=lam, sigma=sigma, gamma=gamma,
       gamma_range=GAMMA_RANGE, prior=prior, num_classes=k, binary=binary, dtype=dtype,
       memory_fraction=memory_fraction, unlabeled_unused_at=0.0)

@@ -9,7 +9,7 @@ The method is supervised: unlabeled points are accepted and ignored, so an exper
 call every method with the same arguments.
 """
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 from skordinal.classifiers import SVOR
@@ -28,6 +28,7 @@ class SvorexModel(NamedTuple):
   num_features: int        # d, checked when scoring.
   c: float                 # SVM cost C.
   sigma: float             # kernel parameter, k(x, z) = exp(-sigma ||x - z||^2).
+  feature_names: Optional[tuple] = None  # x_labeled's column names when it was a data frame.
 
 
 def fit_svorex(x_labeled, y_labeled, x_unlabeled=None, *, c=1.0, sigma=1.0, tol=1e-3,
@@ -68,7 +69,7 @@ def fit_svorex(x_labeled, y_labeled, x_unlabeled=None, *, c=1.0, sigma=1.0, tol=
       "use qsg_jax.fit (QS3ORAO), whose memory does not grow with n.")
   estimator = SVOR(C=c, kernel="rbf", gamma=sigma, tol=tol, constraints="explicit")
   estimator.fit(x_l, y_l)
-  return SvorexModel(estimator, k, x_l.shape[1], c, sigma)
+  return SvorexModel(estimator, k, x_l.shape[1], c, sigma, validation.column_names(x_labeled))
 
 
 def decision_function(model: SvorexModel, x):
@@ -82,7 +83,7 @@ def decision_function(model: SvorexModel, x):
     [m] NumPy float64 scores.
   """
   x = validation.check_points("x", x, dim=model.num_features, allow_empty=True, kernel=True,
-                               dtype=np.float64)
+                               dtype=np.float64, columns=model.feature_names)
   parts = [model.estimator.predict_projection(x[i:i + PREDICT_CHUNK])
            for i in range(0, x.shape[0], PREDICT_CHUNK)]
   return np.concatenate(parts) if parts else np.zeros(0)

@@ -187,7 +187,15 @@ def minmax_apply(x, lo, scale):
                      "finite training features.")
   if np.any(scale <= 0):
     raise ValueError("scale must be positive; use the scale returned by minmax_fit.")
-  return (x - lo) / scale
+  with np.errstate(over="ignore"):
+    out = (x - lo) / scale
+  beyond = ~np.isfinite(out)
+  if beyond.any():   # x - lo beyond float64: far outside the training range
+    row, col = (int(i[0]) for i in np.nonzero(beyond))
+    raise ValueError(f"minmax_apply: x[{row}, {col}] = {x[row, col]:.3g} lies so far from the "
+                     f"training range (min {lo[col]:.3g}, span {scale[col]:.3g}) that its scaled "
+                     "value overflows float64; check the units of that column.")
+  return out
 
 
 def discretize_equal_frequency(y, num_bins):
@@ -208,9 +216,14 @@ def discretize_equal_frequency(y, num_bins):
   Raises:
     ValueError: too few distinct values for k non-empty bins.
   """
-  y = check_finite("discretize_equal_frequency y", y).astype(np.float64)
+  raw = check_finite("discretize_equal_frequency y", y)
+  y = raw.astype(np.float64)
   if y.ndim != 1 or y.size == 0:
     raise ValueError(f"y must be a non-empty vector [n]; received shape {y.shape}.")
+  merged = np.unique(y).size < np.unique(raw).size   # integers float64 cannot tell apart
+  ties = ("y's distinct integers beyond 2**53 become equal in float64, where the edges are "
+          "computed: subtract their minimum first" if merged else "y has too many tied values. "
+          "Use fewer bins")
   num_bins = validation.check_count("num_bins", num_bins, minimum=2)
   edges = np.quantile(y, np.linspace(0.0, 1.0, int(num_bins) + 1))
   labels = discretize_with_edges(y, edges)
@@ -219,7 +232,7 @@ def discretize_equal_frequency(y, num_bins):
   if empty:
     raise ValueError(
         f"equal-frequency discretization into {num_bins} bins left bins {empty} empty (edges "
-        f"{edges.tolist()}): y has too many tied values. Use fewer bins.")
+        f"{edges.tolist()}): {ties}.")
   return labels, edges
 
 
@@ -236,6 +249,9 @@ def discretize_with_edges(y, edges):
     int64 [n] labels in 0..k-1.
   """
   y = as_numeric("discretize_with_edges y", y).astype(np.float64)
+  if y.ndim != 1:
+    raise ValueError(f"discretize_with_edges y must be a vector [n]; received shape {y.shape}. "
+                     "Pass one target column (np.ravel a [n, 1] column).")
   edges = as_numeric("edges", edges).astype(np.float64)
   if edges.ndim != 1 or edges.size < 3 or not np.all(np.diff(edges) >= 0):
     raise ValueError(f"edges must be a nondecreasing vector [k + 1] with k >= 2 and no NaN; "

@@ -474,8 +474,12 @@ def pad(problem: Problem) -> Problem:
 
 def check_length_scale(length_scale, dim: int) -> np.ndarray:
   """[d] float64 initial length scales from a scalar or [d] positive finite values."""
-  arr = np.asarray(length_scale, np.float64) if not isinstance(
-      length_scale, (str, bool, np.bool_)) else None
+  arr = None
+  if not isinstance(length_scale, (str, bool, np.bool_)):
+    try:
+      arr = np.asarray(length_scale, np.float64)
+    except (TypeError, ValueError):   # text, ragged lists, objects: the message below
+      pass
   if arr is None or arr.ndim > 1 or (arr.ndim == 1 and arr.shape != (dim,)):
     raise ValueError(f"length_scale must be a number > 0 or one per feature ([{dim}]); received "
                      f"{length_scale!r:.60}.")
@@ -574,7 +578,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   x_u = None
   if x_unlabeled is not None:
     x_u = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], allow_empty=True,
-                                  kernel=True)
+                                  kernel=True, columns=validation.column_names(x_labeled))
   if (x_u is None or x_u.shape[0] == 0) and np.any(gamma < 1):
     raise ValueError(f"no unlabeled data but gamma={gamma.tolist()} < 1 gives weight to the "
                      "unlabeled risks: pass x_unlabeled, or set gamma=1.")

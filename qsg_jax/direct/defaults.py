@@ -162,7 +162,8 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
   if isinstance(x_unlabeled, np.ndarray) and x_unlabeled.size == 0:
     x_unlabeled = None
   if x_unlabeled is not None:
-    x_unlabeled = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], kernel=True)
+    x_unlabeled = validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], kernel=True,
+                                          columns=validation.column_names(x_labeled))
   rng = np.random.default_rng([seed, 1])
   if gamma is not None:   # one shared value: a per-split list is not averaged without a word
     if np.ndim(gamma) != 0:

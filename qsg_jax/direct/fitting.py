@@ -15,7 +15,7 @@ import collections.abc
 import itertools
 import os
 import warnings
-from typing import NamedTuple, Optional, Union
+from typing import NamedTuple, Optional, Tuple, Union
 
 import jax
 import jax.numpy as jnp
@@ -66,6 +66,8 @@ class DirectFit(NamedTuple):
   kernel_residual: float       # Nystrom: mean of 1 - ||psi(x)||^2 = k(x, x) - psi(x).psi(x)
                                # over the labeled points (0: the map reproduces the kernel
                                # there); NaN for Fourier features (||psi(x)|| = 1 always).
+  feature_names: Optional[Tuple[str, ...]] = None  # x_labeled's column names when it was a
+                               # data frame: a frame scored must have them, in order.
 
 
 class ApproximationWarning(UserWarning):
@@ -79,6 +81,7 @@ RESIDUAL_WARNING = 0.05
 # Above this sigma times the median landmark's squared distance to its nearest other landmark
 # ``fit`` warns that the kernel is too narrow (kernel value below 2e-9 between neighbours).
 NARROW_EXPONENT = 20.0
+NARROW_SAMPLE = 512   # DSG: labeled points measured (as many as the default landmarks)
 
 
 def make_feature_map(kind: str, key: jax.Array, sigma: float, num_features: int, dim: int,
@@ -176,19 +179,20 @@ def _check_sharded(unlabeled, dim, mesh, axis_name):
   return distributed.ShardedUnlabeled(jax.device_put(x, sharding), n)   # the same layout
 
 
-def check_unlabeled(x_unlabeled, dim: int, mesh=None, axis_name: str = "data"):
+def check_unlabeled(x_unlabeled, dim: int, mesh=None, axis_name: str = "data", columns=None):
   """``x_unlabeled`` of ``fit`` / ``cross_validate`` in a form the pass reads, after every check
   that needs no pass over its values (those are made chunk by chunk, at the user's row).
 
   In-memory arrays (NumPy, pandas, lists of rows) are checked whole (``check_points``); array-likes
   read lazily (memory maps, JAX or h5py arrays) for their shape and dtype; an iterable of chunks is
-  left to the pass. None (or an empty array) means no unlabeled point.
+  left to the pass. None (or an empty array) means no unlabeled point. Data frames (whole, or as
+  chunks) must have the column names ``columns`` of the labeled frame, in order.
 
   Raises:
     TypeError: a kind of source the pass cannot read (a path, a number, a dict, scipy sparse,
       non-numeric values).
     ValueError: the wrong number of features or rank; a ``ShardedUnlabeled`` without its mesh
-      or not laid out on it.
+      or not laid out on it; a data frame with other columns than ``columns``.
   """
   check_mesh(mesh, axis_name)
   if x_unlabeled is None:
@@ -211,7 +215,9 @@ def check_unlabeled(x_unlabeled, dim: int, mesh=None, axis_name: str = "data"):
   if in_memory:
     if np.size(x_unlabeled) == 0:
       return None
-    return validation.check_points("x_unlabeled", x_unlabeled, dim=dim, kernel=True)
+    return validation.check_points("x_unlabeled", x_unlabeled, dim=dim, kernel=True,
+                                   columns=columns)
+  validation.check_columns("x_unlabeled", x_unlabeled, columns, "x_labeled")
   if hasattr(x_unlabeled, "shape") and hasattr(x_unlabeled, "__getitem__"):
     shape, dtype = tuple(x_unlabeled.shape), getattr(x_unlabeled, "dtype", None)
     if len(shape) != 2 or shape[1] != dim:
@@ -222,7 +228,14 @@ def check_unlabeled(x_unlabeled, dim: int, mesh=None, axis_name: str = "data"):
       raise TypeError(f"x_unlabeled must be real numbers; received dtype {dtype}. Encode text or "
                       "categorical columns numerically first.")
     return None if shape[0] == 0 else x_unlabeled
-  return x_unlabeled
+  return x_unlabeled if columns is None else _chunks_named(x_unlabeled, columns)
+
+
+def _chunks_named(chunks, columns):
+  """The chunks of an iterable, each data frame among them checked to have ``columns``."""
+  for i, chunk in enumerate(chunks):
+    validation.check_columns(f"chunk {i} of x_unlabeled", chunk, columns, "x_labeled")
+    yield chunk
 
 
 def check_options(feature_map, num_features, num_frequencies, chunk_rows, landmarks, dim,
@@ -419,7 +432,8 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
   lam = validation.check_positive("lam", lam, allow_zero=True)
   if split_lam is not None:
     split_lam = validation.check_positive("split_lam", split_lam, allow_inf=True)
-  x_unlabeled = check_unlabeled(x_unlabeled, x_l.shape[1], mesh, axis_name)
+  names = validation.column_names(x_labeled)
+  x_unlabeled = check_unlabeled(x_unlabeled, x_l.shape[1], mesh, axis_name, columns=names)
   check_memory(feature_map, num_features, landmarks, k + 1, x_l.shape[0], x_unlabeled)
   if x_unlabeled is None and np.any(gamma < 1):
     raise ValueError(f"no unlabeled data but gamma={[round(float(g), 6) for g in gamma]} < 1 "
@@ -469,7 +483,7 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
                     "sigma.", ApproximationWarning, stacklevel=3)
     if not flat:   # (all constant: said above)
       _warn_if_degenerate(psi, sigma)
-  return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights, residual)
+  return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights, residual, names)
 
 
 def _warn_if_degenerate(psi, sigma):
@@ -486,8 +500,7 @@ def _warn_if_degenerate(psi, sigma):
     tied at exactly 0, AUC 0.5; at exponent 28 new rows ranked at 0.84, at 3 at 0.92, at 0.3 at
     0.98)."""
   z = np.asarray(psi.landmarks, np.float64)
-  sq = np.sum(z * z, axis=1)
-  d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0)
+  d2 = _squared_distances(z)
   spread = -np.expm1(-float(sigma) * float(d2.max()))     # 1 - the smallest kernel value
   tol = feature_maps.NYSTROM_RCOND * float(np.exp(-float(sigma) * d2).sum()) / z.shape[0]
   if spread > 0 and spread < 10 * tol:
@@ -498,18 +511,37 @@ def _warn_if_degenerate(psi, sigma):
                   "to [0, 1] (qsg_jax.data.minmax_fit), raise sigma (lower length_scale), or "
                   "use solver='dsg' (random features).", ApproximationWarning, stacklevel=4)
     return
-  if z.shape[0] < 2:
+  warn_if_narrow(z, sigma, "landmark", d2=d2, stacklevel=5)
+
+
+def _squared_distances(z):
+  """[n, n] float64 squared distances between the rows of z [n, d] (clipped at 0)."""
+  sq = np.sum(z * z, axis=1)
+  return np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0)
+
+
+def warn_if_narrow(points, sigma, what="training point", d2=None, stacklevel=4):
+  """``ApproximationWarning`` when the median of ``points`` (landmarks; for DSG up to
+  ``NARROW_SAMPLE`` evenly spaced labeled points) has its nearest other one at kernel value
+  below exp(-``NARROW_EXPONENT``) (``_warn_if_degenerate``); ``d2``: their squared distances
+  when already computed."""
+  if d2 is None:
+    z = np.asarray(points, np.float64)
+    if z.shape[0] > NARROW_SAMPLE:
+      z = z[np.linspace(0, z.shape[0] - 1, NARROW_SAMPLE).astype(np.int64)]
+    d2 = _squared_distances(z)
+  if d2.shape[0] < 2:
     return
   np.fill_diagonal(d2, np.inf)
   exponent = float(sigma) * float(np.median(d2.min(axis=1)))
   if exponent > NARROW_EXPONENT:
-    warnings.warn(f"the kernel is too narrow for the data: the median landmark's nearest other "
-                  f"landmark has kernel value exp(-{exponent:.3g}) (sigma={float(sigma):g}, "
+    warnings.warn(f"the kernel is too narrow for the data: the median {what}'s nearest other "
+                  f"{what} has kernel value exp(-{exponent:.3g}) (sigma={float(sigma):g}, "
                   f"length scale {np.sqrt(0.5 / float(sigma)):.3g}), so the model is a lookup "
                   "table of its training points and rows away from them score about 0 (ties, a "
                   "ranking near chance). Lower sigma (0.1..10 suits min-max scaled features), "
                   "i.e. raise length_scale, or let the automatic choice pick it.",
-                  ApproximationWarning, stacklevel=4)
+                  ApproximationWarning, stacklevel=stacklevel)
 
 
 @jax.jit
@@ -546,18 +578,18 @@ def _checked_points(model, x):
   frequencies are drawn for whatever d x has), so only the ``DirectFit`` of a Fourier solution
   checks x's width. Fourier phases are checked against ``numerics.MAX_PHASE``.
   """
-  dim = None
+  dim, names = None, None
   if isinstance(model, DirectFit):
-    dim, model = feature_maps.input_dim(model.feature_map), model.model
+    dim, names, model = feature_maps.input_dim(model.feature_map), model.feature_names, model.model
   if isinstance(model, NystromModel):
     return model, validation.check_points("x", x, dim=model.landmarks.shape[1], allow_empty=True,
-                                          kernel=True)
+                                          kernel=True, columns=names)
   if not isinstance(model, engine.Model):
     hint = (" A FitResult of qsg_jax.fit scores with qsg_jax.decision_function(result, x) (or "
             "pass result.model here)." if type(model).__name__ == "FitResult" else "")
     raise TypeError(f"model must be a direct fit (its DirectFit, or the model: NystromModel or "
                     f"engine.Model); received {type(model).__name__:.60}.{hint}")
-  x = validation.check_points("x", x, dim=dim, allow_empty=True, kernel=True)
+  x = validation.check_points("x", x, dim=dim, allow_empty=True, kernel=True, columns=names)
   validation.check_phase_range("x", x, float(model.sigma))
   return model, x
 

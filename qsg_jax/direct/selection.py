@@ -169,7 +169,8 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, nu
   num_features, num_frequencies, chunk_rows, landmarks = fitting.check_options(
       feature_map, num_features, num_frequencies, chunk_rows, landmarks, x_l.shape[1],
       default_num_features=CV_NUM_FEATURES)
-  x_unlabeled = fitting.check_unlabeled(x_unlabeled, x_l.shape[1], mesh, axis_name)
+  x_unlabeled = fitting.check_unlabeled(x_unlabeled, x_l.shape[1], mesh, axis_name,
+                                        columns=validation.column_names(x_labeled))
   # Per sigma: the unlabeled moments, the class totals and a fold's moments (2 k + 2 groups).
   fitting.check_memory(feature_map, num_features, landmarks, 2 * k + 2, x_l.shape[0],
                        x_unlabeled)

@@ -45,6 +45,8 @@ class RocSvmModel(NamedTuple):
   sigma: float                         # Gaussian kernel parameter (kernel models).
   feature_map: Optional[nystrom_lib.NystromMap] = None   # "nystrom" only.
   support: Optional[jax.Array] = None  # [m, p] training points (padded), "gaussian" only.
+  feature_names: Optional[tuple] = None  # x's column names when it was a data frame: a
+                                       # frame scored must have them, in order.
 
 
 class RocSvmFit(NamedTuple):
@@ -212,6 +214,7 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
     never truncated). InsufficientMemoryError: the exact kernel or one block of pairs would not
     fit. DivergenceError: the objective became non-finite.
   """
+  names = validation.column_names(x)
   x = validation.check_points("x", x)
   y = check_binary_labels(y, x.shape[0])
   if kernel not in KERNELS:
@@ -321,7 +324,8 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
     rate = "sensitivity" if target_sensitivity is not None else "specificity"
     target = target_sensitivity if target_sensitivity is not None else target_specificity
     intercept = train_lib.intercept_for_rate(scores, labels, target, rate)
-  model = RocSvmModel(kernel, result.params, intercept, x.shape[1], sigma, feature_map, support)
+  model = RocSvmModel(kernel, result.params, intercept, x.shape[1], sigma, feature_map, support,
+                      names)
   return RocSvmFit(model, objective, value, steps, bool(result.converged),
                    np.asarray(result.values)[:steps], b, seconds)
 
@@ -346,7 +350,7 @@ def decision_function(model: RocSvmModel, x, chunk_size=8192):
   Returns:
     [n] scores; ``scores > 0`` predicts the positive class.
   """
-  x = validation.check_points("x", x, dim=model.num_features)
+  x = validation.check_points("x", x, dim=model.num_features, columns=model.feature_names)
   validation.check_kernel_scale("x", x)
   chunk_size = validation.check_count("chunk_size", chunk_size)
   if model.kernel == "linear":
