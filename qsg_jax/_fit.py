@@ -11,7 +11,6 @@ Both give a ``FitResult`` that ``decision_function``, ``predict``, ``split_score
 """
 
 import math
-import warnings
 from typing import Callable, NamedTuple, Optional, Tuple, Union
 
 import jax
@@ -155,13 +154,10 @@ def _fit_direct(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, 
   key = validation.check_key(key)
   if mesh is not None:
     _check_mesh(mesh, axis_name)
-  with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
+  with validation.warnings_at(3):   # unscaled features, a poor Nystrom map: the caller's line
     out = direct.solver.fit_result(x_labeled, y_labeled, x_unlabeled, config=config, key=key,
                                    num_classes=num_classes, progress=progress, mesh=mesh,
                                    axis_name=axis_name, threshold_surrogate=threshold_surrogate)
-  for warning in caught:   # unscaled features, a poor Nystrom map: at the caller's line
-    warnings.warn(warning.message, warning.category, stacklevel=3)
   return FitResult(out.model, out.thresholds, None, out.metrics, out.config, out.num_features,
                    solver="direct")
 
@@ -270,8 +266,7 @@ def engine_config(inputs: Inputs, config: FitConfig, chunk_size=CHUNK_SIZE,
   """The static ``EngineConfig`` of a run (of ``num_runs`` vmapped runs), refused up front when
   it would not fit in the device's free memory. ``make_config``'s warnings are reported
   ``stacklevel`` frames up (4: the caller of ``fit``, through ``_fit_dsg``)."""
-  with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
+  with validation.warnings_at(stacklevel):   # e.g. a prime num_steps: at the caller's line
     eng = engine.make_config(
         inputs.num_classes, config.num_steps,
         chunk_size=validation.check_count("chunk_size", chunk_size),
@@ -280,8 +275,6 @@ def engine_config(inputs: Inputs, config: FitConfig, chunk_size=CHUNK_SIZE,
         unlabeled_batch_size=config.unlabeled_batch_size, loss=config.loss,
         schedule=config.step_size if callable(config.step_size) else None,
         split_corrections=config.split_lam is not None, num_shards=num_shards)
-  for warning in caught:   # e.g. a prime num_steps: reported at the caller's line
-    warnings.warn(warning.message, warning.category, stacklevel=stacklevel)
   n_l, d = inputs.x_labeled.shape
   n_u = -(-inputs.x_unlabeled.shape[0] // eng.num_shards)   # per device
   cache_unlabeled = validation.check_bool("cache_unlabeled", cache_unlabeled)

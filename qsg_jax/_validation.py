@@ -821,6 +821,21 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
 
 
 @contextlib.contextmanager
+def warnings_at(stacklevel: int, said=()):
+  """Runs the block with its warnings recorded, then warns each again ``stacklevel`` frames up
+  from the function that holds the ``with`` (2: its caller's line), except those with the
+  category and text of one in ``said`` (already reported: a refit that repeats its CV's checks).
+  Yields the record. A block that raises reports nothing."""
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    yield caught
+  seen = {(w.category, str(w.message)) for w in said}
+  for warning in caught:
+    if (warning.category, str(warning.message)) not in seen:
+      warnings.warn(warning.message, warning.category, stacklevel=stacklevel + 2)
+
+
+@contextlib.contextmanager
 def fitted_state_kept_on_error(estimator):
   """On an exception, restores every fitted attribute (a name ending in "_") as it was before:
   a refit that fails leaves the estimator as it was (or unfitted)."""

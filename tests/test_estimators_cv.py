@@ -1,5 +1,7 @@
 """QS3ORAOCV / QSGS2AUCCV and select_hyperparams against model_selection.cross_validate."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -237,3 +239,14 @@ def test_learned_scales_are_searched_by_scikit_learns_cv_and_refused_in_the_grid
   assert np.isfinite(search.cv_results_["mean_test_score"]).all()
   chosen = search.best_estimator_.length_scale_
   assert np.ndim(chosen) == (1 if search.best_params_["length_scale"] == "ard" else 0)
+
+
+def test_a_warning_of_the_data_is_said_once_at_the_callers_line():
+  """The CV checks the data as its refit does: the refit's repeats (unlabeled_label marking no
+  row, here) were said twice, the second from inside the library."""
+  x, _, y_semi = _cv_data.semi_ordinal()
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    estimators.QS3ORAOCV(grid=_GRID, cv=3, unlabeled_label=-2, **_TINY).fit(x, y_semi)
+  said = [w for w in caught if "marks no row of y" in str(w.message)]
+  assert len(said) == 1 and said[0].filename == __file__, [(w.filename, w.message) for w in said]

@@ -245,7 +245,8 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
       validation.check_bool("per_split_labeled_weight", per_split, allow_none=False)
       model_selection.protocol_grid(self.protocol)   # checked even when a grid replaces it
       # The refit's own checks and scaling, so that the CV sees the points the refit trains on.
-      x, unlabeled, classes, codes, (low, scale), _ = _ranker.prepare_training_data(self, x, y)
+      with validation.warnings_at(2) as said:   # reported once: the refit repeats the checks
+        x, unlabeled, classes, codes, (low, scale), _ = _ranker.prepare_training_data(self, x, y)
       self._check_classes(classes)
       num_folds = fold_count(self.cv, codes, classes)
       x = ((x - low) / scale).astype(np.float32)
@@ -263,8 +264,10 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
           config=FitConfig(**{name: getattr(self, name) for name in FIXED}))
       self.best_params_ = estimator_params(result.best, length_scales)
       self.solver_ = result.solver
-      best = self._estimator(**self.best_params_, **{name: getattr(self, name) for name in FIXED + (
-          "scale_inputs", "unlabeled_label")}, random_state=seed).fit(raw_x, y)
+      with validation.warnings_at(2, said=said):
+        best = self._estimator(**self.best_params_, **{name: getattr(self, name) for name in
+                                                       FIXED + ("scale_inputs", "unlabeled_label")},
+                               random_state=seed).fit(raw_x, y)
       self.best_score_, self.cv_results_ = result.best_score, _cv_results(result, length_scales)
       self.best_estimator_, self.classes_, self.seed_ = best, best.classes_, seed
       self.n_splits_ = num_folds
