@@ -78,7 +78,9 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, config: Optional[FitConfig] =
   one is given. ``result.solver`` says which ran.
 
   Args:
-    x_labeled: [n_l, d] labeled points (preprocessed, e.g. min-max scaled).
+    x_labeled: [n_l, d] labeled points (preprocessed, e.g. min-max scaled). A data frame's
+      string column names are kept (``result.feature_names``): frames scored later, and
+      ``x_unlabeled``, must have them in this order.
     y_labeled: [n_l] int classes 0..k-1, every class present (binary: 1 = positive, 0 = negative).
     x_unlabeled: [n_u, d] unlabeled points; may be None/empty only if every gamma is 1.
     config: the hyper-parameters (``FitConfig``; default ``FitConfig()``).

@@ -375,7 +375,8 @@ def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[
   pass over the unlabeled points (``qsg_jax.direct`` module docstring).
 
   Args:
-    x_labeled: [n_l, d] labeled points (min-max scaled like ``qsg_jax.fit``'s).
+    x_labeled: [n_l, d] labeled points (min-max scaled like ``qsg_jax.fit``'s); a data frame's
+      string column names are kept (``feature_names``) and checked as ``qsg_jax.fit`` does.
     y_labeled: [n_l] int classes 0..k-1, every class present.
     x_unlabeled: [n_u, d] array, ``np.load(..., mmap_mode="r")`` memory map, an iterable of
       [n_i, d] chunks (read once), a ``distributed.ShardedUnlabeled`` (with ``mesh``), or None
