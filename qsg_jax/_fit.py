@@ -204,6 +204,7 @@ def checked_inputs(x_labeled, y_labeled, x_unlabeled, sigma: float,
   num_classes = validation.check_count("num_classes", num_classes, minimum=2, allow_none=True)
   x_l = validation.check_points("x_labeled", x_labeled)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  validation.refuse_one_point("x_labeled", x_l)
   has_unlabeled = x_unlabeled is not None and np.asarray(x_unlabeled).size > 0
   x_u = (validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1],
                                  columns=validation.column_names(x_labeled)) if has_unlabeled

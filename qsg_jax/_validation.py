@@ -170,6 +170,7 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
         "fitting.")
   if np.dtype(dtype) == np.float32:
     refuse_beyond_float32(name, arr)
+    warn_if_float32_merges(name, arr)
   if kernel:
     check_kernel_scale(name, arr, dtype=dtype)
   return arr.astype(dtype)
@@ -189,6 +190,40 @@ def refuse_beyond_float32(name: str, arr: np.ndarray, where=lambda row: row,
           f"{name} has {int(big.sum())} values beyond the float32 range +-3.4e38 (first at row "
           f"{where(row)}, column {col}: {arr[row, col]:.3g}); qsg_jax computes in float32, where "
           f"they would become inf. {fix}.")
+
+
+# Fewer distinct float32 values than this across a column's range: its variation is lost.
+FLOAT32_LEVELS = 256
+
+
+def warn_if_float32_merges(name: str, arr: np.ndarray, stacklevel: int = 4) -> None:
+  """``UnscaledFeaturesWarning`` when a column of a wider-than-float32 ``arr`` [n, d] varies so
+  little against its magnitude (1 + 1e-9 z; seconds since 1970 over one day) that float32, in
+  which qsg_jax computes, keeps fewer than ``FLOAT32_LEVELS`` values across its range: the
+  column becomes (nearly) constant, and what ranked by it is lost without a word."""
+  if arr.size == 0 or arr.dtype.itemsize <= 4 or arr.dtype.kind not in "fiu":
+    return
+  lo, hi = arr.min(axis=0).astype(np.float64), arr.max(axis=0).astype(np.float64)
+  span, magnitude = hi - lo, np.maximum(np.abs(lo), np.abs(hi))
+  with np.errstate(divide="ignore", invalid="ignore"):
+    levels = np.where(span > 0, span / (magnitude * np.finfo(np.float32).eps), np.inf)
+  if np.any(levels < FLOAT32_LEVELS):
+    col = int(np.argmin(levels))
+    warnings.warn(
+        f"{name} column {col} varies by {span[col]:.3g} around {magnitude[col]:.3g}: float32, in "
+        f"which qsg_jax computes, keeps about {max(levels[col], 1):.0f} distinct values of it, "
+        "so its variation is lost. Subtract its minimum or min-max scale it in float64 first "
+        "(qsg_jax.data.minmax_fit / minmax_apply).", errors.UnscaledFeaturesWarning,
+        stacklevel=stacklevel)
+
+
+def refuse_one_point(name: str, x: np.ndarray) -> None:
+  """``ValueError`` when every row of ``x`` [n, d] (n >= 2) is the same point: labeled rows that
+  do not differ teach no ranking (DSG returned rounding noise, the direct solver a tie)."""
+  if x.shape[0] >= 2 and np.all(x == x[:1]):
+    raise ValueError(f"{name}: every row is the same point ([{summarize(x[0].tolist(), 4)}]): "
+                     "no ranking can be learned from labeled rows that do not differ. Check the "
+                     "rows and columns selected for training.")
 
 
 def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None,
@@ -807,17 +842,25 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
         f"y.astype({type(marker).__name__}).")
   refuse_mixed_labels(y, ~unlabeled)
   labeled = np.unique(y[~unlabeled]) if classes is None else np.asarray(classes)
-  if auto and unlabeled.any() and labeled.dtype.kind in "biuf" and labeled.size and (
-      labeled.min() == MARKER + 1):
+  if auto and unlabeled.any() and labeled.dtype.kind in "biuf" and marker_may_be_a_class(labeled):
+    where = ("below 0" if labeled.min() == MARKER + 1 else "between them" if labeled.max() > MARKER
+             else "above them")
     raise ValueError(
-        f"y has {int(unlabeled.sum())} rows -1 and the classes {labeled.tolist()[:6]}: -1 is "
-        "scikit-learn's unlabeled marker but could also be an ordered class below 0 (as in "
+        f"y has {int(unlabeled.sum())} rows -1 and the classes [{summarize(labeled.tolist(), 6)}]: -1 is "
+        f"scikit-learn's unlabeled marker but could also be an ordered class {where} (as in "
         "sentiment -1 / 0 / +1), which would be dropped. Say which: unlabeled_label=-1 if -1 "
         "marks unlabeled rows, unlabeled_label=None if every row is labeled.")
   return np.asarray(unlabeled, bool).reshape(y.shape)
 
 
 # --- Estimator inputs (the scikit-learn faces: QS3ORAO, QSGS2AUC, ROCSVM, OnlinePairwiseRanker)
+
+
+def marker_may_be_a_class(classes) -> bool:
+  """Whether -1 could be an ordered class among numeric ``classes``: the one below a lowest class
+  0 (sentiment -1 / 0 / +1), or one between them (a Likert scale -2..2 missing its -1 rows)."""
+  classes = np.asarray(classes, float)
+  return bool(classes.size) and (classes.min() == MARKER + 1 or classes.min() < MARKER)
 
 
 @contextlib.contextmanager

@@ -426,6 +426,13 @@ def test_minus_one_beside_two_classes_marks_the_unlabeled_rows_of_a_binary_estim
     estimators.QSGS2AUC(**_FAST).fit(x, np.where(binary == 0, -1, binary))   # -1 / +1?
   with pytest.raises(ValueError, match="could also be an ordered class below 0"):
     estimators.QS3ORAO(**_FAST).fit(x, binary)          # ordinal: -1 < 0 < 1 may be 3 classes
+  # A scale -2 / 0 / 2 (binary: -2 / 0) beside rows of -1: -1 lies between the classes, and
+  # "auto" dropped its rows as unlabeled without a word.
+  scale = np.where(binary == -1, -1, np.where(binary == 1, 2, -2))
+  scale[labeled & (np.arange(_N) % 3 == 1)] = 0
+  for make, labels in ((estimators.QS3ORAO, scale), (estimators.QSGS2AUC, np.minimum(scale, 0))):
+    with pytest.raises(ValueError, match=r"could also be an ordered class between them"):
+      make(**_FAST).fit(x, labels)
   plus_minus = estimators.QSGS2AUC(unlabeled_label=None, **_FAST).fit(x, np.where(y > 10, 1, -1))
   np.testing.assert_array_equal(plus_minus.classes_, [-1, 1])
 

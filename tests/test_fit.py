@@ -294,17 +294,16 @@ def test_pandas_nullable_columns_are_numbers_and_na_is_named():
     qsg_jax.fit(x[:60], labels, x[60:], num_steps=8)
 
 
-def test_identical_points_get_a_zero_curvature_and_train():
-  # The shapes and engine settings of _small_fit (its training program); the auto step size.
+def test_identical_points_get_a_zero_curvature_and_fit_refuses_them():
   x = np.full((400, 3), 0.5)
   y = np.repeat([0, 1, 2], 20)
   # K H = 0: the power iteration would blow rounding noise up to NaN; the curvature is 0.
   eta0 = auto_step.auto_step_size(x[:60], y, x[60:], 3, 0.1, 1e-3, 0.5, jax.random.key(0), 16)
   assert eta0 == qsg_jax.config.STEP_SIZE_MAX
-  result = qsg_jax.fit(x[:60], y, x[60:], num_steps=64, num_frequencies=8,
-                       unlabeled_batch_size=16, chunk_size=16)
-  scores = qsg_jax.decision_function(result, x[60:])
-  assert np.all(np.isfinite(scores)) and np.ptp(scores) == 0   # nothing to rank: ties
+  # Labeled rows that are one point teach no ranking: refused (with other unlabeled rows DSG
+  # returned rounding noise, scores spread 3e-8, ranked as if a model).
+  with pytest.raises(ValueError, match="x_labeled: every row is the same point"):
+    qsg_jax.fit(x[:60], y, x[60:], num_steps=64, num_frequencies=8)
 
 
 @pytest.mark.parametrize("schedule, message", [

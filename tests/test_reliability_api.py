@@ -204,3 +204,34 @@ def test_the_baselines_and_roc_svm_keep_a_frames_column_names_too():
                              roc_svm.decision_function(fitted.model, x))
   with pytest.raises(ValueError, match=reordered):
     roc_svm.decision_function(fitted.model, swapped)
+
+
+def test_a_column_float32_cannot_resolve_is_said_not_lost():
+  """1 + 1e-9 z in float64: one value in float32, where qsg_jax computes; the fits ranked at
+  chance (0.51-0.54 against 0.98) without a word."""
+  x, y, xu = _small()
+  x64 = x.astype(np.float64)
+  x64[:, 0] = 1.0 + 1e-9 * x64[:, 0]
+  pattern = r"x_labeled column 0 varies by 9.*e-10 around 1: float32.*keeps about 1 distinct"
+  with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning, match=pattern):
+    qsg_jax.fit(x64, y, xu, solver="direct")
+  semi = np.where(np.arange(y.size) % 4 == 0, -1, y)
+  with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning, match=r"X column 0 varies by"):
+    qsg_jax.QSGS2AUC(scale_inputs=False, length_scale=1.0, lam=1e-3, labeled_weight=0.5).fit(
+        x64, semi)
+  qsg_jax.QSGS2AUC(length_scale=1.0, lam=1e-3, labeled_weight=0.5).fit(x64, semi)  # scaled first
+
+
+def test_labeled_rows_that_are_one_point_are_refused():
+  """Ten rows of each class at one x: DSG returned rounding noise (scores spread 3e-8, ranked
+  at 0.26), the direct solver a tie with advice to lower lam."""
+  x = np.full((20, 3), 0.5)
+  y = np.repeat([0, 1], 10)
+  xu = np.random.default_rng(0).random((50, 3))
+  for solver, steps in (("dsg", {"num_steps": 16}), ("direct", {})):
+    with pytest.raises(ValueError, match=r"x_labeled: every row is the same point \(\[0\.5, 0\.5"):
+      qsg_jax.fit(x, y, xu, solver=solver, **steps)
+    with pytest.raises(ValueError, match=r"x_labeled: every row is the same point"):
+      qsg_jax.cross_validate(x, y, xu, quick=True, num_folds=2, solver=solver, **steps)
+  with pytest.raises(ValueError, match="X's labeled rows: every row is the same point"):
+    qsg_jax.QSGS2AUC().fit(np.concatenate([x, xu]), np.concatenate([y, np.full(50, -1)]))

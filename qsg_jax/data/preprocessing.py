@@ -133,12 +133,18 @@ def tail_ranks(x) -> Ranks:
   rows (ijcnn1's ten lag features: the middle half within 0.068 of the range); ranking it, as
   trees implicitly do, spreads its rows over [0, 1]. Binary, few-valued and evenly spread
   columns are kept as they are. Measured: ``experiments/reproduction/RESULTS.md#one-se``.
+
+  The rule reads each distinct row once: one record repeated over half the rows put every
+  column's middle half at one value, and every column was ranked (test AUC 0.91 against 0.98).
+  The quantiles are those of all rows.
   """
   x = np.asarray(x, np.float64)
-  low, high = x.min(axis=0), x.max(axis=0)
-  q1, q3 = np.percentile(x, [25.0, 75.0], axis=0)
+  distinct = np.unique(x, axis=0)
+  low, high = distinct.min(axis=0), distinct.max(axis=0)
+  q1, q3 = np.percentile(distinct, [25.0, 75.0], axis=0)
   narrow = np.flatnonzero((high > low) & (q3 - q1 < TAIL_SHARE * (high - low)))
-  columns = np.array([c for c in narrow if np.unique(x[:, c]).size > TAIL_MIN_VALUES], np.int64)
+  columns = np.array([c for c in narrow if np.unique(distinct[:, c]).size > TAIL_MIN_VALUES],
+                     np.int64)
   levels = np.linspace(0.0, 1.0, min(RANK_QUANTILES, x.shape[0]))
   return Ranks(columns, np.quantile(x[:, columns], levels, axis=0).reshape(levels.size, -1))
 

@@ -159,6 +159,7 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
   seed = validation.check_count("seed", seed, minimum=0, fix="Pass e.g. seed=0.")
   x_l = validation.check_points("x_labeled", x_labeled, kernel=True)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  validation.refuse_one_point("x_labeled", x_l)
   if isinstance(x_unlabeled, np.ndarray) and x_unlabeled.size == 0:
     x_unlabeled = None
   if x_unlabeled is not None:

@@ -426,6 +426,7 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
   num_features, num_frequencies, chunk_rows, landmarks = check_options(
       feature_map, num_features, num_frequencies, chunk_rows, landmarks, x_l.shape[1])
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  validation.refuse_one_point("x_labeled", x_l)
   gamma = validation.check_gamma(gamma, k)
   sigma = validation.check_float32_range(   # beyond: an internal error of the moments
       "sigma", validation.check_positive("sigma", sigma),

@@ -166,6 +166,7 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, nu
   key = validation.check_key(key)
   x_l = validation.check_points("x_labeled", x_labeled, kernel=True)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  validation.refuse_one_point("x_labeled", x_l)
   num_features, num_frequencies, chunk_rows, landmarks = fitting.check_options(
       feature_map, num_features, num_frequencies, chunk_rows, landmarks, x_l.shape[1],
       default_num_features=CV_NUM_FEATURES)

@@ -275,6 +275,7 @@ def unlabeled_marker(estimator, y, classes=None):
     raise ValueError(f"y has {int(np.sum(y == -1))} rows -1 beside one class {others.tolist()}: "
                      "if -1 marks unlabeled rows, a binary ranking needs labeled rows of both "
                      "classes; if -1 is the second class, pass unlabeled_label=None.")
-  if others.size == 2 and not np.any(others == -1):
+  if others.size == 2 and not np.any(others == -1) and not (
+      others.min() < -1 < others.max()):   # classes -2 and 0: -1 may lie between them
     return -1
   return marker

@@ -475,7 +475,9 @@ def prepare_training_data(estimator, X, y):
                      f"at least 2 classes.{fix}")
   if order is None:
     check_ordinal_classes(classes)
-  if not estimator.scale_inputs:
+  validation.refuse_one_point("X's labeled rows", X[~unlabeled])
+  if not estimator.scale_inputs:   # the fit casts X to float32 as it is
+    validation.warn_if_float32_merges("X", X, stacklevel=4)
     return (X, unlabeled, classes, codes, (np.zeros(X.shape[1]), np.ones(X.shape[1])),
             preprocessing.no_ranks())
   low, high = X.min(axis=0), X.max(axis=0)
