@@ -202,11 +202,11 @@ def checked_inputs(x_labeled, y_labeled, x_unlabeled, sigma: float,
   """The training data checked once (types, shapes, finiteness, labels, the phase range at the
   largest ``sigma``), warning about unscaled features."""
   num_classes = validation.check_count("num_classes", num_classes, minimum=2, allow_none=True)
-  x_l = validation.check_points("x_labeled", x_labeled)
+  x_l = validation.check_points("x_labeled", x_labeled, training=True)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   validation.refuse_one_point("x_labeled", x_l)
   has_unlabeled = x_unlabeled is not None and np.asarray(x_unlabeled).size > 0
-  x_u = (validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1],
+  x_u = (validation.check_points("x_unlabeled", x_unlabeled, dim=x_l.shape[1], training=True,
                                  columns=validation.column_names(x_labeled)) if has_unlabeled
          else np.zeros((1, x_l.shape[1]), np.float32))
   for name, x in (("x_labeled", x_l), ("x_unlabeled", x_u)):

@@ -112,7 +112,8 @@ def _row_col(bad):
 
 def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
                  allow_empty: bool = False, kernel: bool = False,
-                 dtype=np.float32, columns: Optional[Tuple[str, ...]] = None) -> np.ndarray:
+                 dtype=np.float32, columns: Optional[Tuple[str, ...]] = None,
+                 training: bool = False) -> np.ndarray:
   """Returns ``x`` as a float32 (or ``dtype``) [n, d] array after checking type, rank, size and
   finiteness.
 
@@ -127,6 +128,8 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
       beyond float32 are refused only for float32; ``kernel`` checks norms in ``dtype``).
     columns: the column names the model was fitted on (``column_names`` of its training frame),
       or None; a data frame ``x`` must have them, in order (``check_columns``).
+    training: training data: also warn when float32 loses a column's variation
+      (``warn_if_float32_merges``; not for points scored, whose batch may be near-identical).
 
   Raises:
     TypeError: scipy sparse input, or non-numeric entries.
@@ -170,7 +173,8 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
         "fitting.")
   if np.dtype(dtype) == np.float32:
     refuse_beyond_float32(name, arr)
-    warn_if_float32_merges(name, arr)
+    if training:
+      warn_if_float32_merges(name, arr)
   if kernel:
     check_kernel_scale(name, arr, dtype=dtype)
   return arr.astype(dtype)

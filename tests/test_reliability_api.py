@@ -214,7 +214,9 @@ def test_a_column_float32_cannot_resolve_is_said_not_lost():
   x64[:, 0] = 1.0 + 1e-9 * x64[:, 0]
   pattern = r"x_labeled column 0 varies by 9.*e-10 around 1: float32.*keeps about 1 distinct"
   with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning, match=pattern):
-    qsg_jax.fit(x64, y, xu, solver="direct")
+    result = qsg_jax.fit(x64, y, xu, solver="direct")
+  near = np.array([[0.5, 0.5, 0.5], [0.5 + 1e-9, 0.5, 0.5]])   # scored: a batch may be this close
+  assert qsg_jax.decision_function(result, near).shape == (2,)   # (no warning: errors here)
   semi = np.where(np.arange(y.size) % 4 == 0, -1, y)
   with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning, match=r"X column 0 varies by"):
     qsg_jax.QSGS2AUC(scale_inputs=False, length_scale=1.0, lam=1e-3, labeled_weight=0.5).fit(

@@ -216,7 +216,7 @@ def check_unlabeled(x_unlabeled, dim: int, mesh=None, axis_name: str = "data", c
     if np.size(x_unlabeled) == 0:
       return None
     return validation.check_points("x_unlabeled", x_unlabeled, dim=dim, kernel=True,
-                                   columns=columns)
+                                   columns=columns, training=True)
   validation.check_columns("x_unlabeled", x_unlabeled, columns, "x_labeled")
   if hasattr(x_unlabeled, "shape") and hasattr(x_unlabeled, "__getitem__"):
     shape, dtype = tuple(x_unlabeled.shape), getattr(x_unlabeled, "dtype", None)
@@ -422,7 +422,7 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
          feature_map, num_features, num_frequencies, landmarks, chunk_rows, mesh, axis_name):
   """``fit``'s body (its arguments in order)."""
   key = validation.check_key(key)
-  x_l = validation.check_points("x_labeled", x_labeled, kernel=True)
+  x_l = validation.check_points("x_labeled", x_labeled, kernel=True, training=True)
   num_features, num_frequencies, chunk_rows, landmarks = check_options(
       feature_map, num_features, num_frequencies, chunk_rows, landmarks, x_l.shape[1])
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)

@@ -246,9 +246,10 @@ unlabeled_label : "auto", int, str or None, default="auto"
     The value of y marking unlabeled rows. "auto": -1 (scikit-learn's semi-supervised
     convention, as ``SelfTrainingClassifier``) where -1 cannot be a class: beside classes 1,
     2, ...; for the binary estimators beside any two classes, e.g. {0, 1}, since a third value
-    cannot be a class of a binary problem. -1 beside classes 0, 1, 2, ... of an ordinal model
-    is ambiguous (it may be a class below 0, as in sentiment -1 / 0 / +1) and refused: pass
-    unlabeled_label=-1 or None. None: every row is labeled.""",
+    cannot be a class of a binary problem (labels -1 / +1 with 0 on unlabeled rows, SVMlight's
+    convention, need unlabeled_label=0). -1 beside classes 0, 1, 2, ... of an ordinal model, or
+    between classes (-2, 0, 1, 2), is ambiguous (it may be a class, as in sentiment -1 / 0 / +1)
+    and refused: pass unlabeled_label=-1 or None. None: every row is labeled.""",
 }
 PARAMETERS["deprecated"] = """\
 sigma, gamma, step_size : deprecated
