@@ -212,6 +212,7 @@ def checked_inputs(x_labeled, y_labeled, x_unlabeled, sigma: float,
   for name, x in (("x_labeled", x_l), ("x_unlabeled", x_u)):
     validation.check_phase_range(name, x, sigma)
     validation.warn_if_unscaled(name, x, stacklevel=5)
+  validation.warn_if_squeezed(x_l, x_u if has_unlabeled else None, stacklevel=5)
   return Inputs(x_l, y_l, x_u, k, has_unlabeled)
 
 

@@ -821,8 +821,9 @@ def test_a_kernel_flat_to_the_nystrom_tolerance_is_reported():
   x = rng.uniform(size=(600, 3))
   y = (x[:, 0] + 0.5 * x[:, 1] > 0.75).astype(np.int32)
   options = dict(sigma=0.5, lam=1e-3, gamma=0.5, num_features=128)
-  with pytest.warns(direct.ApproximationWarning, match="the kernel is nearly flat over the data"):
-    direct.fit(1e-3 * x[:200], y[:200], 1e-3 * x[200:], **options)
+  with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning, match=r"0, 1, 2 span less than"):
+    with pytest.warns(direct.ApproximationWarning, match="the kernel is nearly flat over the"):
+      direct.fit(1e-3 * x[:200], y[:200], 1e-3 * x[200:], **options)
   with warnings.catch_warnings():
     warnings.simplefilter("error", direct.ApproximationWarning)
     fit = direct.fit(x[:200], y[:200], x[200:], **options)

@@ -444,6 +444,9 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
   validation.warn_if_unscaled("x_labeled", x_l, stacklevel=4)
   if isinstance(x_unlabeled, np.ndarray) and not isinstance(x_unlabeled, np.memmap):
     validation.warn_if_unscaled("x_unlabeled", x_unlabeled, stacklevel=4)   # in memory: cheap
+    validation.warn_if_squeezed(x_l, x_unlabeled, stacklevel=4)
+  elif x_unlabeled is None:
+    validation.warn_if_squeezed(x_l, stacklevel=4)
   if feature_map == "rff":
     validation.check_phase_range("x_labeled", x_l, sigma)
   feature_key, _ = jax.random.split(key)
