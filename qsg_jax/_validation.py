@@ -75,7 +75,7 @@ def column_names(x) -> Optional[Tuple[str, ...]]:
   """The column names of a data frame ``x`` (pandas, polars) when every one is a string, else
   None (arrays; a frame with integer names): scikit-learn's rule for ``feature_names_in_``."""
   columns = getattr(x, "columns", None)
-  if columns is None or isinstance(x, np.ndarray):
+  if columns is None:
     return None
   names = tuple(columns)
   return names if names and all(isinstance(n, str) for n in names) else None
@@ -571,7 +571,8 @@ def set_away_from_default(value, default) -> bool:
   callables always differ."""
   if value is default:
     return False
-  if (callable(value) or isinstance(value, (bool, np.bool_)) != isinstance(default, (bool, np.bool_))
+  flags = (bool, np.bool_)
+  if (callable(value) or isinstance(value, flags) != isinstance(default, flags)
       or isinstance(value, str) != isinstance(default, str) or (value is None) != (default is None)):
     return True
   if np.ndim(value) or np.ndim(default):
@@ -877,8 +878,8 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
     where = ("below 0" if labeled.min() == MARKER + 1 else "between them" if labeled.max() > MARKER
              else "above them")
     raise ValueError(
-        f"y has {int(unlabeled.sum())} rows -1 and the classes [{summarize(labeled.tolist(), 6)}]: -1 is "
-        f"scikit-learn's unlabeled marker but could also be an ordered class {where} (as in "
+        f"y has {int(unlabeled.sum())} rows -1 and the classes [{summarize(labeled.tolist(), 6)}]: "
+        f"-1 is scikit-learn's unlabeled marker but could also be an ordered class {where} (as in "
         "sentiment -1 / 0 / +1), which would be dropped. Say which: unlabeled_label=-1 if -1 "
         "marks unlabeled rows, unlabeled_label=None if every row is labeled.")
   return np.asarray(unlabeled, bool).reshape(y.shape)

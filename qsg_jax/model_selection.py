@@ -301,8 +301,7 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
                              cache_unlabeled=cache_unlabeled is not None,
                              divergence_threshold=divergence_threshold != DIVERGENCE_THRESHOLD,
                              tasks_per_batch=tasks_per_batch is not None,
-                             **{"split_lam (the direct CV does not search it; direct fits take "
-                                "it)": config.split_lam is not None})
+                             **{f"split_lam {_NOT_SEARCHED}": config.split_lam is not None})
   if config_lib.choose_solver(config, dsg_options) == "direct":
     return _direct_cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, key,
                                   num_classes, config, progress)
@@ -351,6 +350,10 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
   return CVResult(best, best_score, scores, fold_scores, grid, solver="dsg")
 
 
+# How the DSG-only options name split_lam: direct fits take it, the direct CV does not search it.
+_NOT_SEARCHED = "(the direct CV does not search it; direct fits take it)"
+
+
 def _dsg_options(grid, method, per_split_gamma, num_classes, y_labeled, **given):
   """The DSG-only options of a ``cross_validate`` call that are set (``choose_solver``)."""
   options = [name for name, is_given in given.items() if is_given]
@@ -359,7 +362,7 @@ def _dsg_options(grid, method, per_split_gamma, num_classes, y_labeled, **given)
   if any(not (isinstance(v, str) and v == "auto") for v in steps):
     options.append("grid['step_size']")
   if isinstance(grid, dict) and "split_lam" in grid:
-    options.append("grid['split_lam'] (the direct CV does not search it; direct fits take it)")
+    options.append(f"grid['split_lam'] {_NOT_SEARCHED}")
   if method != "auto":
     options.append("method")
   if per_split_gamma:
