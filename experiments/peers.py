@@ -17,8 +17,9 @@ Protocol (issue 27's contract), per dataset and trial t (randomness from SeedSeq
   - unlabeled points: ``num_unlabeled`` (20,000) drawn from the remaining rows.
   - features min-max scaled with the labeled + unlabeled rows' statistics (never the test rows).
   - every method tuned by the SAME ``cv_folds``-fold stratified CV on the labeled points only:
-    ``stratified_folds(y_labeled, F, seed=0)`` and ``fold_training_sets`` of qsg_jax, the folds
-    the CV estimators (``QSGS2AUCCV`` / ``QS3ORAOCV``, fold seed 0) draw themselves; the score is
+    ``stratified_folds(y_labeled, F, seed=0, points=x_labeled)`` and ``fold_training_sets`` of
+    qsg_jax (copies of a labeled row share a fold), the folds the CV estimators
+    (``QSGS2AUCCV`` / ``QS3ORAOCV``, fold seed 0) draw themselves; the score is
     the validation AUC (the mean over the k-1 splits for ordinal sets), the best mean wins (the
     first in grid order on ties), then a refit on all the training data. Semi-supervised methods
     see ``cv_unlabeled`` (2,000) unlabeled points during CV, all of them in the refit.
@@ -665,12 +666,13 @@ def make_trial(labeled, settings, t):
       x_test, y_test = x_test[pick], y_test[pick]
   else:
     x_test, y_test = x[split.test], y[split.test]
-  counts = np.bincount(y[split.labeled], minlength=k)
-  if counts.min() < settings.cv_folds or np.unique(y_test).size < k:
+  counts = folds_lib.class_counts(y[split.labeled], x[split.labeled])[1]
+  if counts.size < k or counts.min() < settings.cv_folds or np.unique(y_test).size < k:
     raise cli.UserError(
-        f"{labeled.name}, trial {t}: the labeled draw has class counts {counts.tolist()} and the "
-        f"test set {np.bincount(y_test, minlength=k).tolist()}; the common {settings.cv_folds}-"
-        "fold CV needs that many labeled rows of every class and the test AUC every class. "
+        f"{labeled.name}, trial {t}: the labeled draw has distinct rows per class "
+        f"{counts.tolist()} and the test set {np.bincount(y_test, minlength=k).tolist()}; the "
+        f"common {settings.cv_folds}-fold CV needs that many distinct labeled rows of every class "
+        "(copies share a fold) and the test AUC every class. "
         "Raise --num_labeled, lower --cv_folds, or use a set with more rows of its rarest class.")
   lo, scale = data_lib.minmax_fit(np.concatenate([x[split.labeled], x[unlabeled]]))
   scaled = lambda a: data_lib.minmax_apply(a, lo, scale)
@@ -688,9 +690,10 @@ def auc(scores, labels, k):
   return float(value)
 
 
-def common_folds(y_labeled, num_folds):
-  """(train [F, n_train] indices, valid [F, n_l] masks) of the common CV (qsg_jax's folds)."""
-  folds = folds_lib.stratified_folds(y_labeled, num_folds, seed=CV_FOLD_SEED)
+def common_folds(x_labeled, y_labeled, num_folds):
+  """(train [F, n_train] indices, valid [F, n_l] masks) of the common CV (qsg_jax's folds;
+  copies of a labeled row share a fold)."""
+  folds = folds_lib.stratified_folds(y_labeled, num_folds, seed=CV_FOLD_SEED, points=x_labeled)
   return folds_lib.fold_training_sets(folds, y_labeled)
 
 
@@ -701,7 +704,7 @@ def cross_validate(method, train, seed):
   """
   x_l, y_l, x_u, k = train.x_labeled, train.y_labeled, train.x_unlabeled, train.num_classes
   num_folds = train.cv_folds
-  fold_train, valid = common_folds(y_l, num_folds)
+  fold_train, valid = common_folds(x_l, y_l, num_folds)
   if method.uses_unlabeled and x_u.shape[0] > train.cv_unlabeled:
     pick = np.random.default_rng([seed, 1]).choice(x_u.shape[0], train.cv_unlabeled,
                                                    replace=False)

@@ -248,7 +248,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
     grid: dict of 1-D value lists with the keys lam, sigma, gamma and optionally step_size
       (default ["auto"]) and split_lam (None and/or numbers); default ``paper_grid()``.
     quick: use ``quick_grid()`` when ``grid`` is None.
-    num_folds: F (the papers use 5).
+    num_folds: F (the papers use 5); stratified, copies of a labeled row share a fold
+      (``folds.stratified_folds``).
     seed: int seed of the fold assignment.
     key: PRNG key or int seed shared by every task (samples and feature blocks).
     num_classes: k; default max(y_labeled) + 1.
@@ -321,7 +322,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
   if not inputs.has_unlabeled and np.any(grid["gamma"] < 1):
     raise ValueError(f"no unlabeled data but the gamma grid {grid['gamma'].tolist()} gives "
                      "weight to the unlabeled risks: pass x_unlabeled, or use gamma=[1.0].")
-  train, valid = folds.fold_training_sets(folds.stratified_folds(y_l, num_folds, seed), y_l)
+  fold_of = folds.stratified_folds(y_l, num_folds, seed, points=x_l)   # copies share a fold
+  train, valid = folds.fold_training_sets(fold_of, y_l)
   eng = _fit.engine_config(inputs._replace(x_labeled=x_l[train[0]]), config, chunk_size,
                            block_group, 1, cache_unlabeled, stacklevel=3)
   points = list(itertools.product(*(range(values.size) for values in grid.values())))

@@ -422,7 +422,7 @@ def test_a_class_of_one_point_returns_the_isotropic_scales_with_a_warning():
   x_l, _, x_u = _data(k=2, n_l=20)
   y = np.zeros(20, np.int32)
   y[5] = 1
-  with pytest.warns(bandwidths.LengthScaleWarning, match="a class has a single labeled point"):
+  with pytest.warns(bandwidths.LengthScaleWarning, match="a class has a single distinct labeled point"):
     scales = bandwidths.learn_length_scales(x_l, y, x_u, length_scale=0.7)
   np.testing.assert_array_equal(scales, [0.7, 0.7, 0.7])
 

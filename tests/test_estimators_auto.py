@@ -121,7 +121,7 @@ def test_fully_labeled_and_too_few_labels():
   few = np.full(y.shape, -1)
   few[:6] = [0, 0, 0, 0, 0, 1]                             # one positive: no CV possible
   with pytest.warns(UserWarning, match=r"class 1 \(index in the sorted labeled classes\) has a "
-                    r"single labeled point .* lam, sigma, gamma cannot be cross-validated: the "
+                    r"single distinct labeled point .* lam, sigma, gamma cannot be cross-validated: the "
                     r"papers' values \(lam=0.001, sigma=0.1, gamma=0.5\) are used; in the "
                     r"estimators: length_scale=2.236, labeled_weight=0.5\."):
     model = QSGS2AUC(random_state=0).fit(x, few)

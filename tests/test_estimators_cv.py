@@ -206,8 +206,8 @@ def test_cv_uses_fewer_folds_where_the_smallest_class_is_smaller():
       model_selection.quick_grid(), gamma=[1.0]), num_folds=3, key=0, solver="direct")
   assert model.best_score_ == pytest.approx(expected.best_score)
   assert _fitted_attributes(model) <= _documented(estimators.QSGS2AUCCV)
-  with pytest.raises(ValueError, match="needs at least 2 labeled rows of each class; class 1 "
-                                       "has 1"):
+  with pytest.raises(ValueError, match="needs at least 2 distinct labeled rows of each class "
+                                       r"\(copies of a row share a fold\); class 1 has 1"):
     estimators.QSGS2AUCCV(protocol="quick").fit(x, (np.arange(10) >= 9).astype(int))
 
 

@@ -4,7 +4,11 @@ bad arguments refused instead of truncated (RELIABILITY.md)."""
 import numpy as np
 import pytest
 
+import qsg_jax
+from qsg_jax import baselines
+from qsg_jax import direct
 from qsg_jax import folds
+from qsg_jax import roc_svm
 from tests import _bad_inputs as toy
 from tests.conftest import raises_short
 
@@ -52,3 +56,91 @@ def test_check_grid_names_the_key_of_a_nested_or_non_numeric_value():
   for bad in ([[0.1]], [{"a": 1}], [object()], [0.1, [0.2]]):
     with pytest.raises(ValueError, match=r"grid\['lam'\] must be a non-empty list of numbers"):
       folds.check_grid(dict(grid, lam=bad), "direct")
+
+
+def test_copies_of_a_labeled_point_share_a_fold_and_plain_data_keeps_its_folds():
+  """Copies of a (point, label) (oversampled classes, records entered twice) used to be dealt to
+  different folds, so a held-out row's copy trained the model that scored it. With ``points``
+  every copy group is in one fold, each fold still holds every class, and data without copies
+  get exactly the folds of ``points=None`` (reference: the same call without points)."""
+  rng = np.random.default_rng(0)
+  x = rng.random((40, 3))
+  y = (np.arange(40) % 2).astype(int)
+  np.testing.assert_array_equal(folds.stratified_folds(y, 4, 3, points=x),
+                                folds.stratified_folds(y, 4, 3))
+  repeats = rng.integers(1, 5, size=40)                     # 1 to 4 copies of each row
+  xs, ys = np.repeat(x, repeats, axis=0), np.repeat(y, repeats)
+  xs = xs + 1e-9 * rng.normal(size=xs.shape)                 # jitter far below resolution
+  order = rng.permutation(xs.shape[0])
+  xs, ys = xs[order], ys[order]
+  groups = folds.copy_groups(xs, ys)
+  assert groups.max() + 1 == 40
+  fold_ids = folds.stratified_folds(ys, 4, 3, points=xs)
+  for g in range(40):
+    assert np.unique(fold_ids[groups == g]).size == 1
+  for c in (0, 1):
+    assert np.unique(fold_ids[ys == c]).size == 4
+  sizes = np.bincount(fold_ids, minlength=4)
+  assert sizes.max() - sizes.min() <= 2 * repeats.max()
+  # Copies are per (point, label): the same point under two labels is two groups.
+  assert folds.copy_groups(np.zeros((2, 1)), [0, 1]).tolist() == [0, 1]
+  # Grouping reads each column relative to its span: an affine rescaling groups alike.
+  np.testing.assert_array_equal(folds.copy_groups(xs * [1e3, 1e-3, 2] + 7, ys), groups)
+
+
+def test_too_few_distinct_points_for_the_folds_is_said_with_copies():
+  x = np.repeat(np.arange(6.0)[:, None], [1, 1, 1, 4, 1, 1], axis=0)
+  y = np.repeat([0, 0, 0, 1, 1, 1], [1, 1, 1, 4, 1, 1])
+  folds.stratified_folds(y, 3)                              # 6 rows of class 1 without points
+  raises_short(ValueError, r"at most the smallest labeled class size 3 distinct points \(copies "
+               r"of a point share a fold\)", folds.stratified_folds, y, 4, 0, x)
+  raises_short(ValueError, r"Class 1 has a single distinct labeled point", folds.stratified_folds,
+               np.array([0, 0, 1, 1, 1]), 2, 0, np.array([[0.], [1.], [2.], [2.], [2.]]))
+
+
+def _copies_data(rep):
+  rng = np.random.default_rng(0)
+  x = rng.random((60, 4)).astype(np.float32)
+  y = (x[:, 0] + 0.5 * rng.normal(size=60) > 0.5).astype(int)
+  return np.repeat(x, rep, axis=0), np.repeat(y, rep)
+
+
+@pytest.mark.parametrize("solver", ["direct", "dsg"])
+def test_cross_validation_of_copied_rows_is_not_a_lookup_table(solver):
+  """Every labeled row given 3 times: with copies split over folds the narrowest kernel scored
+  a validation AUC of 1.00 and won (a lookup table; 0.50 on the rows given once). Grouped,
+  the choice is that of the rows given once and the narrow kernel stays far from 1."""
+  grid = dict(lam=[1e-3], sigma=[0.5, 500.0], gamma=[1.0])
+  once, thrice = (qsg_jax.cross_validate(*_copies_data(rep), None, grid=grid, num_folds=3,
+                                         key=0, solver=solver) for rep in (1, 3))
+  assert thrice.best["sigma"] == once.best["sigma"] == 0.5
+  assert thrice.scores.ravel()[1] < 0.8
+  assert abs(thrice.best_score - once.best_score) < 0.05
+
+
+@pytest.mark.parametrize("entry", ["qsg", "direct", "baselines", "roc_svm"])
+def test_every_cross_validation_groups_copies(entry, monkeypatch):
+  """Each CV entry point deals its folds with the labeled points (``points=``), so copies
+  share a fold (spy on ``folds.stratified_folds``)."""
+  seen = []
+  real = folds.stratified_folds
+
+  def spy(labels, num_folds, seed=0, points=None):
+    seen.append(points)
+    return real(labels, num_folds, seed, points=points)
+
+  monkeypatch.setattr(folds, "stratified_folds", spy)
+  x, y = _copies_data(2)
+  x_u = x[:20]
+  if entry == "qsg":
+    qsg_jax.cross_validate(x, y, x_u, grid=dict(lam=[1.0], sigma=[0.5], gamma=[1.0]),
+                           num_folds=2, key=0, solver="direct")
+  elif entry == "direct":
+    direct.cross_validate(x, y, x_u, grid=dict(lam=[1.0], sigma=[0.5], gamma=[1.0]),
+                          num_folds=2, num_features=16)
+  elif entry == "baselines":
+    baselines.cross_validate("pnu_auc", x[:40], y[:40], x_u, quick=True, num_folds=2)
+  else:
+    roc_svm.cross_validate(x, 2 * y - 1, [dict(lam=1.0)], num_folds=2, max_steps=5)
+  assert seen and all(p is not None and np.asarray(p).shape[0] == np.asarray(
+      seen[0]).shape[0] for p in seen)

@@ -10,6 +10,7 @@ from sklearn.metrics import roc_auc_score
 
 from experiments import peers
 from experiments.common import cli
+from qsg_jax import folds
 from qsg_jax import model_selection
 
 FAST = ("svc", "svr", "logreg", "mord_at")   # scikit-learn / mord peers: a few ms per fit
@@ -81,13 +82,14 @@ class _Stop(Exception):
 
 def test_cv_estimators_search_on_the_common_folds(tmp_path, monkeypatch):
   """QSGS2AUCCV cross-validates the labeled points in their order with F folds and fold seed 0:
-  ``stratified_folds`` then deals exactly the folds ``peers.common_folds`` gives every peer."""
+  ``stratified_folds`` then deals exactly the folds ``peers.common_folds`` gives every peer
+  (copies of a row, grouped relative to each column's span, group alike after its scaling)."""
   calls = []
   seed_default = inspect.signature(model_selection.cross_validate).parameters["seed"].default
 
   def spy(x_labeled, y_labeled, *args, **kwargs):
-    calls.append((np.asarray(y_labeled), kwargs.get("num_folds"), kwargs.get("seed",
-                                                                             seed_default)))
+    calls.append((np.asarray(x_labeled), np.asarray(y_labeled), kwargs.get("num_folds"),
+                  kwargs.get("seed", seed_default)))
     raise _Stop
 
   monkeypatch.setattr(model_selection, "cross_validate", spy)
@@ -95,8 +97,10 @@ def test_cv_estimators_search_on_the_common_folds(tmp_path, monkeypatch):
   trial = peers.make_trial(peers.labeled_dataset("breast_cancer", settings), settings, 0)
   with pytest.raises(_Stop):
     peers._qsg(cv=True)({}, trial.train, 0)
-  y, num_folds, seed = calls[0]
+  x, y, num_folds, seed = calls[0]
   assert np.array_equal(y, trial.train.y_labeled)
+  np.testing.assert_array_equal(folds.copy_groups(x, y),
+                                folds.copy_groups(trial.train.x_labeled, y))
   assert (num_folds, seed) == (trial.train.cv_folds, peers.CV_FOLD_SEED)
 
 
@@ -152,8 +156,8 @@ def test_csv_binary_and_ordinal_targets(tmp_path):
     peers.read_csv(str(path), "same", 5)
   frame["rare"] = (np.arange(400) < 2).astype(int)                    # 2 positives of 400
   frame.drop(columns="sick").to_csv(path, index=False)
-  with pytest.raises(cli.UserError, match=r"csv_mine, trial 0: the labeled draw has class "
-                     r"counts \[\d+, [01]\] .* the common 3-fold CV needs"):
+  with pytest.raises(cli.UserError, match=r"csv_mine, trial 0: the labeled draw has distinct "
+                     r"rows per class \[\d+, [01]\] .* the common 3-fold CV needs"):
     peers.make_trial(peers.read_csv(str(path), "rare", 5), peers.Settings(
         csv=str(path), target="rare", output_dir=str(tmp_path / "z")), 0)
   with pytest.raises(cli.UserError, match="go together"):

@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import DataConversionWarning
 from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import StratifiedGroupKFold
 from sklearn.model_selection import StratifiedKFold
 from sklearn.model_selection import cross_val_score
 from sklearn.model_selection import cross_validate
@@ -163,6 +164,22 @@ def test_labeled_folds_test_labeled_rows_only_and_train_on_every_unlabeled_row()
   assert estimators.LabeledStratifiedKFold(4).get_n_splits() == 4
   with pytest.raises(ValueError, match="needs y"):
     next(estimators.LabeledStratifiedKFold().split(np.zeros((3, 1)), None))
+
+
+def test_labeled_folds_keep_a_group_in_one_test_fold():
+  """groups (e.g. ``folds.copy_groups``: copies of a row) are honoured, as scikit-learn's
+  StratifiedGroupKFold on the labeled rows (reference); they used to be ignored silently."""
+  y = np.array([0, 1, -1, 0, 1, -1, 0, 1, 0, 1, -1, 1, 0, -1, 0, 1])
+  groups = np.arange(y.size) // 2
+  labeled, unlabeled = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+  folds = list(estimators.LabeledStratifiedKFold(3).split(np.zeros((y.size, 1)), y, groups))
+  reference = StratifiedGroupKFold(3).split(labeled, y[labeled], groups[labeled])
+  for (train, test), (ref_train, ref_test) in zip(folds, reference, strict=True):
+    np.testing.assert_array_equal(test, labeled[ref_test])
+    np.testing.assert_array_equal(train, np.sort(np.r_[labeled[ref_train], unlabeled]))
+    assert not set(groups[test]) & set(groups[np.setdiff1d(train, unlabeled)])
+  with pytest.raises(ValueError, match=r"groups must have one entry per row of y \(16,\)"):
+    next(estimators.LabeledStratifiedKFold().split(np.zeros((16, 1)), y, groups[:3]))
 
 
 def test_scikit_learns_strings_are_right_with_labeled_folds_and_wrong_without():

@@ -190,7 +190,7 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
       subsample of a few hundred to a few thousand points.
     grid: dict of 1-D value lists, keys as in ``paper_grid(method)``; default the paper grid.
     quick: use ``quick_grid(method)`` when ``grid`` is None.
-    num_folds: F, a whole number >= 2 (the papers use 5).
+    num_folds: F, a whole number >= 2 (the papers use 5); copies of a labeled row share a fold.
     seed: whole number >= 0 seeding the fold assignment; the same seed gives the same folds and
       scores (None is refused: the result must repeat).
     num_classes: k; default max(y_labeled) + 1.
@@ -234,9 +234,10 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
   x_l = validation.check_points("x_labeled", x_labeled, dtype=points_dtype)
   binary = spec is not None and spec.binary
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], 2 if binary else num_classes)
+  validation.refuse_one_point("x_labeled", x_l)   # before the folds, which count distinct rows
   grid = folds_lib.check_grid(quick_grid(method) if grid is None and quick else
                               paper_grid(method) if grid is None else grid, method)
-  folds = folds_lib.stratified_folds(y_l, num_folds, seed)
+  folds = folds_lib.stratified_folds(y_l, num_folds, seed, points=x_l)
   if spec is None:
     fold_scores = _svorex_fold_scores(grid, x_l, y_l, folds, num_folds, k)
   else:

@@ -505,7 +505,8 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
 
   Args:
     x_labeled: [n_l, d] labeled points, min-max scaled (the estimators' scaled units).
-    y_labeled: [n_l] int classes 0..k-1 (ordered for k > 2), every class present.
+    y_labeled: [n_l] int classes 0..k-1 (ordered for k > 2), every class present. Copies of
+      a (point, class) count once (``folds.distinct``).
     x_unlabeled: [n_u, d] unlabeled points or None (then every gamma must be 1); at most
       ``num_unlabeled`` of them (drawn by ``key``) enter the solves.
     num_classes: k; default max(y_labeled) + 1.
@@ -556,6 +557,8 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   key = validation.check_key(key)
   x_l = validation.check_points("x_labeled", x_labeled, kernel=True)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
+  validation.refuse_one_point("x_labeled", x_l)
+  x_l, y_l = folds_lib.distinct(x_l, y_l)   # copies split by the folds: a lookup table
   gamma = np.asarray(validation.check_gamma(gamma, k), np.float64)
   lam = validation.check_positive("lam", lam)
   penalty = validation.check_positive("penalty", penalty, allow_zero=True)
@@ -584,7 +587,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                      "unlabeled risks: pass x_unlabeled, or set gamma=1.")
   smallest = int(np.bincount(y_l, minlength=k).min())
   if smallest < 2 and num_steps:
-    warnings.warn(f"a class has a single labeled point (class counts ["
+    warnings.warn(f"a class has a single distinct labeled point (class counts ["
                   f"{validation.summarize(np.bincount(y_l, minlength=k).tolist())}]), so no fold "
                   "can hold it out: length scales are not learned, the isotropic length_scale is "
                   "returned. Label more points of that class.", LengthScaleWarning, stacklevel=2)

@@ -150,6 +150,7 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
     x_unlabeled: [n_u, d] unlabeled points or None (then gamma is 1).
     num_classes: k; default max(y_labeled) + 1.
     seed: int >= 0: the folds (seed, seed + 1, ...), the subsamples and the landmarks.
+      Copies of a labeled (point, class) count once (``folds.distinct``).
     key: PRNG key or int of the CV's Nystrom landmarks; default ``seed``.
     lam, sigma, gamma: a value fixes that axis (gamma: a scalar); None searches it.
 
@@ -160,6 +161,7 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
   x_l = validation.check_points("x_labeled", x_labeled, kernel=True)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   validation.refuse_one_point("x_labeled", x_l)
+  x_l, y_l = folds.distinct(x_l, y_l)   # copies split by the folds would reward a lookup table
   if isinstance(x_unlabeled, np.ndarray) and x_unlabeled.size == 0:
     x_unlabeled = None
   if x_unlabeled is not None:
@@ -189,7 +191,7 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
     free = [name for name, value in fixed.items() if value is None]
     if free:   # nothing held out: say that the papers' values stand in for the choice
       warnings.warn(f"class {int(np.argmin(counts))} (index in the sorted labeled classes) has "
-                    f"a single labeled point (class counts "
+                    f"a single distinct labeled point (class counts "
                     f"[{validation.summarize(counts.tolist())}]), so no fold can hold it out and "
                     f"{', '.join(free)} cannot be cross-validated: the papers' values "
                     f"({', '.join(f'{name}={FALLBACK[name]:g}' for name in free)}) are used"

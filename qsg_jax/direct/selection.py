@@ -130,7 +130,8 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
       iterator is read once per sigma, so pass a re-iterable), or None with every gamma = 1.
     grid: dict of 1-D lists keyed by ``GRID_KEYS`` (checked by ``folds.check_grid(grid,
       "direct")``); default ``paper_grid()`` (539 points).
-    num_folds: F; seed: int seed of the folds (``folds.stratified_folds``).
+    num_folds: F; seed: int seed of the folds (``folds.stratified_folds``; copies of a labeled
+      row share a fold).
     num_repeats: R fold partitions, seeds seed, seed + 1, ..., sharing every per-sigma pass
       (the feature map, the unlabeled moments, the labeled features).
     key: PRNG key or int seed of the feature map (as ``direct.fit``).
@@ -182,7 +183,7 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, nu
   num_repeats = validation.check_count("num_repeats", num_repeats)
   tasks = []                                     # (held-out mask, training indices) per fold
   for repeat in range(num_repeats):
-    folds = folds_lib.stratified_folds(y_l, num_folds, seed + repeat)
+    folds = folds_lib.stratified_folds(y_l, num_folds, seed + repeat, points=x_l)
     train, _ = folds_lib.fold_training_sets(folds, y_l)
     tasks += [(folds == f, train[f]) for f in range(train.shape[0])]
   feature_key, _ = jax.random.split(key)

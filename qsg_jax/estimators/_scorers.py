@@ -9,6 +9,7 @@ the docstring of ``qsg_jax.estimators``.
 
 import numpy as np
 from sklearn import metrics as skmetrics
+from sklearn.model_selection import StratifiedGroupKFold
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import column_or_1d
@@ -231,6 +232,11 @@ class LabeledStratifiedKFold:
   shuffle, random_state
       As ``sklearn.model_selection.StratifiedKFold`` (on the labeled rows).
 
+  ``split(X, y, groups)`` with groups keeps each group's labeled rows in one test fold
+  (``sklearn.model_selection.StratifiedGroupKFold`` on the labeled rows), e.g. copies of a row:
+  ``groups=qsg_jax.folds.copy_groups(X, y)``. Without groups copies may land in different folds,
+  and a held-out row's copy then trains the model that scores it.
+
   Examples
   --------
   >>> y = np.array([0, 1, -1, 0, 1, -1, 0, 1])
@@ -247,14 +253,21 @@ class LabeledStratifiedKFold:
     self.random_state = random_state
 
   def split(self, X, y, groups=None):  # pylint: disable=unused-argument  (scikit-learn's API)
-    """Yields (train indices, test indices) for each fold."""
+    """Yields (train indices, test indices) for each fold (``groups``: the class docstring)."""
     if y is None:
       raise ValueError("LabeledStratifiedKFold needs y (the labels with the unlabeled marker).")
     y = np.asarray(y)
     unlabeled = validation.unlabeled_mask(y, self.unlabeled_label)
     labeled, rest = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
-    folds = StratifiedKFold(self.n_splits, shuffle=self.shuffle, random_state=self.random_state)
-    for train, test in folds.split(labeled, y[labeled]):
+    splitter = StratifiedKFold if groups is None else StratifiedGroupKFold
+    folds = splitter(self.n_splits, shuffle=self.shuffle, random_state=self.random_state)
+    if groups is not None:
+      groups = np.asarray(groups)
+      if groups.shape != y.shape:
+        raise ValueError(f"groups must have one entry per row of y {y.shape}; received shape "
+                         f"{groups.shape}.")
+      groups = groups[labeled]
+    for train, test in folds.split(labeled, y[labeled], groups):
       yield np.sort(np.concatenate([labeled[train], rest])), labeled[test]
 
   def get_n_splits(self, X=None, y=None, groups=None):  # pylint: disable=unused-argument

@@ -112,8 +112,9 @@ def _cv_doc(binary: bool) -> str:
       ``model_selection.paper_grid()``), "quick" 12 points.
   cv : int, default=5
       Number of folds of the labeled rows (the library's stratified folds,
-      ``folds.stratified_folds`` with fold seed 0); every fold trains on the unlabeled rows.
-      Where the smallest labeled class has fewer rows, that many folds (at least 2; as
+      ``folds.stratified_folds`` with fold seed 0; copies of a row share a fold); every fold
+      trains on the unlabeled rows. Where the smallest labeled class has fewer distinct rows,
+      that many folds (at least 2; as
       ``qsg_jax.direct.defaults``), kept in ``n_splits_``. scikit-learn splitter objects are
       refused (their folds cannot be used).
   cv_unlabeled : int or None, default=2000
@@ -248,7 +249,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
       with validation.warnings_at(2) as said:   # reported once: the refit repeats the checks
         x, unlabeled, classes, codes, (low, scale), _ = _ranker.prepare_training_data(self, x, y)
       self._check_classes(classes)
-      num_folds = fold_count(self.cv, codes, classes)
+      num_folds = fold_count(self.cv, codes, classes, x[~unlabeled])
       x = ((x - low) / scale).astype(np.float32)
       if self.grid is None:   # the papers' grids, in their names
         grid, length_scales = dict(model_selection.protocol_grid(self.protocol)), {}
@@ -316,9 +317,10 @@ class QSGS2AUCCV(QS3ORAOCV):
   fit.__doc__ = QS3ORAOCV.fit.__doc__
 
 
-def fold_count(cv, codes, classes) -> int:
-  """The number of folds of ``cv`` (an int >= 2) on labeled classes ``codes`` (0..k-1): at most
-  the smallest class's size (as ``direct.defaults.choose``), else a clear error naming ``cv``.
+def fold_count(cv, codes, classes, x_l) -> int:
+  """The number of folds of ``cv`` (an int >= 2) on labeled classes ``codes`` (0..k-1) of rows
+  ``x_l``: at most the smallest class's number of distinct rows (copies share a fold:
+  ``folds.stratified_folds``), else a clear error naming ``cv``.
 
   A scikit-learn splitter is refused: the search uses the library's own stratified folds
   (``folds.stratified_folds``), which it could not make equal to the splitter's.
@@ -329,11 +331,12 @@ def fold_count(cv, codes, classes) -> int:
                     f"cv={n if isinstance(n, numbers.Integral) else 5} (the library's stratified "
                     "folds of the labeled rows); the search cannot use another splitter's folds.")
   cv = validation.check_count("cv", cv, minimum=2, fix="Pass e.g. cv=5 (the number of folds).")
-  counts = np.bincount(codes, minlength=classes.size)
+  counts = folds.class_counts(codes, x_l)[1]
   if counts.min() < 2:
     small = classes[int(np.argmin(counts))].tolist()
-    raise ValueError(f"cross-validation needs at least 2 labeled rows of each class; class "
-                     f"{small!r} has {int(counts.min())}. Label more rows, or fit "
+    raise ValueError(f"cross-validation needs at least 2 distinct labeled rows of each class "
+                     f"(copies of a row share a fold); class {small!r} has "
+                     f"{int(counts.min())}. Label more rows, or fit "
                      "QS3ORAO / QSGS2AUC (with a 1-row class their automatic choices take "
                      "fixed defaults).")
   return min(cv, int(counts.min()))

@@ -25,7 +25,7 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CV
     y: [n] labels, positive where > 0.
     grid: sequence of dicts of ``fit`` keyword arguments to compare, e.g.
       ``[{"lam": 1e-3}, {"lam": 1e-2}]``.
-    num_folds: number of stratified folds, a whole number >= 2.
+    num_folds: number of stratified folds, a whole number >= 2 (copies of a row share one).
     seed: whole number >= 0 seeding the folds and each fit's key (fold f uses seed + f).
     **fit_kwargs: keyword arguments shared by every fit (kernel, risk, ...).
 
@@ -65,7 +65,8 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CV
   x = validation.check_points("x", x)
   y = np.asarray(y)
   model_lib.check_binary_labels(y, x.shape[0])
-  fold_of = folds.stratified_folds(y > 0, num_folds, seed)
+  validation.refuse_one_point("x", x)   # before the folds, which count distinct rows
+  fold_of = folds.stratified_folds(y > 0, num_folds, seed, points=x)
   fold_scores = np.zeros((len(grid), num_folds, 1))
   for g, params in enumerate(grid):
     for f in range(num_folds):
