@@ -361,6 +361,7 @@ def _checked_result(result, x, name="x"):
   x = validation.check_points("x", x, dim=result.num_features, kernel=nystrom,
                               columns=result.feature_names)
   if nystrom:   # no Fourier phases; kernel: squared norms must fit in float32
+    direct.fitting.warn_if_out_of_reach(result.model.landmarks, result.model.sigma, x)
     return x
   validation.check_phase_range("x", x, float(result.model.sigma))
   return x

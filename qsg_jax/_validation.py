@@ -3,6 +3,8 @@
 import collections.abc
 import contextlib
 import numbers
+import os
+import sys
 import warnings
 from typing import Optional, Tuple
 
@@ -21,6 +23,7 @@ _MAX_QUOTED = 8
 # kernel width sigma the defaults assume no longer fits the data.
 UNSCALED_LIMIT = 10.0
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def summarize(values, limit=_MAX_QUOTED):
@@ -893,6 +896,16 @@ def marker_may_be_a_class(classes) -> bool:
   0 (sentiment -1 / 0 / +1), or one between them (a Likert scale -2..2 missing its -1 rows)."""
   classes = np.asarray(classes, float)
   return bool(classes.size) and (classes.min() == MARKER + 1 or classes.min() < MARKER)
+
+
+def outside_stacklevel() -> int:
+  """The ``stacklevel`` of a warning issued by the function that calls this one which points at
+  the first line outside the package (the user's call, through any path of library frames)."""
+  frame, level = sys._getframe(1), 1   # pylint: disable=protected-access
+  while frame.f_back is not None and os.path.dirname(
+      os.path.abspath(frame.f_code.co_filename)).startswith(_PACKAGE_DIR):
+    frame, level = frame.f_back, level + 1
+  return level
 
 
 @contextlib.contextmanager

@@ -101,8 +101,9 @@ class FrozenNystrom(NamedTuple):
 
   def decision_function(self, x) -> np.ndarray:
     """Checked ranking scores f(x): [n] float32 for x [n, d]."""
-    x = validation.check_points("x", x, dim=self.landmarks.shape[1], columns=self.feature_names)
-    return frozen_scores(self, x)
+    x = validation.check_points("x", x, dim=self.landmarks.shape[1], kernel=True,
+                                columns=self.feature_names)
+    return frozen_scores(self, check_phases(self, x))   # (rows beyond the kernel's reach warn)
 
   def predict(self, x) -> np.ndarray:
     """Ordinal classes 0..k-1 (number of thresholds below f(x)): [n] int32."""
@@ -126,13 +127,16 @@ def check_phases(model: FrozenModel, x, name="x"):
   |omega . x| <= max ||omega|| max ||x|| (Cauchy-Schwarz) over the stored frequencies; past
   2^19 a float32 phase has lost its precision and the features would be NaN.
 
-  A ``FrozenNystrom`` has no phases: ``x`` is returned as it is.
+  A ``FrozenNystrom`` has no phases: rows beyond the kernel's reach of its landmarks warn
+  (``direct.fitting.warn_if_out_of_reach``), and ``x`` is returned as it is.
 
   Raises:
     ValueError: points too large for the model's frequencies, with what to change.
   """
   arr = np.asarray(x)
-  if arr.size and not isinstance(model, FrozenNystrom):
+  if isinstance(model, FrozenNystrom):
+    direct.fitting.warn_if_out_of_reach(model.landmarks, model.sigma, arr, name)
+  elif arr.size:
     norm = float(np.sqrt(np.max(np.sum(np.square(arr, dtype=np.float64), axis=1))))
     largest = float(np.sqrt(np.max(np.sum(np.square(model.frequencies, dtype=np.float64), -1))))
     if norm * largest > numerics.MAX_PHASE:

@@ -840,7 +840,8 @@ def test_a_kernel_too_narrow_to_reach_new_rows_is_reported():
   options = dict(lam=1e-3, gamma=1.0, num_features=128)
   with pytest.warns(direct.ApproximationWarning, match=r"too narrow.*lookup table"):
     fit = direct.fit(x[:100], y[:100], sigma=5e5, **options)
-  new = np.asarray(direct.decision_function(fit, x[100:]))
+  with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning, match="beyond the kernel's reach"):
+    new = np.asarray(direct.decision_function(fit, x[100:]))   # (those outside the box)
   assert np.mean(new == 0.0) > 0.9   # what the warning is about
   with warnings.catch_warnings():
     warnings.simplefilter("error", direct.ApproximationWarning)

@@ -89,13 +89,48 @@ def test_copies_of_a_labeled_point_share_a_fold_and_plain_data_keeps_its_folds()
 
 
 def test_too_few_distinct_points_for_the_folds_is_said_with_copies():
-  x = np.repeat(np.arange(6.0)[:, None], [1, 1, 1, 4, 1, 1], axis=0)
-  y = np.repeat([0, 0, 0, 1, 1, 1], [1, 1, 1, 4, 1, 1])
-  folds.stratified_folds(y, 3)                              # 6 rows of class 1 without points
+  x = np.repeat(np.linspace(0, 1, 12)[:, None], [1] * 9 + [3, 3, 3], axis=0)
+  y = np.repeat([0] * 9 + [1] * 3, [1] * 9 + [3, 3, 3])
+  folds.stratified_folds(y, 4)                              # 9 rows of class 1 without points
   raises_short(ValueError, r"at most the smallest labeled class size 3 distinct points \(copies "
                r"of a point share a fold\)", folds.stratified_folds, y, 4, 0, x)
+  x = np.r_[np.linspace(0, 1, 11), [0.5] * 4][:, None]
   raises_short(ValueError, r"Class 1 has a single distinct labeled point", folds.stratified_folds,
-               np.array([0, 0, 1, 1, 1]), 2, 0, np.array([[0.], [1.], [2.], [2.], [2.]]))
+               np.r_[[0] * 11, [1] * 4], 2, 0, x)
+
+
+def test_repeats_of_few_valued_features_are_observations_not_copies():
+  """Answers, counts, indicators: every row repeats some other. Grouped by (row, label) the
+  cell's two labels went to different folds, so each held-out row was scored by its cell's other
+  label (cross-validated AUC 0.04 on two binary features) and the automatic choice kept one row
+  per (cell, class), dropping the frequencies that are the signal. Such rows are no copies."""
+  rng = np.random.default_rng(0)
+  for levels, d in ((2, 2), (6, 3), (256, 3)):
+    x = rng.integers(0, levels, (300, d)).astype(float)
+    y = rng.integers(0, 2, 300)
+    np.testing.assert_array_equal(folds.copy_groups(x, y), np.arange(300))
+    np.testing.assert_array_equal(folds.stratified_folds(y, 5, 0, points=x),
+                                  folds.stratified_folds(y, 5, 0))
+  x = rng.integers(0, 2, (300, 2)).astype(float)
+  y = (rng.random(300) < 0.2 + 0.6 * x[:, 0]).astype(int)
+  result = qsg_jax.cross_validate(x, y, None, grid=dict(lam=[1e-3], sigma=[0.5], gamma=[1.0]),
+                                  num_folds=5, key=0, solver="direct")
+  assert result.best_score > 0.6                            # the attainable AUC is about 0.8
+
+
+@pytest.mark.parametrize("jitter", [1e-7, 1e-6])
+def test_copies_jittered_far_below_the_resolution_are_copies(jitter):
+  """A copy moved by 1e-6 of the span (another rounding, float32 round trips) straddled the
+  single rounding grid's cell edges: 16 % of the copies split at 20 features, the CV scored a
+  partial lookup table. Four offset grids link them (at 1e-5 on 20 features some still split:
+  ``folds.COPY_GRIDS``)."""
+  rng = np.random.default_rng(1)
+  x = rng.random((60, 20))
+  y = (x[:, 0] > 0.5).astype(int)
+  xs = np.repeat(x, 3, axis=0) + jitter * rng.uniform(-1, 1, (180, 20))
+  np.testing.assert_array_equal(folds.copy_groups(xs, np.repeat(y, 3)), np.arange(180) // 3)
+  np.testing.assert_array_equal(folds.copy_groups(np.r_[x, x.astype(np.float32)], np.r_[y, y]),
+                                np.r_[np.arange(60), np.arange(60)])   # a float32 round trip
 
 
 def _copies_data(rep):

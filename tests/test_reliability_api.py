@@ -2,6 +2,8 @@
 (the others moved to the test file of their module), and the functional API's sweep of
 2026-11-29 across modules: short errors that name the argument, never a silent change."""
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -250,3 +252,34 @@ def test_a_column_in_other_units_than_the_rest_is_said():
     with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning,
                       match=r"column\(s\) 1 span less than 0\.01 \(column 1: \[.*\]\)"):
       qsg_jax.fit(x, y, xu, solver=solver, **steps)
+
+
+def test_rows_beyond_the_kernels_reach_are_said_at_scoring(tmp_path):
+  """Rows far outside the training data (other units, a forgotten scaling) all scored about
+  f = 0, ties ranked at chance, without a word. Every scoring door of a Nystrom model now warns
+  for them (the bound is their distance to the landmarks' box; reference: the scores of those
+  rows equal the scores of rows farther still, to float32 rounding) and stays silent inside."""
+  x, y, xu = _small()
+  far = x[:5] + 100.0
+  result = qsg_jax.fit(x, y, xu, key=0, solver="direct")
+  fit = direct.fit(x, y, xu, key=0)
+  model = qsg_jax.QSGS2AUC(random_state=0).fit(np.concatenate([x, xu]),
+                                               np.concatenate([y, np.full(40, -1)]))
+  qsg_jax.io.save(result, str(tmp_path / "m"))
+  loaded = qsg_jax.io.load(str(tmp_path / "m"))
+  doors = {"qsg_jax.decision_function": lambda a: qsg_jax.decision_function(result, a),
+           "qsg_jax.predict": lambda a: qsg_jax.predict(result, a),
+           "direct.decision_function": lambda a: direct.decision_function(fit, a),
+           "estimator": model.decision_function, "estimator.predict": model.predict,
+           "io.load": loaded.decision_function}
+  for name, door in doors.items():
+    with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning,
+                      match=r"5 of 5 rows of .* lie beyond the kernel's reach .* row 0, whose "
+                            r"column \d is [\d.e+]+ where the training data span \["):
+      scores = door(far)
+    with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning):
+      farther = door(far + 1e3)
+    np.testing.assert_allclose(scores, farther, atol=1e-6, err_msg=name)
+    with warnings.catch_warnings():
+      warnings.simplefilter("error")
+      door(x)                                            # the training rows: nothing said
