@@ -396,3 +396,18 @@ def test_copies_of_labeled_rows_do_not_steer_the_automatic_choice():
   jittered = copies + 1e-9 * np.random.default_rng(1).normal(size=copies.shape)   # copies too
   near = QSGS2AUC(**options).fit(jittered, semi3)
   assert (near.length_scale_, near.lam_) == (once.length_scale_, once.lam_)
+
+
+def test_a_constant_column_does_not_move_the_automatic_choice():
+  """A column of 3.0 added to the data (min-max maps it to 0) was counted as a feature and as a
+  two-valued indicator by the per-feature length scales: another grouping, lam 0.031 -> 0.125,
+  test AUC 0.9777 -> 0.9758 (metamorphic sweep). It now keeps its starting scale, uncounted;
+  reference: the fit without the column."""
+  x, semi, _ = _binary()
+  plain = QSGS2AUC(random_state=0).fit(x, semi)
+  padded = QSGS2AUC(random_state=0).fit(np.c_[x, np.full(len(x), 3.0)], semi)
+  assert np.ndim(plain.length_scale_) == 1                  # per-feature scales were learned
+  np.testing.assert_allclose(padded.length_scale_[:3], plain.length_scale_, rtol=1e-6)
+  assert (padded.lam_, padded.labeled_weight_) == (plain.lam_, plain.labeled_weight_)
+  np.testing.assert_allclose(padded.decision_function(np.c_[x, np.full(len(x), 3.0)]),
+                             plain.decision_function(x), atol=1e-4)

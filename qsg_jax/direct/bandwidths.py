@@ -96,6 +96,14 @@ def learns_per_feature(y_labeled, num_classes: int, num_features: int,
   return smallest >= min_per_scale * num_features
 
 
+def live_features(x_labeled, x_unlabeled=None) -> np.ndarray:
+  """[d] bool: the columns that vary over the rows; a constant column does not enter the kernel,
+  so its length scale is neither learned nor counted (a column of 3.0 added to the data had
+  moved the learned scales and the automatic choice: test AUC 0.9777 against 0.9758)."""
+  x = np.asarray(x_labeled if x_unlabeled is None else np.concatenate([x_labeled, x_unlabeled]))
+  return np.ptp(x, axis=0) > 0
+
+
 def indicator_features(x_labeled, x_unlabeled=None) -> np.ndarray:
   """[d] bool: the columns with at most two distinct values over the rows (indicators, such as
   one-hot codes of a category)."""
@@ -542,7 +550,8 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     return_trace: also return the ``Trace`` (objective and held-out AUC of every iterate).
 
   Returns:
-    [d] float64 length scales s (the iterate ``select`` picks, s0 included): use as the
+    [d] float64 length scales s (the iterate ``select`` picks, s0 included; a constant column
+    keeps its s0: ``live_features``): use as the
     estimators' ``length_scale``, or ``direct.fit(x / s, ..., sigma=0.5)``. With
     ``return_trace``: (s, ``Trace``).
 
@@ -585,6 +594,15 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   if (x_u is None or x_u.shape[0] == 0) and np.any(gamma < 1):
     raise ValueError(f"no unlabeled data but gamma={gamma.tolist()} < 1 gives weight to the "
                      "unlabeled risks: pass x_unlabeled, or set gamma=1.")
+  live, full0 = live_features(x_l, x_u), scales0   # constant columns keep s0 (``live_features``)
+
+  def restore(scales):
+    out = full0.copy()
+    out[live] = scales
+    return out
+
+  scales0, x_l = scales0[live], x_l[:, live]
+  x_u = None if x_u is None else x_u[:, live]
   smallest = int(np.bincount(y_l, minlength=k).min())
   if smallest < 2 and num_steps:
     warnings.warn(f"a class has a single distinct labeled point (class counts ["
@@ -607,7 +625,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                   "scales apart without over-fitting the folds).",
                   LengthScaleWarning, stacklevel=2)
   if num_steps == 0:
-    return (scales0, Trace(np.zeros(0), np.zeros(0))) if return_trace else scales0
+    return (full0, Trace(np.zeros(0), np.zeros(0))) if return_trace else full0
   problem = pad(make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled,
                              num_folds, num_repeats, num_labeled))
   # One BLAS thread: LAPACK's Cholesky (dpotrf) spun OpenBLAS threads against XLA's, 190 ms
@@ -628,4 +646,4 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     trace = Trace(np.asarray(losses, np.float64), np.asarray(aucs, np.float64))
   if not np.all(np.isfinite(scales)):
     raise FloatingPointError("the length-scale descent produced non-finite scales; raise lam.")
-  return (scales, trace) if return_trace else scales
+  return (restore(scales), trace) if return_trace else restore(scales)
