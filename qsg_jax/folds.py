@@ -14,8 +14,6 @@ from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import sparse
-from scipy.sparse import csgraph
 
 from qsg_jax import _validation as validation
 
@@ -124,12 +122,11 @@ def check_seed(seed: int) -> int:
   return validation.check_count("seed", seed, minimum=0, fix=fix + "Pass e.g. seed=0.")
 
 
-# Labeled rows in one cell of side this share of each column's span, on any of ``COPY_GRIDS``
-# grids offset by 1 / COPY_GRIDS of a cell, are near-equal points (linked in chains): two rows
-# e of the span apart on each of d columns escape every grid with chance about (d e / 1e-4)^4
-# (measured: none of 60 copies at e = 1e-6, d = 20; many at e = 1e-5).
-COPY_TOLERANCE = 1e-4
-COPY_GRIDS = 4
+# Rows equal after rounding each column to this share of its span are one point: exact copies,
+# float32 round trips, and jitter far below what the kernel can tell apart (1e-9 on [0, 5] split
+# 7 of 60 triples when compared in float32, and the CV picked a lookup table). One grid, never
+# a chain of neighbours: a tolerance linked in chains merged half of 30,000 distinct dense rows.
+COPY_GRID = 1e-6
 # Repeats are copies only where some column is continuous: at least this share of the distinct
 # points has a value of its own there (so two observations cannot plausibly coincide) ...
 CONTINUOUS_SHARE = 0.9
@@ -141,37 +138,38 @@ def copy_groups(points: ArrayLike, labels: ArrayLike) -> np.ndarray:
   """[n] int64 group of every labeled point: copies of one (point, label) share a group;
   groups are numbered in order of their first row.
 
-  Copies are near-equal rows (``COPY_TOLERANCE`` of each column's span) with equal labels, in
-  data that have a continuous column (``CONTINUOUS_SHARE``): there a repeated row was copied (a
-  class oversampled, a record entered twice), and a fold that holds out a row while its copy
-  trains scores a lookup table (each of 100 rows given 3 times: the narrowest kernel won the CV,
-  test AUC 0.87 against 0.97). Where every column takes few values (answers, counts,
-  indicators) repeats are genuine observations of one point, whose labels and frequencies are
-  the signal: every row is then its own group (grouped by label, two binary features had a
-  cross-validated AUC of 0.04).
+  Copies are rows equal to ``COPY_GRID`` of each column's span, with equal labels, in data that
+  have a continuous column (``CONTINUOUS_SHARE``): there a repeated row was copied (a class
+  oversampled, a record entered twice), and a fold that holds out a row while its copy trains
+  scores a lookup table (each of 100 rows given 3 times: the narrowest kernel won the CV, test
+  AUC 0.87 against 0.97). Where every column takes few values (answers, counts, indicators)
+  repeats are genuine observations of one point, whose labels and frequencies are the signal:
+  every row is then its own group (grouped by label, two binary features had a cross-validated
+  AUC of 0.04).
+
+  Args:
+    points: [n, d] finite points (checked: NaN, inf and other row counts are refused).
+    labels: [n] labels.
 
   Example:
     >>> x = np.linspace(0, 1, 12)[:, None]
-    >>> copy_groups(np.r_[x, x[:1] + 1e-7], np.r_[np.arange(12) % 2, 0])[[0, 1, 12]].tolist()
+    >>> copy_groups(np.r_[x, x[:1]], np.r_[np.arange(12) % 2, 0])[[0, 1, 12]].tolist()
     [0, 1, 0]
   """
   labels = np.asarray(labels)
-  x = np.asarray(points, np.float64).reshape(labels.size, -1)
+  x = validation.check_points("points", points, allow_empty=True)
+  if x.shape[0] != labels.size:
+    raise ValueError(f"points must have one row per label ({labels.size}); received "
+                     f"{x.shape[0]} rows.")
   each = np.arange(labels.size, dtype=np.int64)
-  if labels.size < 2:
+  if labels.size < MIN_DISTINCT:
     return each
+  x = x.astype(np.float64)
   low, span = x.min(axis=0), np.ptp(x, axis=0)
-  unit = (x[:, span > 0] - low[span > 0]) / span[span > 0]            # columns in [0, 1]
-  links = []
-  for g in range(COPY_GRIDS):
-    _, first, cell = np.unique(np.floor(unit / COPY_TOLERANCE + g / COPY_GRIDS), axis=0,
-                               return_index=True, return_inverse=True)
-    links.append(first[cell.reshape(-1)])                             # each row to its cell's first
-  ones = np.ones(labels.size * COPY_GRIDS)
-  num_points, point_of = csgraph.connected_components(sparse.coo_matrix(
-      (ones, (np.tile(each, COPY_GRIDS), np.concatenate(links))), shape=(labels.size,) * 2),
-      directed=False)
-  if num_points == labels.size or not _continuous(unit, point_of, num_points):
+  x = np.round((x[:, span > 0] - low[span > 0]) / (COPY_GRID * span[span > 0]))
+  rows, point_of = np.unique(x, axis=0, return_inverse=True)
+  point_of = point_of.reshape(-1)
+  if rows.shape[0] == labels.size or not _continuous(rows):
     return each
   _, label_of = np.unique(labels, return_inverse=True)
   key = point_of * (label_of.max() + 1) + label_of.reshape(-1)
@@ -181,15 +179,13 @@ def copy_groups(points: ArrayLike, labels: ArrayLike) -> np.ndarray:
   return rank[inverse.reshape(-1)]
 
 
-def _continuous(unit, point_of, num_points):
-  """Whether some column of the distinct points (a row each) takes a value of its own at
+def _continuous(rows):
+  """Whether some column of the distinct points ``rows`` takes a value of its own at
   ``CONTINUOUS_SHARE`` of them."""
-  if num_points < MIN_DISTINCT:
+  if rows.shape[0] < MIN_DISTINCT:
     return False
-  _, first = np.unique(point_of, return_index=True)
-  values = np.sort(unit[first], axis=0)                               # [points, columns]
-  levels = 1 + np.sum(np.diff(values, axis=0) > 0, axis=0)
-  return bool(levels.size) and levels.max() >= CONTINUOUS_SHARE * num_points
+  levels = 1 + np.sum(np.diff(np.sort(rows, axis=0), axis=0) > 0, axis=0)
+  return bool(levels.size) and levels.max() >= CONTINUOUS_SHARE * rows.shape[0]
 
 
 def distinct(points, labels):

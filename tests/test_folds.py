@@ -70,7 +70,6 @@ def test_copies_of_a_labeled_point_share_a_fold_and_plain_data_keeps_its_folds()
                                 folds.stratified_folds(y, 4, 3))
   repeats = rng.integers(1, 5, size=40)                     # 1 to 4 copies of each row
   xs, ys = np.repeat(x, repeats, axis=0), np.repeat(y, repeats)
-  xs = xs + 1e-9 * rng.normal(size=xs.shape)                 # jitter far below resolution
   order = rng.permutation(xs.shape[0])
   xs, ys = xs[order], ys[order]
   groups = folds.copy_groups(xs, ys)
@@ -118,19 +117,31 @@ def test_repeats_of_few_valued_features_are_observations_not_copies():
   assert result.best_score > 0.6                            # the attainable AUC is about 0.8
 
 
-@pytest.mark.parametrize("jitter", [1e-7, 1e-6])
-def test_copies_jittered_far_below_the_resolution_are_copies(jitter):
-  """A copy moved by 1e-6 of the span (another rounding, float32 round trips) straddled the
-  single rounding grid's cell edges: 16 % of the copies split at 20 features, the CV scored a
-  partial lookup table. Four offset grids link them (at 1e-5 on 20 features some still split:
-  ``folds.COPY_GRIDS``)."""
+def test_copies_are_rows_equal_on_a_fine_grid_and_distinct_rows_are_not_chained():
+  """A tolerance (1e-4 of the span on four offset grids, linked in chains) merged distinct
+  neighbours of dense data (30,000 distinct rows: about 15,000 groups) and, with a heavy-tailed
+  column, incomes 20,710 to 26,515 into one "copy". Copies are now rows equal on one grid of 1e-6
+  of each column's span, no chains: a float32 round trip is a copy, 1e-5 apart is not."""
   rng = np.random.default_rng(1)
   x = rng.random((60, 20))
   y = (x[:, 0] > 0.5).astype(int)
-  xs = np.repeat(x, 3, axis=0) + jitter * rng.uniform(-1, 1, (180, 20))
-  np.testing.assert_array_equal(folds.copy_groups(xs, np.repeat(y, 3)), np.arange(180) // 3)
   np.testing.assert_array_equal(folds.copy_groups(np.r_[x, x.astype(np.float32)], np.r_[y, y]),
                                 np.r_[np.arange(60), np.arange(60)])   # a float32 round trip
+  np.testing.assert_array_equal(folds.copy_groups(np.r_[x, x + 1e-5], np.r_[y, y]),
+                                np.arange(120))
+  dense = np.c_[rng.random(30000), rng.integers(0, 3, 30000)]   # a few pairs 1e-6 apart tie
+  assert folds.copy_groups(dense, rng.integers(0, 2, 30000)).max() + 1 > 29_850
+  income = np.c_[2e4 * rng.pareto(1.5, 2000) + 2e4, rng.integers(18, 80, 2000)]
+  np.testing.assert_array_equal(folds.copy_groups(income, np.zeros(2000)), np.arange(2000))
+
+
+def test_folds_check_their_points():
+  y = np.arange(12) % 2
+  x = np.linspace(0, 1, 12)[:, None]
+  raises_short(ValueError, r"points .*NaN", folds.stratified_folds, y, 2, 0,
+               np.where(np.arange(12)[:, None] == 3, np.nan, x))
+  raises_short(ValueError, r"points must have one row per label \(12\); received 11 rows",
+               folds.stratified_folds, y, 2, 0, x[:11])
 
 
 def _copies_data(rep):

@@ -256,9 +256,10 @@ def test_a_column_in_other_units_than_the_rest_is_said():
 
 def test_rows_beyond_the_kernels_reach_are_said_at_scoring(tmp_path):
   """Rows far outside the training data (other units, a forgotten scaling) all scored about
-  f = 0, ties ranked at chance, without a word. Every scoring door of a Nystrom model now warns
-  for them (the bound is their distance to the landmarks' box; reference: the scores of those
-  rows equal the scores of rows farther still, to float32 rounding) and stays silent inside."""
+  f = 0 (their order rounding noise), without a word. Every scoring door of a Nystrom model now
+  warns for them (the bound is their distance to the landmarks' box; reference: the scores of
+  those rows equal the scores of rows farther still, to float32 rounding) and stays silent
+  inside."""
   x, y, xu = _small()
   far = x[:5] + 100.0
   result = qsg_jax.fit(x, y, xu, key=0, solver="direct")

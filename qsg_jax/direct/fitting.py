@@ -557,7 +557,8 @@ def warn_if_narrow(points, sigma, what="training point", d2=None, stacklevel=4):
 def warn_if_out_of_reach(landmarks, sigma, x, name="x"):
   """``UnscaledFeaturesWarning`` when rows of ``x`` lie so far outside the box of the
   ``landmarks`` (training points) that the kernel gives every landmark a weight below float32's
-  resolution (``REACH_EXPONENT``): their scores are all about f = 0 (ties, ranked at chance).
+  resolution (``REACH_EXPONENT``): their scores are all about f = 0 whatever the row (their
+  order among themselves is rounding, not a ranking).
 
   The distance to the box bounds the distance to every landmark from below, so a warned row is
   out of reach for certain (O(n d)); rows inside the box but between distant clusters are not
@@ -577,8 +578,9 @@ def warn_if_out_of_reach(landmarks, sigma, x, name="x"):
                   f"of the training data (first: row {row}, whose column {col} is "
                   f"{x[row, col]:.4g} where the training data span [{low[col]:.4g}, "
                   f"{high[col]:.4g}]): the kernel gives them weight below "
-                  f"exp(-{REACH_EXPONENT:.3g}), so their scores are all about f = 0 (ties, ranked "
-                  "at chance). Pass rows preprocessed like the training data (the same units "
+                  f"exp(-{REACH_EXPONENT:.3g}), so their scores are all about f = 0 whatever the "
+                  "row (their order is rounding, not a ranking). Pass rows preprocessed like the "
+                  "training data (the same units "
                   "and scaling), or widen the kernel (lower sigma, raise length_scale).",
                   errors.UnscaledFeaturesWarning, stacklevel=validation.outside_stacklevel())
 
