@@ -121,21 +121,22 @@ def input_dim(model: Frozen) -> int:
              .shape[-1])
 
 
-def check_phases(model: FrozenModel, x, name="x"):
+def check_phases(model: FrozenModel, x, name="x", units=None):
   """Returns ``x`` after checking every phase omega . x stays within ``numerics.MAX_PHASE``.
 
   |omega . x| <= max ||omega|| max ||x|| (Cauchy-Schwarz) over the stored frequencies; past
   2^19 a float32 phase has lost its precision and the features would be NaN.
 
   A ``FrozenNystrom`` has no phases: rows beyond the kernel's reach of its landmarks warn
-  (``direct.fitting.warn_if_out_of_reach``), and ``x`` is returned as it is.
+  (``direct.fitting.warn_if_out_of_reach``, values shown through ``units``), and ``x`` is
+  returned as it is.
 
   Raises:
     ValueError: points too large for the model's frequencies, with what to change.
   """
   arr = np.asarray(x)
   if isinstance(model, FrozenNystrom):
-    direct.fitting.warn_if_out_of_reach(model.landmarks, model.sigma, arr, name)
+    direct.fitting.warn_if_out_of_reach(model.landmarks, model.sigma, arr, name, units)
   elif arr.size:
     norm = float(np.sqrt(np.max(np.sum(np.square(arr, dtype=np.float64), axis=1))))
     largest = float(np.sqrt(np.max(np.sum(np.square(model.frequencies, dtype=np.float64), -1))))

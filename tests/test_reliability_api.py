@@ -284,3 +284,7 @@ def test_rows_beyond_the_kernels_reach_are_said_at_scoring(tmp_path):
     with warnings.catch_warnings():
       warnings.simplefilter("error")
       door(x)                                            # the training rows: nothing said
+  with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning,   # the estimator: in X's units
+                    match=r"column \d is 10\d\.?\d* where the training data span \[0\.\d+, "
+                          r"0\.9\d+\]"):
+    model.decision_function(far)

@@ -554,7 +554,7 @@ def warn_if_narrow(points, sigma, what="training point", d2=None, stacklevel=4):
                   ApproximationWarning, stacklevel=stacklevel)
 
 
-def warn_if_out_of_reach(landmarks, sigma, x, name="x"):
+def warn_if_out_of_reach(landmarks, sigma, x, name="x", units=None):
   """``UnscaledFeaturesWarning`` when rows of ``x`` lie so far outside the box of the
   ``landmarks`` (training points) that the kernel gives every landmark a weight below float32's
   resolution (``REACH_EXPONENT``): their scores are all about f = 0 whatever the row (their
@@ -562,7 +562,8 @@ def warn_if_out_of_reach(landmarks, sigma, x, name="x"):
 
   The distance to the box bounds the distance to every landmark from below, so a warned row is
   out of reach for certain (O(n d)); rows inside the box but between distant clusters are not
-  looked at.
+  looked at. ``units``: (offset [d], scale [d]) giving the message's values as offset + value *
+  scale (an estimator's input map, so that they read in the user's units).
   """
   x = np.asarray(x, np.float64)
   if x.size == 0:
@@ -574,10 +575,12 @@ def warn_if_out_of_reach(landmarks, sigma, x, name="x"):
   if far.any():
     row = int(np.argmax(far))
     col = int(np.argmax(gap[row]))
+    offset, scale = (0.0, 1.0) if units is None else (units[0][col], units[1][col])
+    shown = [offset + v * scale for v in (x[row, col], low[col], high[col])]
     warnings.warn(f"{int(far.sum())} of {x.shape[0]} rows of {name} lie beyond the kernel's reach "
                   f"of the training data (first: row {row}, whose column {col} is "
-                  f"{x[row, col]:.4g} where the training data span [{low[col]:.4g}, "
-                  f"{high[col]:.4g}]): the kernel gives them weight below "
+                  f"{shown[0]:.4g} where the training data span [{min(shown[1:]):.4g}, "
+                  f"{max(shown[1:]):.4g}]): the kernel gives them weight below "
                   f"exp(-{REACH_EXPONENT:.3g}), so their scores are all about f = 0 whatever the "
                   "row (their order is rounding, not a ranking). Pass rows preprocessed like the "
                   "training data (the same units "

@@ -292,7 +292,8 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     f(x) - b (b the fitted threshold), so that larger means ``classes_[1]`` and > 0 predicts it."""
     check_is_fitted(self)
     x = scaled_points(self, X, kernel=isinstance(self.model_, io.FrozenNystrom))
-    scores = io.frozen_scores(self.model_, io.check_phases(self.model_, x, "X (scaled)"))
+    scores = io.frozen_scores(self.model_, io.check_phases(   # far rows: said in X's units
+        self.model_, x, "X", units=(self.input_min_, self.input_scale_)))
     refuse_non_finite_scores(scores, x)
     scores = np.asarray(scores, np.float64)   # f - b in float32 rounded f away where |f| << |b|
     if self.classes_.size == 2:
