@@ -202,10 +202,14 @@ def class_counts(labels: ArrayLike, points: Optional[ArrayLike] = None):
   """(classes, distinct points per class): with ``points``, copies of a point count once
   (``copy_groups``), as ``stratified_folds`` deals them."""
   labels = np.asarray(labels)
+  return _group_counts(labels, None if points is None else copy_groups(points, labels))
+
+
+def _group_counts(labels, groups):
+  """(classes, groups per class); groups None: every row its own."""
   classes = np.unique(labels)
-  if points is None:
+  if groups is None:
     return classes, np.array([np.sum(labels == c) for c in classes])
-  groups = copy_groups(points, labels)
   return classes, np.array([np.unique(groups[labels == c]).size for c in classes])
 
 
@@ -226,7 +230,7 @@ def stratified_folds(labels: ArrayLike, num_folds: int, seed: int = 0,
 
   Returns:
     [n] int64 fold ids; each fold holds every class. Fold sizes differ by at most 1 (without
-    copies; with copies, by at most the largest group).
+    copies; with copies, as evenly as the whole groups allow).
 
   Raises:
     TypeError, ValueError: bad labels, num_folds or seed (named in the message).
@@ -238,12 +242,10 @@ def stratified_folds(labels: ArrayLike, num_folds: int, seed: int = 0,
   num_folds = check_num_folds(num_folds)
   seed = check_seed(seed)
   labels = check_fold_labels(labels)
-  groups = None
-  if points is not None:
-    groups = copy_groups(points, labels)
-    if np.unique(groups).size == labels.size:
-      groups = None                                 # no copies: the plain folds
-  classes, counts = class_counts(labels, None if groups is None else points)
+  groups = None if points is None else copy_groups(points, labels)
+  if groups is not None and groups.max() + 1 == labels.size:
+    groups = None                                   # no copies: the plain folds
+  classes, counts = _group_counts(labels, groups)
   if counts.min() < num_folds:
     copies = "" if groups is None else " distinct points (copies of a point share a fold)"
     raise ValueError(f"num_folds must be >= 2 and at most the smallest labeled class size "

@@ -164,7 +164,7 @@ def test_cross_validation_of_copied_rows_is_not_a_lookup_table(solver):
   assert abs(thrice.best_score - once.best_score) < 0.05
 
 
-@pytest.mark.parametrize("entry", ["qsg", "direct", "baselines", "roc_svm"])
+@pytest.mark.parametrize("entry", ["dsg", "direct", "baselines", "roc_svm"])
 def test_every_cross_validation_groups_copies(entry, monkeypatch):
   """Each CV entry point deals its folds with the labeled points (``points=``), so copies
   share a fold (spy on ``folds.stratified_folds``)."""
@@ -178,9 +178,9 @@ def test_every_cross_validation_groups_copies(entry, monkeypatch):
   monkeypatch.setattr(folds, "stratified_folds", spy)
   x, y = _copies_data(2)
   x_u = x[:20]
-  if entry == "qsg":
+  if entry == "dsg":                                          # qsg_jax.cross_validate's own
     qsg_jax.cross_validate(x, y, x_u, grid=dict(lam=[1.0], sigma=[0.5], gamma=[1.0]),
-                           num_folds=2, key=0, solver="direct")
+                           num_folds=2, key=0, solver="dsg", num_steps=16)
   elif entry == "direct":
     direct.cross_validate(x, y, x_u, grid=dict(lam=[1.0], sigma=[0.5], gamma=[1.0]),
                           num_folds=2, num_features=16)

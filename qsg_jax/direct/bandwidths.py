@@ -595,12 +595,6 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     raise ValueError(f"no unlabeled data but gamma={gamma.tolist()} < 1 gives weight to the "
                      "unlabeled risks: pass x_unlabeled, or set gamma=1.")
   live, full0 = live_features(x_l, x_u), scales0   # constant columns keep s0 (``live_features``)
-
-  def restore(scales):
-    out = full0.copy()
-    out[live] = scales
-    return out
-
   scales0, x_l = scales0[live], x_l[:, live]
   x_u = None if x_u is None else x_u[:, live]
   smallest = int(np.bincount(y_l, minlength=k).min())
@@ -646,4 +640,6 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     trace = Trace(np.asarray(losses, np.float64), np.asarray(aucs, np.float64))
   if not np.all(np.isfinite(scales)):
     raise FloatingPointError("the length-scale descent produced non-finite scales; raise lam.")
-  return (restore(scales), trace) if return_trace else restore(scales)
+  full = full0.copy()
+  full[live] = scales
+  return (full, trace) if return_trace else full
