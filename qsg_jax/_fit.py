@@ -47,6 +47,8 @@ class FitResult(NamedTuple):
   solver: str = "dsg"        # the solver that ran: "dsg" or "direct".
   feature_names: Optional[Tuple[str, ...]] = None  # x_labeled's column names when it was a
                              # data frame: a frame scored must have them, in order.
+  training_box: Optional[np.ndarray] = None  # DSG: [2, d] float32 column minima and maxima of
+                             # the training points; rows far outside it warn when scored.
 
 
 class Inputs(NamedTuple):
@@ -194,7 +196,14 @@ def _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, pro
   b = thresholds_lib.fit_thresholds(state.f_labeled, jnp.asarray(inputs.y_labeled),
                                     inputs.num_classes, threshold_surrogate)
   return FitResult(engine.model_of(state, hyper), b, state, metrics, eng,
-                   inputs.x_labeled.shape[1])
+                   inputs.x_labeled.shape[1], training_box=training_box(inputs))
+
+
+def training_box(inputs: Inputs) -> np.ndarray:
+  """[2, d] float32 column minima and maxima of the training points (labeled and unlabeled)."""
+  parts = [inputs.x_labeled] + ([inputs.x_unlabeled] if inputs.has_unlabeled else [])
+  return np.stack([np.min([p.min(axis=0) for p in parts], axis=0),
+                   np.max([p.max(axis=0) for p in parts], axis=0)]).astype(np.float32)
 
 
 def checked_inputs(x_labeled, y_labeled, x_unlabeled, sigma: float,
@@ -361,9 +370,11 @@ def _checked_result(result, x, name="x"):
   x = validation.check_points("x", x, dim=result.num_features, kernel=nystrom,
                               columns=result.feature_names)
   if nystrom:   # no Fourier phases; kernel: squared norms must fit in float32
-    direct.fitting.warn_if_out_of_reach(result.model.landmarks, result.model.sigma, x)
+    validation.warn_if_out_of_reach(result.model.landmarks, result.model.sigma, x)
     return x
   validation.check_phase_range("x", x, float(result.model.sigma))
+  if result.training_box is not None:
+    validation.warn_if_out_of_reach(result.training_box, result.model.sigma, x, fourier=True)
   return x
 
 

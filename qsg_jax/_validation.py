@@ -224,6 +224,51 @@ def warn_if_float32_merges(name: str, arr: np.ndarray, stacklevel: int = 4) -> N
         stacklevel=stacklevel)
 
 
+# A row whose kernel value to every training point is below float32's resolution of
+# k(x, x) = 1 (sigma times its squared distance to their bounding box above this) is out of the
+# model's reach: a kernel expansion scores about 0 there, random features noise.
+REACH_EXPONENT = float(-np.log(np.finfo(np.float32).eps))
+
+
+def warn_if_out_of_reach(points, sigma, x, name="x", units=None, fourier=False):
+  """``UnscaledFeaturesWarning`` when rows of ``x`` lie so far outside the box of ``points``
+  (training points, landmarks, or the two corners of the training box) that the Gaussian kernel
+  exp(-sigma ||x - z||^2) gives every training point a weight below float32's resolution
+  (``REACH_EXPONENT``): a kernel expansion scores them all about f = 0 whatever the row (their
+  order is rounding); random Fourier features (``fourier``) score them with their approximation
+  error (noise, not a ranking).
+
+  The distance to the box bounds the distance to every point from below, so a warned row is out
+  of reach for certain (O(n d)); rows inside the box but between distant clusters are not looked
+  at. ``sigma``: the kernel parameter (the smallest, i.e. widest kernel, of several). ``units``:
+  (offset [d], scale [d]) giving the message's values as offset + value * scale (an estimator's
+  input map, so that they read in the user's units).
+  """
+  x, z = np.asarray(x, np.float64), np.asarray(points, np.float64)
+  if x.size == 0 or z.size == 0:
+    return
+  low, high = z.min(axis=0), z.max(axis=0)
+  gap = np.maximum(np.maximum(low - x, x - high), 0.0)                          # [n, d]
+  far = float(np.min(sigma)) * np.sum(gap * gap, axis=1) > REACH_EXPONENT
+  if far.any():
+    row = int(np.argmax(far))
+    col = int(np.argmax(gap[row]))
+    offset, scale = (0.0, 1.0) if units is None else (units[0][col], units[1][col])
+    shown = [offset + v * scale for v in (x[row, col], low[col], high[col])]
+    scores = ("random Fourier features score them with their approximation error (noise, not a "
+              "ranking)" if fourier
+              else "their scores are all about f = 0 whatever the row (their order is rounding, "
+              "not a ranking)")
+    warnings.warn(f"{int(far.sum())} of {x.shape[0]} rows of {name} lie beyond the kernel's reach "
+                  f"of the training data (first: row {row}, whose column {col} is "
+                  f"{shown[0]:.4g} where the training data span [{min(shown[1:]):.4g}, "
+                  f"{max(shown[1:]):.4g}]): the kernel gives them weight below "
+                  f"exp(-{REACH_EXPONENT:.3g}), so {scores}. Pass rows preprocessed like the "
+                  "training data (the same units and scaling), or widen the kernel (lower sigma, "
+                  "raise length_scale).",
+                  errors.UnscaledFeaturesWarning, stacklevel=outside_stacklevel())
+
+
 def refuse_one_point(name: str, x: np.ndarray) -> None:
   """``ValueError`` when every row of ``x`` [n, d] (n >= 2) is the same point: labeled rows that
   do not differ teach no ranking (DSG returned rounding noise, the direct solver a tie)."""

@@ -78,6 +78,8 @@ class FrozenModel(NamedTuple):
   block_group: int         # feature blocks per matrix product (as in training).
   predict_chunk: int       # points per matrix product.
   feature_names: Optional[Tuple[str, ...]] = None  # the training frame's column names, or None.
+  training_box: Optional[np.ndarray] = None  # [2, d] float32 column minima and maxima of the
+                           # training points (files before it: None, far rows not looked at).
 
   def decision_function(self, x) -> np.ndarray:
     """Checked ranking scores f(x): [n] float32 for x [n, d]."""
@@ -127,16 +129,16 @@ def check_phases(model: FrozenModel, x, name="x", units=None):
   |omega . x| <= max ||omega|| max ||x|| (Cauchy-Schwarz) over the stored frequencies; past
   2^19 a float32 phase has lost its precision and the features would be NaN.
 
-  A ``FrozenNystrom`` has no phases: rows beyond the kernel's reach of its landmarks warn
-  (``direct.fitting.warn_if_out_of_reach``, values shown through ``units``), and ``x`` is
-  returned as it is.
+  Rows beyond the kernel's reach of the training data warn (``UnscaledFeaturesWarning``, values
+  shown through ``units``): a ``FrozenNystrom``'s landmarks, a ``FrozenModel``'s training box
+  (when its file has one).
 
   Raises:
     ValueError: points too large for the model's frequencies, with what to change.
   """
   arr = np.asarray(x)
   if isinstance(model, FrozenNystrom):
-    direct.fitting.warn_if_out_of_reach(model.landmarks, model.sigma, arr, name, units)
+    validation.warn_if_out_of_reach(model.landmarks, model.sigma, arr, name, units)
   elif arr.size:
     norm = float(np.sqrt(np.max(np.sum(np.square(arr, dtype=np.float64), axis=1))))
     largest = float(np.sqrt(np.max(np.sum(np.square(model.frequencies, dtype=np.float64), -1))))
@@ -146,6 +148,9 @@ def check_phases(model: FrozenModel, x, name="x", units=None):
           f"{largest:.3g} its Fourier phases can reach {norm * largest:.3g}, beyond "
           f"{numerics.MAX_PHASE:.0f} where float32 phases lose their precision. Pass points "
           "preprocessed like the training data (same scaling).")
+    if model.training_box is not None:   # sigma: half the squared norm of a frequency, on average
+      sigma = float(np.mean(np.square(model.frequencies, dtype=np.float64))) / 2.0
+      validation.warn_if_out_of_reach(model.training_box, sigma, arr, name, units, fourier=True)
   return arr
 
 
@@ -188,7 +193,7 @@ def freeze(result: _fit.FitResult) -> Frozen:
       coef=np.asarray(model.coef), scale=np.asarray(model.scale, np.float32),
       thresholds=np.asarray(result.thresholds, np.float32),
       block_group=int(config.block_group), predict_chunk=int(config.predict_chunk),
-      feature_names=result.feature_names)
+      feature_names=result.feature_names, training_box=result.training_box)
 
 
 _frequencies = jax.jit(features.sample_frequency_blocks, static_argnums=(2, 3))
@@ -229,7 +234,8 @@ def frozen_arrays(model: Frozen):
     return ({name: np.asarray(getattr(model, name)) for name in _NYSTROM_ARRAYS},
             {"model_kind": "nystrom", **names})
   arrays = {name: np.asarray(getattr(model, name))
-            for name in ("frequencies", "coef", "scale", "thresholds")}
+            for name in ("frequencies", "coef", "scale", "thresholds", "training_box")
+            if getattr(model, name) is not None}
   return arrays, {"model_kind": "fourier", "block_group": model.block_group,
                   "predict_chunk": model.predict_chunk, **names}
 
@@ -419,6 +425,11 @@ def _frozen_fourier(path, arrays, meta) -> FrozenModel:
                                          fix=f"{path}: edited or corrupted metadata."),
       predict_chunk=validation.check_count("predict_chunk", predict_chunk,
                                            fix=f"{path}: edited or corrupted metadata."))
+  box = arrays.get("training_box")   # (older files have none)
+  if box is not None and box.shape != (2, frozen.frequencies.shape[-1]):
+    raise ChecksumError(f"{path}: training_box has shape {box.shape}, not (2, "
+                        f"{frozen.frequencies.shape[-1]}) (edited or corrupted file).")
+  frozen = frozen._replace(training_box=box)
   if frozen.coef.shape[0] % frozen.block_group:
     raise ChecksumError(f"{path}: block_group={frozen.block_group} does not divide the "
                         f"{frozen.coef.shape[0]} feature blocks (edited or corrupted metadata).")

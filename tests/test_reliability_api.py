@@ -288,3 +288,42 @@ def test_rows_beyond_the_kernels_reach_are_said_at_scoring(tmp_path):
                     match=r"column \d is 10\d\.?\d* where the training data span \[0\.\d+, "
                           r"0\.9\d+\]"):
     model.decision_function(far)
+
+
+def test_far_rows_warn_at_every_kernel_models_scoring_door(tmp_path):
+  """Nystrom models warned for rows beyond the kernel's reach; DSG's Fourier models (no
+  landmarks), the exact baselines and the kernel ROC-SVMs scored them silently (reference: the
+  exact kernel expansion scores them 0, which DSG's random features replace by their
+  approximation error). Every door now warns, and rows like the training data stay silent."""
+  rng = np.random.default_rng(1)
+  x = rng.random((400, 3)).astype(np.float32)
+  y = (x[:, 0] + x[:, 1] > 1.0).astype(np.int64)
+  xl, yl, xu, test, y_test = x[:100], y[:100], x[100:200], x[200:], y[200:]
+  result = qsg_jax.fit(xl, yl, xu, key=0, solver="dsg", num_steps=128)
+  qsg_jax.io.save(result, str(tmp_path / "dsg"))
+  model = qsg_jax.QSGS2AUC(solver="dsg", random_state=0).fit(
+      np.concatenate([xl, xu]) * 10.0, np.concatenate([yl, np.full(100, -1)]))
+  exact = baselines.fit_samult(xl, yl, xu, lam=1e-3, sigma=1.0, gamma=0.5)
+  doors = {"qsg_jax.decision_function": lambda a: qsg_jax.decision_function(result, a),
+           "qsg_jax.split_scores": lambda a: qsg_jax.split_scores(result, a),
+           "io.load": qsg_jax.io.load(str(tmp_path / "dsg")).decision_function,
+           "estimator": lambda a: model.decision_function(a * 10.0),
+           "baselines": lambda a: baselines.decision_function(exact, a)}
+  for kernel, options in (("nystrom", {"num_landmarks": 50}), ("gaussian", {})):
+    fitted = roc_svm.fit(xl, yl, kernel=kernel, sigma=1.0, max_steps=50, **options)
+    doors[f"roc_svm {kernel}"] = lambda a, m=fitted.model: roc_svm.decision_function(m, a)
+  for name, door in doors.items():
+    with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning,
+                      match=r"200 of 200 rows of .* beyond the kernel's reach"):
+      door(test + 100.0)
+    with warnings.catch_warnings():
+      warnings.simplefilter("error")
+      door(test)                                        # rows like the training data: silent
+  with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning,   # the estimator: in X's units
+                    match=r"column \d is 10\d\d?\.?\d* where the training data span \[0\.\d+, "
+                          r"9\.\d+\]\).*random Fourier features score them with their approximation"):
+    far = model.decision_function((test + 100.0) * 10.0)
+  assert roc_auc_score(y_test, model.decision_function(test * 10.0)) > 0.9
+  assert np.all(np.isfinite(far))
+  with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning):   # what the warning is about
+    assert np.all(baselines.decision_function(exact, test + 100.0) == 0.0)

@@ -316,6 +316,7 @@ def decision_function(model: KernelAUCModel, x, chunk_size=None):
   x = validation.check_points("x", x, dim=d, allow_empty=True, dtype=dtype,
                               columns=model.feature_names)
   validation.check_kernel_scale("x", x, dtype=dtype)
+  validation.warn_if_out_of_reach(model.centers, model.sigma, x)
   m = x.shape[0]
   itemsize = model.centers.dtype.itemsize
   chunk_size = validation.check_count("chunk_size", chunk_size, allow_none=True)

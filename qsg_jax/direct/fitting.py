@@ -83,10 +83,6 @@ RESIDUAL_WARNING = 0.05
 # ``fit`` warns that the kernel is too narrow (kernel value below 2e-9 between neighbours).
 NARROW_EXPONENT = 20.0
 NARROW_SAMPLE = 512   # DSG: labeled points measured (as many as the default landmarks)
-# A row whose kernel value to every landmark is below float32's resolution of k(x, x) = 1
-# (sigma times its squared distance to their bounding box above this) is out of the model's
-# reach: f(x) is about 0 there, whatever the row.
-REACH_EXPONENT = float(-np.log(np.finfo(np.float32).eps))
 
 
 def make_feature_map(kind: str, key: jax.Array, sigma: float, num_features: int, dim: int,
@@ -554,40 +550,6 @@ def warn_if_narrow(points, sigma, what="training point", d2=None, stacklevel=4):
                   ApproximationWarning, stacklevel=stacklevel)
 
 
-def warn_if_out_of_reach(landmarks, sigma, x, name="x", units=None):
-  """``UnscaledFeaturesWarning`` when rows of ``x`` lie so far outside the box of the
-  ``landmarks`` (training points) that the kernel gives every landmark a weight below float32's
-  resolution (``REACH_EXPONENT``): their scores are all about f = 0 whatever the row (their
-  order among themselves is rounding, not a ranking).
-
-  The distance to the box bounds the distance to every landmark from below, so a warned row is
-  out of reach for certain (O(n d)); rows inside the box but between distant clusters are not
-  looked at. ``units``: (offset [d], scale [d]) giving the message's values as offset + value *
-  scale (an estimator's input map, so that they read in the user's units).
-  """
-  x = np.asarray(x, np.float64)
-  if x.size == 0:
-    return
-  z = np.asarray(landmarks, np.float64)
-  low, high = z.min(axis=0), z.max(axis=0)
-  gap = np.maximum(np.maximum(low - x, x - high), 0.0)                          # [n, d]
-  far = float(sigma) * np.sum(gap * gap, axis=1) > REACH_EXPONENT
-  if far.any():
-    row = int(np.argmax(far))
-    col = int(np.argmax(gap[row]))
-    offset, scale = (0.0, 1.0) if units is None else (units[0][col], units[1][col])
-    shown = [offset + v * scale for v in (x[row, col], low[col], high[col])]
-    warnings.warn(f"{int(far.sum())} of {x.shape[0]} rows of {name} lie beyond the kernel's reach "
-                  f"of the training data (first: row {row}, whose column {col} is "
-                  f"{shown[0]:.4g} where the training data span [{min(shown[1:]):.4g}, "
-                  f"{max(shown[1:]):.4g}]): the kernel gives them weight below "
-                  f"exp(-{REACH_EXPONENT:.3g}), so their scores are all about f = 0 whatever the "
-                  "row (their order is rounding, not a ranking). Pass rows preprocessed like the "
-                  "training data (the same units "
-                  "and scaling), or widen the kernel (lower sigma, raise length_scale).",
-                  errors.UnscaledFeaturesWarning, stacklevel=validation.outside_stacklevel())
-
-
 @jax.jit
 def _expansion_scores(landmarks, coef, sigma, x):
   return jnp.matmul(kernels.gaussian_kernel(x, landmarks, sigma), coef, precision=HIGHEST)
@@ -628,7 +590,7 @@ def _checked_points(model, x):
   if isinstance(model, NystromModel):
     x = validation.check_points("x", x, dim=model.landmarks.shape[1], allow_empty=True,
                                 kernel=True, columns=names)
-    warn_if_out_of_reach(model.landmarks, model.sigma, x)
+    validation.warn_if_out_of_reach(model.landmarks, model.sigma, x)
     return model, x
   if not isinstance(model, engine.Model):
     hint = (" A FitResult of qsg_jax.fit scores with qsg_jax.decision_function(result, x) (or "

@@ -353,6 +353,10 @@ def decision_function(model: RocSvmModel, x, chunk_size=8192):
   x = validation.check_points("x", x, dim=model.num_features, columns=model.feature_names)
   validation.check_kernel_scale("x", x)
   chunk_size = validation.check_count("chunk_size", chunk_size)
+  if model.kernel != "linear":   # rows far from every landmark / support point weighted: warned
+    points = (model.feature_map.landmarks if model.kernel == "nystrom"
+              else np.asarray(model.support)[np.asarray(model.coef) != 0])
+    validation.warn_if_out_of_reach(points, model.sigma, x)
   if model.kernel == "linear":
     scores = np.asarray(x @ np.asarray(model.coef))
   elif model.kernel == "nystrom":
