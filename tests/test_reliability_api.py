@@ -325,5 +325,9 @@ def test_far_rows_warn_at_every_kernel_models_scoring_door(tmp_path):
     far = model.decision_function((test + 100.0) * 10.0)
   assert roc_auc_score(y_test, model.decision_function(test * 10.0)) > 0.9
   assert np.all(np.isfinite(far))
+  ranker = roc_svm.ROCSVM(kernel="nystrom", num_landmarks=50).fit(xl * 10.0, yl)
+  with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning,   # ROCSVM: in X's units too
+                    match=r"rows of X .* is 10\d\d?\.?\d* where the training data span \[0\.\d+, 9\."):
+    ranker.decision_function((test + 100.0) * 10.0)
   with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning):   # what the warning is about
     assert np.all(baselines.decision_function(exact, test + 100.0) == 0.0)

@@ -289,7 +289,8 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     """f(x') of scaled points [n, p] as float64 [n] (linear: on the host in float64)."""
     if self.kernel == "linear":   # a row's score ignores its batch
       return x @ self.coef_
-    return model_lib.decision_function(self.model_, x).astype(np.float64)
+    return model_lib.decision_function(self.model_, x, units=(self.input_min_, self.input_scale_)
+                                       ).astype(np.float64)
 
   def decision_function(self, X):
     """Scores f(x') - threshold_ [n] (float64) of the scaled x'; higher means ``classes_[1]``."""

@@ -339,13 +339,18 @@ def _scale_text(x, kernel, sigma):
   return text if kernel == "linear" else f"{text}, sigma={sigma:.3g}"
 
 
-def decision_function(model: RocSvmModel, x, chunk_size=8192):
+def decision_function(model: RocSvmModel, x, chunk_size=8192, *, units=None):
   """Scores f(x) = alpha + ... of a fitted model (NumPy float32 [n]), checking ``x`` first.
+
+  Kernel models warn (``UnscaledFeaturesWarning``) for rows beyond the kernel's reach of their
+  landmarks or support points.
 
   Args:
     model: ``RocSvmModel`` (``fit(...).model``).
     x: [n, p] points preprocessed like the training data.
     chunk_size: test points per kernel block of the exact kernel model.
+    units: optional (offset [p], scale [p]) of an input map: the warning quotes a value v as
+      offset + v * scale (``ROCSVM`` passes its min-max map, so that it reads in X's units).
 
   Returns:
     [n] scores; ``scores > 0`` predicts the positive class.
@@ -356,7 +361,7 @@ def decision_function(model: RocSvmModel, x, chunk_size=8192):
   if model.kernel != "linear":   # rows far from every landmark / support point weighted: warned
     points = (model.feature_map.landmarks if model.kernel == "nystrom"
               else np.asarray(model.support)[np.asarray(model.coef) != 0])
-    validation.warn_if_out_of_reach(points, model.sigma, x)
+    validation.warn_if_out_of_reach(points, model.sigma, x, "x" if units is None else "X", units)
   if model.kernel == "linear":
     scores = np.asarray(x @ np.asarray(model.coef))
   elif model.kernel == "nystrom":
