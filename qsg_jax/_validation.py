@@ -228,6 +228,7 @@ def warn_if_float32_merges(name: str, arr: np.ndarray, stacklevel: int = 4) -> N
 # k(x, x) = 1 (sigma times its squared distance to their bounding box above this) is out of the
 # model's reach: a kernel expansion scores about 0 there, random features noise.
 REACH_EXPONENT = float(-np.log(np.finfo(np.float32).eps))
+REACH_CHUNK = 65536   # rows measured at a time (bounded memory for any number of rows)
 
 
 def warn_if_out_of_reach(points, sigma, x, name="x", units=None, fourier=False):
@@ -244,17 +245,23 @@ def warn_if_out_of_reach(points, sigma, x, name="x", units=None, fourier=False):
   (offset [d], scale [d]) giving the message's values as offset + value * scale (an estimator's
   input map, so that they read in the user's units).
   """
-  x, z = np.asarray(x, np.float64), np.asarray(points, np.float64)
+  x, z = np.asarray(x), np.asarray(points, np.float64)
   if x.size == 0 or z.size == 0:
     return
   low, high = z.min(axis=0), z.max(axis=0)
-  gap = np.maximum(np.maximum(low - x, x - high), 0.0)                          # [n, d]
-  far = float(np.min(sigma)) * np.sum(gap * gap, axis=1) > REACH_EXPONENT
+
+  def gaps(rows):   # [r, d] float64 distances to the box, per column
+    rows = np.asarray(rows, np.float64)
+    return np.maximum(np.maximum(low - rows, rows - high), 0.0)
+
+  far = np.concatenate([float(np.min(sigma)) * np.sum(np.square(gaps(x[i:i + REACH_CHUNK])), 1)
+                        for i in range(0, x.shape[0], REACH_CHUNK)]) > REACH_EXPONENT
   if far.any():
     row = int(np.argmax(far))
-    col = int(np.argmax(gap[row]))
+    gap = gaps(x[row])
+    col = int(np.argmax(gap))
     offset, scale = (0.0, 1.0) if units is None else (units[0][col], units[1][col])
-    shown = [offset + v * scale for v in (x[row, col], low[col], high[col])]
+    shown = [offset + float(v) * scale for v in (x[row, col], low[col], high[col])]
     scores = ("random Fourier features score them with their approximation error (noise, not a "
               "ranking)" if fourier
               else "their scores are all about f = 0 whatever the row (their order is rounding, "
