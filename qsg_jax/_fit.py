@@ -158,7 +158,7 @@ def _fit_direct(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, 
   key = validation.check_key(key)
   if mesh is not None:
     _check_mesh(mesh, axis_name)
-  with validation.warnings_at(3):   # unscaled features, a poor Nystrom map: the caller's line
+  with validation.warnings_at():   # unscaled features, a poor Nystrom map: the caller's line
     out = direct.solver.fit_result(x_labeled, y_labeled, x_unlabeled, config=config, key=key,
                                    num_classes=num_classes, progress=progress, mesh=mesh,
                                    axis_name=axis_name, threshold_surrogate=threshold_surrogate)
@@ -196,14 +196,8 @@ def _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, pro
   b = thresholds_lib.fit_thresholds(state.f_labeled, jnp.asarray(inputs.y_labeled),
                                     inputs.num_classes, threshold_surrogate)
   return FitResult(engine.model_of(state, hyper), b, state, metrics, eng,
-                   inputs.x_labeled.shape[1], training_box=training_box(inputs))
-
-
-def training_box(inputs: Inputs) -> np.ndarray:
-  """[2, d] float32 column minima and maxima of the training points (labeled and unlabeled)."""
-  parts = [inputs.x_labeled] + ([inputs.x_unlabeled] if inputs.has_unlabeled else [])
-  return np.stack([np.min([p.min(axis=0) for p in parts], axis=0),
-                   np.max([p.max(axis=0) for p in parts], axis=0)]).astype(np.float32)
+                   inputs.x_labeled.shape[1], training_box=validation.box_of(
+                       inputs.x_labeled, inputs.x_unlabeled if inputs.has_unlabeled else None))
 
 
 def checked_inputs(x_labeled, y_labeled, x_unlabeled, sigma: float,
@@ -275,10 +269,10 @@ def _num_shards(mesh, axis_name, num_shards, config):
 
 def engine_config(inputs: Inputs, config: FitConfig, chunk_size=CHUNK_SIZE,
                   block_group=BLOCK_GROUP, num_shards=1, cache_unlabeled=None,
-                  num_runs=1, stacklevel=4) -> engine.EngineConfig:
+                  num_runs=1, stacklevel=None) -> engine.EngineConfig:
   """The static ``EngineConfig`` of a run (of ``num_runs`` vmapped runs), refused up front when
   it would not fit in the device's free memory. ``make_config``'s warnings are reported
-  ``stacklevel`` frames up (4: the caller of ``fit``, through ``_fit_dsg``)."""
+  ``stacklevel`` frames up (None: at the first line outside the package)."""
   with validation.warnings_at(stacklevel):   # e.g. a prime num_steps: at the caller's line
     eng = engine.make_config(
         inputs.num_classes, config.num_steps,
@@ -370,7 +364,8 @@ def _checked_result(result, x, name="x"):
   x = validation.check_points("x", x, dim=result.num_features, kernel=nystrom,
                               columns=result.feature_names)
   if nystrom:   # no Fourier phases; kernel: squared norms must fit in float32
-    validation.warn_if_out_of_reach(result.model.landmarks, result.model.sigma, x)
+    validation.warn_if_out_of_reach(result.model.landmarks, result.model.sigma, x,
+                                    of="the landmarks")
     return x
   validation.check_phase_range("x", x, float(result.model.sigma))
   if result.training_box is not None:

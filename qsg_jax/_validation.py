@@ -231,7 +231,15 @@ REACH_EXPONENT = float(-np.log(np.finfo(np.float32).eps))
 REACH_CHUNK = 65536   # rows measured at a time (bounded memory for any number of rows)
 
 
-def warn_if_out_of_reach(points, sigma, x, name="x", units=None, fourier=False):
+def box_of(*parts) -> np.ndarray:
+  """[2, d] float32 column minima and maxima of the rows of the [n_i, d] arrays ``parts``."""
+  parts = [np.asarray(p) for p in parts if p is not None and np.asarray(p).size]
+  return np.stack([np.min([p.min(axis=0) for p in parts], axis=0),
+                   np.max([p.max(axis=0) for p in parts], axis=0)]).astype(np.float32)
+
+
+def warn_if_out_of_reach(points, sigma, x, name="x", units=None, fourier=False,
+                         of="the training data"):
   """``UnscaledFeaturesWarning`` when rows of ``x`` lie so far outside the box of ``points``
   (training points, landmarks, or the two corners of the training box) that the Gaussian kernel
   exp(-sigma ||x - z||^2) gives every training point a weight below float32's resolution
@@ -243,7 +251,8 @@ def warn_if_out_of_reach(points, sigma, x, name="x", units=None, fourier=False):
   of reach for certain (O(n d)); rows inside the box but between distant clusters are not looked
   at. ``sigma``: the kernel parameter (the smallest, i.e. widest kernel, of several). ``units``:
   (offset [d], scale [d]) giving the message's values as offset + value * scale (an estimator's
-  input map, so that they read in the user's units).
+  input map, so that they read in the user's units). ``of``: what ``points`` are, as the
+  message names them ("the landmarks").
   """
   x, z = np.asarray(x), np.asarray(points, np.float64)
   if x.size == 0 or z.size == 0:
@@ -262,13 +271,15 @@ def warn_if_out_of_reach(points, sigma, x, name="x", units=None, fourier=False):
     col = int(np.argmax(gap))
     offset, scale = (0.0, 1.0) if units is None else (units[0][col], units[1][col])
     shown = [offset + float(v) * scale for v in (x[row, col], low[col], high[col])]
+    tiny = 1e-6 * max(abs(v) for v in shown)   # float32 round trips of 0: shown as 0
+    shown = [0.0 if abs(v) < tiny else v for v in shown]
     scores = ("random Fourier features score them with their approximation error (noise, not a "
               "ranking)" if fourier
               else "their scores are all about f = 0 whatever the row (their order is rounding, "
               "not a ranking)")
     warnings.warn(f"{int(far.sum())} of {x.shape[0]} rows of {name} lie beyond the kernel's reach "
-                  f"of the training data (first: row {row}, whose column {col} is "
-                  f"{shown[0]:.4g} where the training data span [{min(shown[1:]):.4g}, "
+                  f"of {of} (first: row {row}, whose column {col} is "
+                  f"{shown[0]:.4g} where {of} span [{min(shown[1:]):.4g}, "
                   f"{max(shown[1:]):.4g}]): the kernel gives them weight below "
                   f"exp(-{REACH_EXPONENT:.3g}), so {scores}. Pass rows preprocessed like the "
                   "training data (the same units and scaling), or widen the kernel (lower sigma, "
@@ -954,25 +965,28 @@ def outside_stacklevel() -> int:
   """The ``stacklevel`` of a warning issued by the function that calls this one which points at
   the first line outside the package (the user's call, through any path of library frames)."""
   frame, level = sys._getframe(1), 1   # pylint: disable=protected-access
-  while frame.f_back is not None and os.path.dirname(
-      os.path.abspath(frame.f_code.co_filename)).startswith(_PACKAGE_DIR):
+  while frame.f_back is not None and (os.path.dirname(os.path.abspath(
+      frame.f_code.co_filename)).startswith(_PACKAGE_DIR) or frame.f_code.co_filename
+                                      == contextlib.__file__):   # (a ``with`` of the package)
     frame, level = frame.f_back, level + 1
   return level
 
 
 @contextlib.contextmanager
-def warnings_at(stacklevel: int, said=()):
+def warnings_at(stacklevel: Optional[int] = None, said=()):
   """Runs the block with its warnings recorded, then warns each again ``stacklevel`` frames up
-  from the function that holds the ``with`` (2: its caller's line), except those with the
-  category and text of one in ``said`` (already reported: a refit that repeats its CV's checks).
-  Yields the record. A block that raises reports nothing."""
+  from the function that holds the ``with`` (2: its caller's line; None: the first line outside
+  the package, ``outside_stacklevel``), except those with the category and text of one in
+  ``said`` (already reported: a refit that repeats its CV's checks). Yields the record. A block
+  that raises reports nothing."""
   with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     yield caught
   seen = {(w.category, str(w.message)) for w in said}
+  level = outside_stacklevel() if stacklevel is None else stacklevel + 2
   for warning in caught:
     if (warning.category, str(warning.message)) not in seen:
-      warnings.warn(warning.message, warning.category, stacklevel=stacklevel + 2)
+      warnings.warn(warning.message, warning.category, stacklevel=level)
 
 
 @contextlib.contextmanager
@@ -1042,8 +1056,10 @@ def check_features(X, name="X"):
   bad = ~np.isfinite(values)
   if bad.any():
     row, col = (int(i[0]) for i in np.nonzero(bad))
+    names = column_names(X)
+    shown = f"{col} {names[col]!r}" if names else f"{col}"   # a data frame's: by name too
     raise ValueError(f"{name} contains NaN or inf: {int(bad.any(axis=1).sum())} rows, the first "
-                     f"at row {row} (column {col}, value {values[row, col]}). Impute or drop "
+                     f"at row {row} (column {shown}, value {values[row, col]}). Impute or drop "
                      "those rows.")
 
 

@@ -80,6 +80,7 @@ class FrozenModel(NamedTuple):
   feature_names: Optional[Tuple[str, ...]] = None  # the training frame's column names, or None.
   training_box: Optional[np.ndarray] = None  # [2, d] float32 column minima and maxima of the
                            # training points (files before it: None, far rows not looked at).
+  sigma: Optional[np.ndarray] = None  # float32 scalar kernel parameter (older files: None).
 
   def decision_function(self, x) -> np.ndarray:
     """Checked ranking scores f(x): [n] float32 for x [n, d]."""
@@ -138,7 +139,8 @@ def check_phases(model: FrozenModel, x, name="x", units=None):
   """
   arr = np.asarray(x)
   if isinstance(model, FrozenNystrom):
-    validation.warn_if_out_of_reach(model.landmarks, model.sigma, arr, name, units)
+    validation.warn_if_out_of_reach(model.landmarks, model.sigma, arr, name, units,
+                                    of="the landmarks")
   elif arr.size:
     norm = float(np.sqrt(np.max(np.sum(np.square(arr, dtype=np.float64), axis=1))))
     largest = float(np.sqrt(np.max(np.sum(np.square(model.frequencies, dtype=np.float64), -1))))
@@ -148,9 +150,9 @@ def check_phases(model: FrozenModel, x, name="x", units=None):
           f"{largest:.3g} its Fourier phases can reach {norm * largest:.3g}, beyond "
           f"{numerics.MAX_PHASE:.0f} where float32 phases lose their precision. Pass points "
           "preprocessed like the training data (same scaling).")
-    if model.training_box is not None:   # sigma: half the squared norm of a frequency, on average
-      sigma = float(np.mean(np.square(model.frequencies, dtype=np.float64))) / 2.0
-      validation.warn_if_out_of_reach(model.training_box, sigma, arr, name, units, fourier=True)
+    if model.training_box is not None and model.sigma is not None:   # (older files: neither)
+      validation.warn_if_out_of_reach(model.training_box, float(model.sigma), arr, name, units,
+                                      fourier=True)
   return arr
 
 
@@ -193,7 +195,8 @@ def freeze(result: _fit.FitResult) -> Frozen:
       coef=np.asarray(model.coef), scale=np.asarray(model.scale, np.float32),
       thresholds=np.asarray(result.thresholds, np.float32),
       block_group=int(config.block_group), predict_chunk=int(config.predict_chunk),
-      feature_names=result.feature_names, training_box=result.training_box)
+      feature_names=result.feature_names, training_box=result.training_box,
+      sigma=np.asarray(model.sigma, np.float32))
 
 
 _frequencies = jax.jit(features.sample_frequency_blocks, static_argnums=(2, 3))
@@ -234,7 +237,7 @@ def frozen_arrays(model: Frozen):
     return ({name: np.asarray(getattr(model, name)) for name in _NYSTROM_ARRAYS},
             {"model_kind": "nystrom", **names})
   arrays = {name: np.asarray(getattr(model, name))
-            for name in ("frequencies", "coef", "scale", "thresholds", "training_box")
+            for name in ("frequencies", "coef", "scale", "thresholds", "training_box", "sigma")
             if getattr(model, name) is not None}
   return arrays, {"model_kind": "fourier", "block_group": model.block_group,
                   "predict_chunk": model.predict_chunk, **names}
@@ -429,7 +432,11 @@ def _frozen_fourier(path, arrays, meta) -> FrozenModel:
   if box is not None and box.shape != (2, frozen.frequencies.shape[-1]):
     raise ChecksumError(f"{path}: training_box has shape {box.shape}, not (2, "
                         f"{frozen.frequencies.shape[-1]}) (edited or corrupted file).")
-  frozen = frozen._replace(training_box=box)
+  sigma = arrays.get("sigma")
+  if sigma is not None and sigma.shape != ():
+    raise ChecksumError(f"{path}: sigma has shape {sigma.shape}, not () (edited or corrupted "
+                        "file).")
+  frozen = frozen._replace(training_box=box, sigma=sigma)
   if frozen.coef.shape[0] % frozen.block_group:
     raise ChecksumError(f"{path}: block_group={frozen.block_group} does not divide the "
                         f"{frozen.coef.shape[0]} feature blocks (edited or corrupted metadata).")

@@ -221,6 +221,9 @@ def test_a_failed_refit_leaves_the_fitted_estimator_as_it_was():
     (lambda x, y: (x[:, 0], y), r"X must be 2-D \[n_samples, n_features\]; received shape"),
     (lambda x, y: (np.where(np.arange(90)[:, None] == 7, np.nan, x), y),
      r"X contains NaN or inf: 1 rows, the first at row 7 \(column 0"),
+    (lambda x, y: (__import__("pandas").DataFrame(np.where(np.arange(90)[:, None] == 7, np.nan, x),
+                                                  columns=["age", "income", "score"]), y),
+     r"X contains NaN or inf: 1 rows, the first at row 7 \(column 0 'age', value nan\)"),
     (lambda x, y: (np.c_[x[:, :2], np.where(np.arange(90) % 2, 1e308, -1e308)], y),
      "column 2 spans more than float64 holds"),
 ])
@@ -537,6 +540,26 @@ def test_an_ordered_categorical_y_states_the_class_order():
   with pytest.raises(ValueError, match="sorted order is alphabetical.*pd.Categorical"):
     estimators.QS3ORAO(unlabeled_label=None, **_DIRECT).fit(
         x, pd.Series(pd.Categorical(names[y])))
+
+
+def test_two_ordered_categories_are_sorted_as_scikit_learns_scorers_read_them():
+  """categories ["lo", "hi"]: classes_ followed them, larger scores meant "hi", and scikit-learn's
+  "roc_auc" (positive: np.unique(y)[1] = "lo") scored 1 - AUC (0.014 for 0.986) without a word.
+  Two classes are now sorted, as for every scikit-learn classifier; the reference is
+  roc_auc_score on the same scores."""
+  pd = pytest.importorskip("pandas")
+  from sklearn.model_selection import cross_val_score   # pylint: disable=import-outside-toplevel
+  x, y, _ = _cv_data.semi_ordinal()
+  names = np.array(["lo", "hi"])[(y > 0).astype(int)]
+  labels = pd.Series(pd.Categorical(names, categories=["lo", "hi"], ordered=True))
+  model = estimators.QSGS2AUC(unlabeled_label=None, **_DIRECT).fit(x, labels)
+  np.testing.assert_array_equal(model.classes_, ["hi", "lo"])
+  auc = skm.roc_auc_score(names, model.decision_function(x))
+  assert auc > 0.8 and model.score(x, labels) == pytest.approx(auc, abs=1e-6)
+  folds = cross_val_score(estimators.QSGS2AUC(unlabeled_label=None, **_DIRECT), x, labels,
+                          scoring="roc_auc", cv=3)
+  own = cross_val_score(estimators.QSGS2AUC(unlabeled_label=None, **_DIRECT), x, labels, cv=3)
+  np.testing.assert_allclose(folds, own, atol=1e-6)
 
 
 def test_y_with_no_labeled_row_says_so():

@@ -165,6 +165,8 @@ def test_solver_and_auto_values_are_checked():
     QSGS2AUC(solver="direct", loss="hinge").fit(x, semi)
   with pytest.raises(ValueError, match="only mean something to DSG"):
     QSGS2AUC(solver="direct", num_steps=64).fit(x, semi)
+  with pytest.raises(ValueError, match=r"\['learning_rate'\] only mean something to DSG"):
+    QSGS2AUC(solver="direct", learning_rate=0.5).fit(x, semi)   # (was named step_size)
   with pytest.raises(ValueError, match="lam must be 'auto' or a number"):
     QSGS2AUC(lam="fast").fit(x, semi)
   with pytest.raises(ValueError, match="length_scale must be 'auto', 'ard', 'isotropic'"):

@@ -156,6 +156,11 @@ def test_cv_grid_in_the_papers_names_still_works_and_binary_auto_marker():
     estimators.QSGS2AUCCV(grid={"lam": [1.0], "length_scale": [1.0]}).fit(x, binary)
   with pytest.raises(ValueError, match=r"grid\['labeled_weight'\] must be a non-empty list"):
     estimators.QSGS2AUCCV(grid=dict(_GRID, labeled_weight=[2.0])).fit(x, binary)
+  with pytest.raises(ValueError, match=r"grid\['lam'\] must be a list of values; received 0\.001\. "
+                                       r"Wrap one value in a list: \{'lam': \[0\.001\]\}"):
+    estimators.QSGS2AUCCV(grid=dict(_GRID, lam=1e-3)).fit(x, binary)   # (was Python's own)
+  with pytest.raises(ValueError, match=r"\[\"grid\['learning_rate'\]\"\] only mean something"):
+    estimators.QSGS2AUCCV(solver="direct", grid=dict(_GRID, learning_rate=[0.5])).fit(x, binary)
 
 
 def test_cv_estimators_take_the_tags_of_the_estimator_they_refit():

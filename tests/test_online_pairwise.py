@@ -758,6 +758,8 @@ def test_ranker_bad_inputs_get_short_errors(stream):
                y + 1j)
   raises_short(TypeError, "y must be real numbers .*received dtype <U.*e.g. 'a'", ranker.fit, x,
                np.array(["a"] * 40))
+  raises_short(TypeError, "y must be real numbers .*received dtype <U.*e.g. '1'", ranker.fit, x,
+               np.array(["1"] * 40))   # numbers as text: fit's message (was "chunk 0: ...")
   text = pd.DataFrame(x, columns=["a", "b", "c"]).astype(object)
   text.iloc[5, 2] = "high"
   raises_short(ValueError, r"X has text in column\(s\) c \(e.g. 'high' at row 5\)", ranker.fit,

@@ -276,7 +276,7 @@ def test_rows_beyond_the_kernels_reach_are_said_at_scoring(tmp_path):
   for name, door in doors.items():
     with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning,
                       match=r"5 of 5 rows of .* lie beyond the kernel's reach .* row 0, whose "
-                            r"column \d is [\d.e+]+ where the training data span \["):
+                            r"column \d is [\d.e+]+ where the landmarks span \["):
       scores = door(far)
     with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning):
       farther = door(far + 1e3)
@@ -285,16 +285,17 @@ def test_rows_beyond_the_kernels_reach_are_said_at_scoring(tmp_path):
       warnings.simplefilter("error")
       door(x)                                            # the training rows: nothing said
   with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning,   # the estimator: in X's units
-                    match=r"column \d is 10\d\.?\d* where the training data span \[0\.\d+, "
+                    match=r"column \d is 10\d\.?\d* where the landmarks span \[0\.\d+, "
                           r"0\.9\d+\]"):
     model.decision_function(far)
 
 
 def test_far_rows_warn_at_every_kernel_models_scoring_door(tmp_path):
   """Nystrom models warned for rows beyond the kernel's reach; DSG's Fourier models (no
-  landmarks), the exact baselines and the kernel ROC-SVMs scored them silently (reference: the
-  exact kernel expansion scores them 0, which DSG's random features replace by their
-  approximation error). Every door now warns, and rows like the training data stay silent."""
+  landmarks), the exact baselines, SVOREX, the direct solver's Fourier map and the kernel
+  ROC-SVMs scored them silently (reference: the exact kernel expansion scores them 0, which
+  DSG's random features replace by their approximation error). Every door now warns, rows like
+  the training data stay silent, and so does a cross-validation on the user's own rows."""
   rng = np.random.default_rng(1)
   x = rng.random((400, 3)).astype(np.float32)
   y = (x[:, 0] + x[:, 1] > 1.0).astype(np.int64)
@@ -309,6 +310,10 @@ def test_far_rows_warn_at_every_kernel_models_scoring_door(tmp_path):
            "io.load": qsg_jax.io.load(str(tmp_path / "dsg")).decision_function,
            "estimator": lambda a: model.decision_function(a * 10.0),
            "baselines": lambda a: baselines.decision_function(exact, a)}
+  svorex = baselines.fit_svorex(xl, yl, sigma=1.0)
+  fourier = direct.fit(xl, yl, xu, feature_map="rff", sigma=1.0, lam=1e-3, gamma=0.5)
+  doors.update({"baselines.predict_svorex": lambda a: baselines.predict_svorex(svorex, a),
+                "direct rff": lambda a: direct.decision_function(fourier, a)})
   for kernel, options in (("nystrom", {"num_landmarks": 50}), ("gaussian", {})):
     fitted = roc_svm.fit(xl, yl, kernel=kernel, sigma=1.0, max_steps=50, **options)
     doors[f"roc_svm {kernel}"] = lambda a, m=fitted.model: roc_svm.decision_function(m, a)
@@ -327,7 +332,11 @@ def test_far_rows_warn_at_every_kernel_models_scoring_door(tmp_path):
   assert np.all(np.isfinite(far))
   ranker = roc_svm.ROCSVM(kernel="nystrom", num_landmarks=50).fit(xl * 10.0, yl)
   with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning,   # ROCSVM: in X's units too
-                    match=r"rows of X .* is 10\d\d?\.?\d* where the training data span \[0\.\d+, 9\."):
+                    match=r"rows of X .* is 10\d\d?\.?\d* where the landmarks span \[0\.\d+, 9\."):
     ranker.decision_function((test + 100.0) * 10.0)
   with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning):   # what the warning is about
     assert np.all(baselines.decision_function(exact, test + 100.0) == 0.0)
+  with warnings.catch_warnings():   # a narrow kernel's validation folds: said by their AUC
+    warnings.simplefilter("error", qsg_jax.errors.UnscaledFeaturesWarning)
+    roc_svm.cross_validate(x[:100] * 10.0, yl, [{"sigma": 1e3}], num_folds=2, kernel="nystrom",
+                           num_landmarks=20, max_steps=20)

@@ -207,6 +207,17 @@ def test_a_failed_refit_leaves_the_fitted_model_as_it_was():
   with pytest.raises(qsg_jax.DivergenceError):
     clf.set_params(optimizer="adamax", learning_rate=1e30, loss="squared_hinge").fit(x * 50, y)
   np.testing.assert_array_equal(clf.decision_function(x), before)
+  # Every fitted attribute is kept: a failed refit on other labels and columns left the old
+  # model under the new classes_ / n_features_in_ (predict returned "spam" / "ham" from it).
+  fitted = {name: value for name, value in vars(clf).items() if name.endswith("_")}
+  words = np.where(y == y[0], "spam", "ham")
+  for bad_x, bad_y in ((np.column_stack([x, x]), np.full(len(y), 7)),
+                       (np.column_stack([x, x]) * 50, words)):
+    with pytest.raises((ValueError, qsg_jax.DivergenceError)):
+      clf.fit(bad_x, bad_y)
+    assert set(vars(clf)) >= set(fitted) and clf.n_features_in_ == x.shape[1]
+    np.testing.assert_array_equal(clf.classes_, fitted["classes_"])
+    np.testing.assert_array_equal(clf.decision_function(x), before)
 
 
 @pytest.mark.parametrize("changes, error, pattern", [

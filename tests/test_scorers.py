@@ -217,3 +217,53 @@ def test_score_takes_a_column_vector_y_as_fit_does():
   with pytest.raises(ValueError, match=r"y must have shape \[n\] \(or \[n, 1\]\); received shape "
                                        r"\(90, 2\)"):
     model.score(x, np.c_[y, y])
+
+
+def test_the_marker_comes_from_the_final_step_and_is_never_a_fitted_class():
+  """get_scorer read -1 as the marker of any estimator without unlabeled_label: ROCSVM on its
+  -1 / +1 labels scored its positives only (accuracy 0.869 for 0.883), and a Pipeline ignored
+  its final step's unlabeled_label. Reference: scikit-learn's metric on every row."""
+  from sklearn.pipeline import make_pipeline   # pylint: disable=import-outside-toplevel
+  from sklearn.preprocessing import StandardScaler   # pylint: disable=import-outside-toplevel
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(150, 3))
+  y = np.where(x[:, 0] + 0.5 * rng.normal(size=150) > 0, 1, -1)
+  accuracy = estimators.get_scorer("accuracy")
+  for model in (qsg_jax.roc_svm.ROCSVM(random_state=0).fit(x, y),
+                make_pipeline(StandardScaler(), estimators.QSGS2AUC(
+                    unlabeled_label=None, length_scale=1.0, random_state=0)).fit(x, y)):
+    assert accuracy(model, x, y) == pytest.approx(skm.accuracy_score(y, model.predict(x)))
+  # An estimator without a marker whose classes do not hold -1: -1 rows are unlabeled, as before.
+  from sklearn.linear_model import LogisticRegression   # pylint: disable=import-outside-toplevel
+  semi = np.where(np.arange(150) < 100, (y > 0).astype(int), -1)
+  logistic = LogisticRegression().fit(x[:100], semi[:100])
+  assert estimators.get_scorer("roc_auc")(logistic, x, semi) == pytest.approx(
+      skm.roc_auc_score(semi[:100], logistic.decision_function(x[:100])), abs=1e-6)
+
+
+def test_integer_labels_held_as_objects_fit_and_score_as_integers():
+  """0 / 1 / -1 in an object array (a pandas object column) were refused as an ambiguous -1 by
+  the binary estimator's "auto" marker, in fit and in score; now the integers' fit."""
+  x, y, _ = _cv_data.semi_ordinal()
+  y = np.where(np.arange(y.size) % 3 == 0, -1, (y > 0).astype(int))
+  ints = estimators.QSGS2AUC(length_scale=1.0, random_state=0).fit(x, y)
+  objects = estimators.QSGS2AUC(length_scale=1.0, random_state=0).fit(x, y.astype(object))
+  np.testing.assert_array_equal(objects.classes_, ints.classes_)
+  np.testing.assert_array_equal(objects.decision_function(x), ints.decision_function(x))
+  assert ints.score(x, y.astype(object)) == ints.score(x, y)
+
+
+def test_labeled_folds_say_when_their_marker_cannot_mark_the_labels():
+  """unlabeled_label=-1 (the default) beside text labels marked by "unl": the unlabeled rows
+  went to the test folds without a word (accuracy 0.47 for 0.94-1.0). Now a warning; numeric
+  labels with no -1 (fully labeled) stay silent."""
+  y = np.array(["a", "b", "unl"] * 10)
+  with pytest.warns(UserWarning, match=r"unlabeled_label=-1\) marks no row of y, whose labels "
+                                       r"are text"):
+    next(estimators.LabeledStratifiedKFold(3).split(np.zeros((30, 1)), y))
+  folds = estimators.LabeledStratifiedKFold(3, unlabeled_label="unl")
+  assert all("unl" not in y[test] for _, test in folds.split(np.zeros((30, 1)), y))
+  import warnings   # pylint: disable=import-outside-toplevel
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    next(estimators.LabeledStratifiedKFold(3).split(np.zeros((30, 1)), np.arange(30) % 2))

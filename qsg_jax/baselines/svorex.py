@@ -29,6 +29,8 @@ class SvorexModel(NamedTuple):
   c: float                 # SVM cost C.
   sigma: float             # kernel parameter, k(x, z) = exp(-sigma ||x - z||^2).
   feature_names: Optional[tuple] = None  # x_labeled's column names when it was a data frame.
+  training_box: Optional[np.ndarray] = None  # [2, d] column minima and maxima of the labeled
+                           # points (rows far outside it warn when scored).
 
 
 def fit_svorex(x_labeled, y_labeled, x_unlabeled=None, *, c=1.0, sigma=1.0, tol=1e-3,
@@ -69,7 +71,8 @@ def fit_svorex(x_labeled, y_labeled, x_unlabeled=None, *, c=1.0, sigma=1.0, tol=
       "use qsg_jax.fit (QS3ORAO), whose memory does not grow with n.")
   estimator = SVOR(C=c, kernel="rbf", gamma=sigma, tol=tol, constraints="explicit")
   estimator.fit(x_l, y_l)
-  return SvorexModel(estimator, k, x_l.shape[1], c, sigma, validation.column_names(x_labeled))
+  return SvorexModel(estimator, k, x_l.shape[1], c, sigma, validation.column_names(x_labeled),
+                     validation.box_of(x_l))
 
 
 def decision_function(model: SvorexModel, x):
@@ -84,6 +87,8 @@ def decision_function(model: SvorexModel, x):
   """
   x = validation.check_points("x", x, dim=model.num_features, allow_empty=True, kernel=True,
                                dtype=np.float64, columns=model.feature_names)
+  if model.training_box is not None:
+    validation.warn_if_out_of_reach(model.training_box, model.sigma, x)
   parts = [model.estimator.predict_projection(x[i:i + PREDICT_CHUNK])
            for i in range(0, x.shape[0], PREDICT_CHUNK)]
   return np.concatenate(parts) if parts else np.zeros(0)

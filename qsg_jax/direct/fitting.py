@@ -69,6 +69,8 @@ class DirectFit(NamedTuple):
                                # there); NaN for Fourier features (||psi(x)|| = 1 always).
   feature_names: Optional[Tuple[str, ...]] = None  # x_labeled's column names when it was a
                                # data frame: a frame scored must have them, in order.
+  training_box: Optional[np.ndarray] = None  # Fourier maps: [2, d] float32 column minima and
+                               # maxima of the labeled (and in-memory unlabeled) points.
 
 
 class ApproximationWarning(UserWarning):
@@ -489,7 +491,10 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
                     "sigma.", ApproximationWarning, stacklevel=3)
     if not flat:   # (all constant: said above)
       _warn_if_degenerate(psi, sigma)
-  return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights, residual, names)
+  box = None if isinstance(psi, feature_maps.NystromMap) else validation.box_of(
+      x_l, x_unlabeled if type(x_unlabeled) is np.ndarray else None)   # (far rows warn)
+  return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights, residual, names,
+                   box)
 
 
 def _warn_if_degenerate(psi, sigma):
@@ -584,13 +589,15 @@ def _checked_points(model, x):
   frequencies are drawn for whatever d x has), so only the ``DirectFit`` of a Fourier solution
   checks x's width. Fourier phases are checked against ``numerics.MAX_PHASE``.
   """
-  dim, names = None, None
+  dim, names, box = None, None, None
   if isinstance(model, DirectFit):
-    dim, names, model = feature_maps.input_dim(model.feature_map), model.feature_names, model.model
+    dim, names, box = feature_maps.input_dim(model.feature_map), model.feature_names, (
+        model.training_box)
+    model = model.model
   if isinstance(model, NystromModel):
     x = validation.check_points("x", x, dim=model.landmarks.shape[1], allow_empty=True,
                                 kernel=True, columns=names)
-    validation.warn_if_out_of_reach(model.landmarks, model.sigma, x)
+    validation.warn_if_out_of_reach(model.landmarks, model.sigma, x, of="the landmarks")
     return model, x
   if not isinstance(model, engine.Model):
     hint = (" A FitResult of qsg_jax.fit scores with qsg_jax.decision_function(result, x) (or "
@@ -599,6 +606,8 @@ def _checked_points(model, x):
                     f"engine.Model); received {type(model).__name__:.60}.{hint}")
   x = validation.check_points("x", x, dim=dim, allow_empty=True, kernel=True, columns=names)
   validation.check_phase_range("x", x, float(model.sigma))
+  if box is not None:
+    validation.warn_if_out_of_reach(box, model.sigma, x, fourier=True)
   return model, x
 
 

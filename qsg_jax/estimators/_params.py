@@ -66,7 +66,8 @@ def papers_values(estimator) -> dict:
     if not _is_default(getattr(estimator, new), DEFAULTS[new]):
       raise ValueError(f"{old}={value!r:.40} and {new}={getattr(estimator, new)!r:.40} are both "
                        f"set, but {old} is the deprecated name of {new}: set {new} only.")
-    warnings.warn(deprecation_message(old), FutureWarning, stacklevel=3)
+    warnings.warn(deprecation_message(old), FutureWarning,
+                  stacklevel=validation.outside_stacklevel())
     values[old] = value
   return values
 
@@ -148,9 +149,13 @@ def estimator_names(papers):
     yield
   except (TypeError, ValueError) as e:
     message = str(e)
+    renamed = message
     for old, new in RENAMED.items():
-      if papers.get(old) is None and message.startswith(old + " "):
-        raise type(e)(new + message[len(old):]) from None
+      if papers.get(old) is None:   # at the start, or quoted (a list of names, a grid key)
+        renamed = renamed.replace(f"'{old}'", f"'{new}'")
+        renamed = new + renamed[len(old):] if renamed.startswith(old + " ") else renamed
+    if renamed != message:
+      raise type(e)(renamed) from None
     raise
 
 
@@ -263,12 +268,19 @@ def unlabeled_marker(estimator, y, classes=None):
   estimator (``_binary_only``) whose y holds two classes beside -1 (``classes``: the fitted ones,
   -1 not among them), where -1 cannot be a third class, and an error beside one class (-1 may
   be the second); else ``unlabeled_label`` as it is (``_validation.unlabeled_mask`` decides
-  "auto", refusing an ambiguous -1)."""
-  marker = getattr(estimator, "unlabeled_label", -1)
+  "auto", refusing an ambiguous -1). A ``Pipeline`` has its final step's marker; an estimator
+  without ``unlabeled_label`` (``ROCSVM``, scikit-learn's) has -1 unless -1 is one of its fitted
+  ``classes_`` (labels -1 / +1), then none: a fitted class is never read as the marker."""
+  while not hasattr(estimator, "unlabeled_label") and hasattr(estimator, "steps"):
+    estimator = estimator.steps[-1][1]   # a Pipeline: its final step decides
+  if not hasattr(estimator, "unlabeled_label"):
+    fitted = np.asarray(getattr(estimator, "classes_", []) if classes is None else classes)
+    return None if fitted.dtype.kind in "biuf" and np.any(fitted == -1) else -1
+  marker = estimator.unlabeled_label
   if not (isinstance(marker, str) and marker == "auto" and getattr(estimator, "_binary_only",
                                                                    False)):
     return marker
-  y = np.asarray(y)
+  y = validation.unbox_numbers(np.asarray(y))   # ints held as objects: numbers, as in fit
   if y.dtype.kind not in "biuf" or not np.any(y == -1):
     return marker
   others = np.unique(y[y != -1]) if classes is None else np.asarray(classes)

@@ -4,9 +4,10 @@ Semi-supervised data follow scikit-learn's convention (``sklearn.semi_supervised
 points and one of labels, where ``unlabeled_label`` marks the unlabeled points. Fully labeled
 ``y`` is accepted: the unlabeled risks then have no data, so the fit is supervised
 (``labeled_weight`` is irrelevant and taken as 1). Classes may be any sortable labels; their
-sorted order is the ordinal order (``classes_``), except for y an ordered pandas Categorical,
-whose categories state the order (k > 2 text labels otherwise are refused: their alphabetical
-order is rarely the ordinal one). Parameters, attributes and examples: the class
+sorted order is the ordinal order (``classes_``), except for y an ordered pandas Categorical
+of k > 2 classes, whose categories state the order (k > 2 text labels otherwise are refused:
+their alphabetical order is rarely the ordinal one; two classes are always sorted, as
+scikit-learn's binary scorers assume). Parameters, attributes and examples: the class
 docstrings (``help(QS3ORAO)``); the names against ``FitConfig``'s: ``_params``.
 
 Prediction reads stored frequencies (``qsg_jax.io.FrozenModel``), so a pickled or saved
@@ -78,7 +79,8 @@ def stated_order(y):
 ATTRIBUTES = """\
 classes_ : ndarray of shape (k,)
       The labeled classes in ordinal order: sorted, or for y an ordered pandas Categorical
-      in its categories' order.
+      of k >= 3 classes in its categories' order (two classes are always sorted, as
+      scikit-learn's binary scorers assume: larger scores mean ``classes_[1]``).
   model_ : qsg_jax.io.FrozenNystrom or qsg_jax.io.FrozenModel
       The fitted f and its k-1 thresholds: the direct solver's kernel expansion over its
       landmarks (``FrozenNystrom``), or DSG's random features (``FrozenModel``: frequencies
@@ -258,7 +260,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
         config = FitConfig(step_size=(
             self.learning_rate if papers["step_size"] is None else papers["step_size"]),
             **{name: getattr(self, name) for name in HYPERPARAMS})
-      solver = config_lib.choose_solver(config)   # before the automatic choice: errors first
+        solver = config_lib.choose_solver(config)   # before the automatic choice: errors first
       sigma, column_scale = _params.kernel_of(self, papers["sigma"], X.shape[1])
       x = ((X - low) / (scale * column_scale)).astype(np.float32)
       x_l, x_u = x[~unlabeled], (x[unlabeled] if has_unlabeled else None)
@@ -460,11 +462,14 @@ def prepare_training_data(estimator, X, y):
         f"unlabeled_label={shown!r} marks no row of y, so all rows are labeled and the "
         f"{minus_ones} rows of -1 are trained as a class. If -1 marks "
         "the unlabeled rows, pass unlabeled_label=-1; if -1 is a class and every row is labeled, "
-        "pass unlabeled_label=None.", UserWarning, stacklevel=3)
+        "pass unlabeled_label=None.", UserWarning, stacklevel=validation.outside_stacklevel())
   if not y_labeled.size:
     raise ValueError(f"y has no labeled rows: all {y.size} rows are marked unlabeled ({shown!r}); "
                      "a ranking needs labeled rows of at least 2 classes.")
   check_classification_targets(y_labeled)
+  if order is not None and sum(np.any(y_labeled == c) for c in order) == 2:
+    order = None   # two classes: sorted, as scikit-learn's binary scorers read them (classes_[1]
+                   # positive is np.unique(y)[1] for roc_auc_score)
   if order is None:   # the sorted order is the ordinal one (text: refused where ambiguous)
     classes, codes = np.unique(y_labeled, return_inverse=True)
   else:               # an ordered Categorical: its categories' order, those with labeled rows
@@ -496,7 +501,7 @@ def prepare_training_data(estimator, X, y):
     low, high = X.min(axis=0), X.max(axis=0)
     span = high - low
   scale = np.where(high > low, span, 1.0)
-  preprocessing.warn_if_squashed(X, low, scale, stacklevel=4)
+  preprocessing.warn_if_squashed(X, low, scale)
   return X, unlabeled, classes, codes, (low, scale), ranks
 
 

@@ -2,10 +2,13 @@
 
 Each scorer is a callable ``scorer(estimator, X, y) -> float`` (larger is better), the form
 ``GridSearchCV(scoring=...)`` and ``cross_val_score`` take. It scores the rows of y that are
-labeled and ignores those marked unlabeled (the estimator's ``unlabeled_label``; -1 for an
-estimator without one). Why scikit-learn's own scoring strings cannot, and which to use instead:
-the docstring of ``qsg_jax.estimators``.
+labeled and ignores those marked unlabeled (the estimator's ``unlabeled_label``, a
+``Pipeline``'s final step's; -1 for an estimator without one, unless -1 is one of its classes).
+Why scikit-learn's own scoring strings cannot, and which to use instead: the docstring of
+``qsg_jax.estimators``.
 """
+
+import warnings
 
 import numpy as np
 from sklearn import metrics as skmetrics
@@ -48,7 +51,7 @@ def _rows(X, mask):
 
 def labeled_rows(estimator, X, y):
   """(X, y) of the rows of y not marked unlabeled by ``estimator`` (its ``unlabeled_label``,
-  "auto" decided against its fitted ``classes_``; -1 where it has none)."""
+  "auto" decided against its fitted ``classes_``; ``_params.unlabeled_marker``)."""
   y = np.asarray(y)
   if y.ndim == 2 and y.shape[1] == 1:   # a column vector: as fit takes it (validate_data)
     y = column_or_1d(y, warn=True)      # DataConversionWarning, as in fit
@@ -258,6 +261,14 @@ class LabeledStratifiedKFold:
       raise ValueError("LabeledStratifiedKFold needs y (the labels with the unlabeled marker).")
     y = np.asarray(y)
     unlabeled = validation.unlabeled_mask(y, self.unlabeled_label)
+    marker, text = self.unlabeled_label, y.dtype.kind in "OUS" and all(
+        isinstance(v, str) for v in y.ravel()[:1000].tolist())
+    if marker is not None and not unlabeled.any() and isinstance(marker, str) != text:
+      warnings.warn(f"LabeledStratifiedKFold(unlabeled_label={marker!r}) marks no row of y, whose "
+                    f"labels are {'text' if text else 'numbers'}: every row goes to the folds as "
+                    "labeled. If y marks unlabeled rows with another value (the estimator's "
+                    "unlabeled_label), pass that value here.", UserWarning,
+                    stacklevel=validation.outside_stacklevel())
     labeled, rest = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
     splitter = StratifiedKFold if groups is None else StratifiedGroupKFold
     folds = splitter(self.n_splits, shuffle=self.shuffle, random_state=self.random_state)

@@ -47,12 +47,16 @@ def papers_grid(grid: dict):
                      f"{sorted(keys) if isinstance(grid, dict) else type(grid).__name__}.")
   out, length_scales = {}, {}
   for name, values in grid.items():
+    if isinstance(values, str) or np.ndim(values) == 0:
+      raise ValueError(f"grid[{name!r}] must be a list of values; received {values!r:.40}. Wrap "
+                       f"one value in a list: {{{name!r}: [{values!r:.40}]}}.")
     if name in _params.RENAMED:
       if _params.RENAMED[name] in grid:
         raise ValueError(f"grid has both {name!r} and {_params.RENAMED[name]!r}, the same "
                          f"parameter ({name} is its deprecated name): keep "
                          f"{_params.RENAMED[name]!r}.")
-      warnings.warn(f"grid key {_params.deprecation_message(name)}", FutureWarning, stacklevel=3)
+      warnings.warn(f"grid key {_params.deprecation_message(name)}", FutureWarning,
+                    stacklevel=validation.outside_stacklevel())
       out[name] = values
     elif name == "length_scale":
       if any(isinstance(v, str) or np.ndim(v) for v in np.atleast_1d(np.asarray(values, object))):
@@ -239,14 +243,15 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
       per_split = self.per_split_labeled_weight
       if not (isinstance(self.per_split_gamma, str) and self.per_split_gamma == DEPRECATED):
         warnings.warn("per_split_gamma is deprecated; pass per_split_labeled_weight (it will be "
-                      "removed in the next release).", FutureWarning, stacklevel=2)
+                      "removed in the next release).", FutureWarning,
+                      stacklevel=validation.outside_stacklevel())
         per_split = self.per_split_gamma
       raw_x, seed = x, validation.seed_of(self.random_state)
       _params.check_solver(self.solver)
       validation.check_bool("per_split_labeled_weight", per_split, allow_none=False)
       model_selection.protocol_grid(self.protocol)   # checked even when a grid replaces it
       # The refit's own checks and scaling, so that the CV sees the points the refit trains on.
-      with validation.warnings_at(2) as said:   # reported once: the refit repeats the checks
+      with validation.warnings_at() as said:   # reported once: the refit repeats the checks
         x, unlabeled, classes, codes, (low, scale), _ = _ranker.prepare_training_data(self, x, y)
       self._check_classes(classes)
       num_folds = fold_count(self.cv, codes, classes, x[~unlabeled])
@@ -259,13 +264,15 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
         x_u = folds.subsample(x[unlabeled], self.cv_unlabeled, seed)
       else:   # fully labeled: supervised, as QS3ORAO trains it (labeled_weight is irrelevant)
         x_u, grid["gamma"] = None, [1.0]
-      result = model_selection.cross_validate(
-          x[~unlabeled], codes, x_u, grid=grid, num_folds=num_folds, key=seed,
-          num_classes=classes.size, per_split_gamma=per_split,
-          config=FitConfig(**{name: getattr(self, name) for name in FIXED}))
+      given = {old: True for old in (self.grid or {}) if old in _params.RENAMED}
+      with _params.estimator_names(given):   # errors in the grid's own names
+        result = model_selection.cross_validate(
+            x[~unlabeled], codes, x_u, grid=grid, num_folds=num_folds, key=seed,
+            num_classes=classes.size, per_split_gamma=per_split,
+            config=FitConfig(**{name: getattr(self, name) for name in FIXED}))
       self.best_params_ = estimator_params(result.best, length_scales)
       self.solver_ = result.solver
-      with validation.warnings_at(2, said=said):
+      with validation.warnings_at(said=said):
         best = self._estimator(**self.best_params_, **{name: getattr(self, name) for name in
                                                        FIXED + ("scale_inputs", "unlabeled_label")},
                                random_state=seed).fit(raw_x, y)

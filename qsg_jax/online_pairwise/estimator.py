@@ -88,8 +88,10 @@ def _precheck_y(y):
                      "real numbers (ranked by their order). Pass y.real or np.abs(y).")
   if arr.dtype.kind in "biuf":
     return arr
-  try:
-    return arr.astype(np.float64)   # objects holding numbers
+  try:   # objects holding numbers; text ("1", "2") is not a number
+    if arr.dtype.kind in "US" or any(isinstance(v, str) for v in np.ravel(arr).tolist()):
+      raise TypeError
+    return arr.astype(np.float64)
   except (TypeError, ValueError):
     first = next((v for v in np.ravel(arr).tolist() if not isinstance(v, (int, float))), None)
     raise TypeError(f"y must be real numbers (the targets' order is ranked); received dtype "
@@ -230,7 +232,7 @@ class OnlinePairwiseRanker(BaseEstimator):
       X, y = validate_data(self, X, y, reset=first, y_numeric=True, dtype=np.float64,
                            ensure_min_samples=2 if first and self.mu is None else 1)
     if first:
-      low, scale = preprocessing.fit_scaling(X, self.scale_inputs, stacklevel=4)
+      low, scale = preprocessing.fit_scaling(X, self.scale_inputs)
     else:   # set_params between chunks takes effect here
       low, scale = self.input_min_, self.input_scale_
       step_size = updates.polynomial_step_size(

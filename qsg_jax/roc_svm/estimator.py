@@ -31,6 +31,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils import multiclass
 from sklearn.utils import validation as skvalidation
 
+from qsg_jax import errors
 from qsg_jax import _validation as validation
 from qsg_jax.data import preprocessing
 from qsg_jax.roc_svm import model as model_lib
@@ -228,7 +229,14 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
                                 "threshold='sensitivity' or 'specificity'")
 
   def fit(self, X, y):
-    """Fits the ROC-SVM on ``X`` [n, p] and two-class labels ``y`` [n]; returns self."""
+    """Fits the ROC-SVM on ``X`` [n, p] and two-class labels ``y`` [n]; returns self.
+
+    A fit that fails (bad input, a failed training) leaves the estimator as it was.
+    """
+    with validation.fitted_state_kept_on_error(self):
+      return self._fit(X, y)
+
+  def _fit(self, X, y):
     self._check_params()
     validation.check_features(X)   # short errors naming the row or column (complex, text, NaN)
     if y is not None:
@@ -247,8 +255,6 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       raise ValueError(f"ROCSVM needs both classes in y; received {self.classes_.size} class "
                        f"({self.classes_.tolist()}). Pass points of two classes.")
     positive = y == self.classes_[1]
-    # Attributes are set only after training succeeded: a failed refit leaves the old model
-    # with its own scaling.
     low, scale = preprocessing.fit_scaling(X, self.scale_inputs)
     X = preprocessing.minmax_apply(X, low, scale)
     seed = int(check_random_state(validation.seed_of(self.random_state)).randint(
@@ -262,7 +268,8 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     num_landmarks = model_lib.check_counts(num_landmarks=self.num_landmarks)["num_landmarks"]
     if self.kernel == "nystrom" and num_landmarks > X.shape[0]:
       warnings.warn(f"num_landmarks={num_landmarks} > n_samples={X.shape[0]}; using "
-                    f"{X.shape[0]} landmarks.", UserWarning)
+                    f"{X.shape[0]} landmarks.", UserWarning,
+                    stacklevel=validation.outside_stacklevel())
       num_landmarks = X.shape[0]
     nystrom = dict(sigma=sigma, num_landmarks=num_landmarks, landmarks=self.landmarks)
     result = model_lib.fit(
@@ -277,7 +284,9 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     self.objective_ = result.value
     if self.kernel == "linear":
       self.coef_ = np.asarray(result.model.coef, np.float64)
-    scores = self._scores(X)
+    with warnings.catch_warnings():   # training rows beyond the landmarks' reach score 0: the
+      warnings.simplefilter("ignore", errors.UnscaledFeaturesWarning)   # threshold reads that
+      scores = self._scores(X)
     if self.threshold == "accuracy":
       self.threshold_ = accuracy_threshold(scores, positive)
     else:

@@ -361,7 +361,9 @@ def decision_function(model: RocSvmModel, x, chunk_size=8192, *, units=None):
   if model.kernel != "linear":   # rows far from every landmark / support point weighted: warned
     points = (model.feature_map.landmarks if model.kernel == "nystrom"
               else np.asarray(model.support)[np.asarray(model.coef) != 0])
-    validation.warn_if_out_of_reach(points, model.sigma, x, "x" if units is None else "X", units)
+    validation.warn_if_out_of_reach(
+        points, model.sigma, x, "x" if units is None else "X", units,
+        of="the landmarks" if model.kernel == "nystrom" else "the weighted training points")
   if model.kernel == "linear":
     scores = np.asarray(x @ np.asarray(model.coef))
   elif model.kernel == "nystrom":

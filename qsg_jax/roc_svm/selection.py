@@ -8,6 +8,7 @@ cross-validation in the package).
 
 import difflib
 import inspect
+import warnings
 
 import numpy as np
 
@@ -76,7 +77,9 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CV
       except errors.DivergenceError:   # NaN: never chosen (as the library's other CVs)
         fold_scores[g, f:] = np.nan      # its mean is NaN already: the other folds are not fitted
         break
-      fold_scores[g, f] = model_lib.model_auc(result.model, x[valid], y[valid])
+      with warnings.catch_warnings():   # the user's own rows: out of a narrow kernel's reach
+        warnings.simplefilter("ignore", errors.UnscaledFeaturesWarning)   # is its low score
+        fold_scores[g, f] = model_lib.model_auc(result.model, x[valid], y[valid])
   scores = fold_scores.mean(axis=1)
   (best,) = folds.best_point(scores[:, 0], fix="no grid entry gave a finite validation AUC: "
                              "every fit diverged; lower the learning rate or raise lam.")
