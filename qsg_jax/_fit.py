@@ -175,7 +175,7 @@ def _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, pro
   num_segments = validation.check_count("num_segments", num_segments)
   key = validation.check_key(key)
   inputs = checked_inputs(x_labeled, y_labeled, x_unlabeled, config.sigma, num_classes)
-  direct.fitting.warn_if_narrow(inputs.x_labeled, config.sigma, stacklevel=4)
+  direct.fitting.warn_if_narrow(inputs.x_labeled, config.sigma)
   # Rows padded to size buckets (``engine.bucket_data``): a new data size reuses a compilation.
   data, n_l, n_u = engine.bucket_data(engine.TrainData(*inputs[:3]), unlabeled=mesh is None)
   data = engine.TrainData(*map(jnp.asarray, data))   # on the device once, not per segment
@@ -214,8 +214,8 @@ def checked_inputs(x_labeled, y_labeled, x_unlabeled, sigma: float,
          else np.zeros((1, x_l.shape[1]), np.float32))
   for name, x in (("x_labeled", x_l), ("x_unlabeled", x_u)):
     validation.check_phase_range(name, x, sigma)
-    validation.warn_if_unscaled(name, x, stacklevel=5)
-  validation.warn_if_squeezed(x_l, x_u if has_unlabeled else None, stacklevel=5)
+    validation.warn_if_unscaled(name, x)
+  validation.warn_if_squeezed(x_l, x_u if has_unlabeled else None)
   return Inputs(x_l, y_l, x_u, k, has_unlabeled)
 
 
@@ -269,11 +269,10 @@ def _num_shards(mesh, axis_name, num_shards, config):
 
 def engine_config(inputs: Inputs, config: FitConfig, chunk_size=CHUNK_SIZE,
                   block_group=BLOCK_GROUP, num_shards=1, cache_unlabeled=None,
-                  num_runs=1, stacklevel=None) -> engine.EngineConfig:
+                  num_runs=1) -> engine.EngineConfig:
   """The static ``EngineConfig`` of a run (of ``num_runs`` vmapped runs), refused up front when
-  it would not fit in the device's free memory. ``make_config``'s warnings are reported
-  ``stacklevel`` frames up (None: at the first line outside the package)."""
-  with validation.warnings_at(stacklevel):   # e.g. a prime num_steps: at the caller's line
+  it would not fit in the device's free memory."""
+  with validation.warnings_at():   # e.g. a prime num_steps: at the caller's line
     eng = engine.make_config(
         inputs.num_classes, config.num_steps,
         chunk_size=validation.check_count("chunk_size", chunk_size),

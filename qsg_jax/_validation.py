@@ -203,7 +203,7 @@ def refuse_beyond_float32(name: str, arr: np.ndarray, where=lambda row: row,
 FLOAT32_LEVELS = 256
 
 
-def warn_if_float32_merges(name: str, arr: np.ndarray, stacklevel: int = 4) -> None:
+def warn_if_float32_merges(name: str, arr: np.ndarray) -> None:
   """``UnscaledFeaturesWarning`` when a column of a wider-than-float32 ``arr`` [n, d] varies so
   little against its magnitude (1 + 1e-9 z; seconds since 1970 over one day) that float32, in
   which qsg_jax computes, keeps fewer than ``FLOAT32_LEVELS`` values across its range: the
@@ -221,7 +221,7 @@ def warn_if_float32_merges(name: str, arr: np.ndarray, stacklevel: int = 4) -> N
         f"which qsg_jax computes, keeps about {max(levels[col], 1):.0f} distinct values of it, "
         "so its variation is lost. Subtract its minimum or min-max scale it in float64 first "
         "(qsg_jax.data.minmax_fit / minmax_apply).", errors.UnscaledFeaturesWarning,
-        stacklevel=stacklevel)
+        stacklevel=outside_stacklevel())
 
 
 # A row whose kernel value to every training point is below float32's resolution of
@@ -271,8 +271,8 @@ def warn_if_out_of_reach(points, sigma, x, name="x", units=None, fourier=False,
     col = int(np.argmax(gap))
     offset, scale = (0.0, 1.0) if units is None else (units[0][col], units[1][col])
     shown = [offset + float(v) * scale for v in (x[row, col], low[col], high[col])]
-    tiny = 1e-6 * max(abs(v) for v in shown)   # float32 round trips of 0: shown as 0
-    shown = [0.0 if abs(v) < tiny else v for v in shown]
+    tiny = 1e-6 * max(abs(shown[1]), abs(shown[2]), abs(shown[2] - shown[1]))   # the span's:
+    shown = [0.0 if abs(v) < tiny else v for v in shown]   # float32 round trips of 0 show as 0
     scores = ("random Fourier features score them with their approximation error (noise, not a "
               "ranking)" if fourier
               else "their scores are all about f = 0 whatever the row (their order is rounding, "
@@ -340,7 +340,7 @@ def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None,
   return arr.astype(np.float32, copy=False)
 
 
-def warn_if_unscaled(name: str, x: ArrayLike, limit=UNSCALED_LIMIT, stacklevel=3):
+def warn_if_unscaled(name: str, x: ArrayLike, limit=UNSCALED_LIMIT):
   """Warns (``UnscaledFeaturesWarning``) when features of ``x`` lie far outside [0, 1].
 
   The kernel parameter sigma, its defaults and the papers' grids assume min-max scaled features;
@@ -357,7 +357,7 @@ def warn_if_unscaled(name: str, x: ArrayLike, limit=UNSCALED_LIMIT, stacklevel=3
         "of min-max scaled features the method and its default sigma assume; the result may "
         "rank poorly. Scale with lo, scale = qsg_jax.data.minmax_fit(x_train) and "
         "qsg_jax.data.minmax_apply(x, lo, scale), or choose sigma by cross-validation.",
-        errors.UnscaledFeaturesWarning, stacklevel=stacklevel)
+        errors.UnscaledFeaturesWarning, stacklevel=outside_stacklevel())
 
 
 # A column of the training rows spanning less than this is far below the [0, 1] of min-max
@@ -366,7 +366,7 @@ NARROW_SPAN = 1e-2
 
 
 def warn_if_squeezed(x_labeled: np.ndarray, x_unlabeled: Optional[np.ndarray] = None,
-                     stacklevel: int = 3) -> None:
+                     ) -> None:
   """``UnscaledFeaturesWarning`` when a non-constant column of the training rows (the labeled and
   the in-memory unlabeled ones) spans less than ``NARROW_SPAN``: a column left in other units
   than the rest (one in [0, 0.01] beside [0, 1] ones ranked at 0.55 where scaled it gave 0.98)."""
@@ -384,7 +384,7 @@ def warn_if_squeezed(x_labeled: np.ndarray, x_unlabeled: Optional[np.ndarray] = 
         f"{NARROW_SPAN:g} (column {c}: [{low[c]:.3g}, {high[c]:.3g}]), far below the [0, 1] of "
         "min-max scaled features: the kernel barely sees them. Scale with lo, scale = "
         "qsg_jax.data.minmax_fit(x_train) and qsg_jax.data.minmax_apply(x, lo, scale).",
-        errors.UnscaledFeaturesWarning, stacklevel=stacklevel)
+        errors.UnscaledFeaturesWarning, stacklevel=outside_stacklevel())
 
 
 def check_labels(y: ArrayLike, num_points: int,
@@ -965,27 +965,26 @@ def outside_stacklevel() -> int:
   """The ``stacklevel`` of a warning issued by the function that calls this one which points at
   the first line outside the package (the user's call, through any path of library frames)."""
   frame, level = sys._getframe(1), 1   # pylint: disable=protected-access
-  while frame.f_back is not None and (os.path.dirname(os.path.abspath(
-      frame.f_code.co_filename)).startswith(_PACKAGE_DIR) or frame.f_code.co_filename
-                                      == contextlib.__file__):   # (a ``with`` of the package)
+  while frame.f_back is not None and (os.path.abspath(frame.f_code.co_filename).startswith(
+      _PACKAGE_DIR + os.sep) or frame.f_code.co_filename == contextlib.__file__):   # (a with)
     frame, level = frame.f_back, level + 1
   return level
 
 
 @contextlib.contextmanager
-def warnings_at(stacklevel: Optional[int] = None, said=()):
-  """Runs the block with its warnings recorded, then warns each again ``stacklevel`` frames up
-  from the function that holds the ``with`` (2: its caller's line; None: the first line outside
-  the package, ``outside_stacklevel``), except those with the category and text of one in
-  ``said`` (already reported: a refit that repeats its CV's checks). Yields the record. A block
-  that raises reports nothing."""
+def warnings_at(said=()):
+  """Runs the block with its warnings recorded, then warns each once again at the first line
+  outside the package (``outside_stacklevel``), except those with the category and text of one
+  in ``said`` (already reported: a refit that repeats its CV's checks). Yields the record. A
+  block that raises reports nothing."""
   with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     yield caught
   seen = {(w.category, str(w.message)) for w in said}
-  level = outside_stacklevel() if stacklevel is None else stacklevel + 2
+  level = outside_stacklevel()
   for warning in caught:
     if (warning.category, str(warning.message)) not in seen:
+      seen.add((warning.category, str(warning.message)))
       warnings.warn(warning.message, warning.category, stacklevel=level)
 
 

@@ -325,7 +325,7 @@ def cross_validate(x_labeled, y_labeled, x_unlabeled=None, *, grid: Optional[dic
   fold_of = folds.stratified_folds(y_l, num_folds, seed, points=x_l)   # copies share a fold
   train, valid = folds.fold_training_sets(fold_of, y_l)
   eng = _fit.engine_config(inputs._replace(x_labeled=x_l[train[0]]), config, chunk_size,
-                           block_group, 1, cache_unlabeled, stacklevel=3)
+                           block_group, 1, cache_unlabeled)
   points = list(itertools.product(*(range(values.size) for values in grid.values())))
   run = _task_runner(method, eng, x_l, y_l, x_u, train, valid, key, divergence_threshold,
                      tasks_per_batch, progress)
@@ -504,7 +504,7 @@ def fit_over_grid(x_labeled, y_labeled, x_unlabeled, x_eval, grid: dict, *, key=
   validation.check_phase_range("x_eval", x_eval, max(c.sigma for c in configs))
   hyper = jax.tree.map(lambda *a: jnp.stack(a),
                        *[_fit.hyperparams_of(inputs, c, key) for c in configs])
-  eng = _fit.engine_config(inputs, configs[0], cache_unlabeled=cache_unlabeled, stacklevel=3,
+  eng = _fit.engine_config(inputs, configs[0], cache_unlabeled=cache_unlabeled,
                            num_runs=len(configs))
   train = np.tile(np.arange(inputs.x_labeled.shape[0], dtype=np.int32), (len(configs), 1))
   scores, metrics_ = _fit_over_grid(key, *map(jnp.asarray, inputs[:3]), train,

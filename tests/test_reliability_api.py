@@ -334,8 +334,17 @@ def test_far_rows_warn_at_every_kernel_models_scoring_door(tmp_path):
   with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning,   # ROCSVM: in X's units too
                     match=r"rows of X .* is 10\d\d?\.?\d* where the landmarks span \[0\.\d+, 9\."):
     ranker.decision_function((test + 100.0) * 10.0)
+  with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning,   # (a far value of 1e7 once zeroed
+                    match=r"is 1e\+07 where the landmarks span \[0\.\d+, 9\."):   # the span)
+    ranker.decision_function(np.full((1, 3), 1e7))
   with pytest.warns(qsg_jax.errors.UnscaledFeaturesWarning):   # what the warning is about
     assert np.all(baselines.decision_function(exact, test + 100.0) == 0.0)
+  np.save(tmp_path / "xu.npy", xu * 8.0)   # unlabeled rows from a memory map, beyond the labeled
+  mapped = direct.fit(xl, yl, np.load(tmp_path / "xu.npy", mmap_mode="r"), feature_map="rff",
+                      sigma=1.0, lam=1e-3, gamma=0.5)      # rows' reach: in the training box
+  with warnings.catch_warnings():
+    warnings.simplefilter("error", qsg_jax.errors.UnscaledFeaturesWarning)
+    direct.decision_function(mapped, xu * 8.0)
   with warnings.catch_warnings():   # a narrow kernel's validation folds: said by their AUC
     warnings.simplefilter("error", qsg_jax.errors.UnscaledFeaturesWarning)
     roc_svm.cross_validate(x[:100] * 10.0, yl, [{"sigma": 1e3}], num_folds=2, kernel="nystrom",

@@ -233,6 +233,15 @@ def test_the_marker_comes_from_the_final_step_and_is_never_a_fitted_class():
                 make_pipeline(StandardScaler(), estimators.QSGS2AUC(
                     unlabeled_label=None, length_scale=1.0, random_state=0)).fit(x, y)):
     assert accuracy(model, x, y) == pytest.approx(skm.accuracy_score(y, model.predict(x)))
+  # A meta-estimator: the marker of the estimator it wraps (GridSearchCV fell back to -1 and
+  # refused the 0 rows as an unknown label).
+  from sklearn.model_selection import GridSearchCV as Search   # pylint: disable=C0415
+  zeros = np.where(np.arange(150) < 100, y, 0)
+  search = Search(estimators.QSGS2AUC(unlabeled_label=0, random_state=0),
+                  {"length_scale": [1.0]}, cv=2, scoring=estimators.get_scorer("roc_auc"))
+  search.fit(x, zeros)
+  assert estimators.get_scorer("roc_auc")(search, x, zeros) == pytest.approx(
+      skm.roc_auc_score(y[:100], search.decision_function(x[:100])), abs=1e-6)
   # An estimator without a marker whose classes do not hold -1: -1 rows are unlabeled, as before.
   from sklearn.linear_model import LogisticRegression   # pylint: disable=import-outside-toplevel
   semi = np.where(np.arange(150) < 100, (y > 0).astype(int), -1)
@@ -251,19 +260,27 @@ def test_integer_labels_held_as_objects_fit_and_score_as_integers():
   np.testing.assert_array_equal(objects.classes_, ints.classes_)
   np.testing.assert_array_equal(objects.decision_function(x), ints.decision_function(x))
   assert ints.score(x, y.astype(object)) == ints.score(x, y)
+  for name in ("balanced_accuracy", "f1", "average_precision"):   # scikit-learn's own metrics
+    scorer = estimators.get_scorer(name)
+    assert scorer(ints, x, y.astype(object)) == scorer(ints, x, y)
 
 
-def test_labeled_folds_say_when_their_marker_cannot_mark_the_labels():
-  """unlabeled_label=-1 (the default) beside text labels marked by "unl": the unlabeled rows
-  went to the test folds without a word (accuracy 0.47 for 0.94-1.0). Now a warning; numeric
-  labels with no -1 (fully labeled) stay silent."""
+def test_labeled_folds_take_the_estimators_marker_and_integers_held_as_objects():
+  """The folds read unlabeled rows by their own marker (pass the estimator's): "unl" rows never in
+  a test fold; fully labeled text is plain stratified folds, without a word; 0 / 1 / -1 held as
+  objects split as the integers (were scikit-learn's "unknown label type")."""
+  import warnings   # pylint: disable=import-outside-toplevel
   y = np.array(["a", "b", "unl"] * 10)
-  with pytest.warns(UserWarning, match=r"unlabeled_label=-1\) marks no row of y, whose labels "
-                                       r"are text"):
-    next(estimators.LabeledStratifiedKFold(3).split(np.zeros((30, 1)), y))
   folds = estimators.LabeledStratifiedKFold(3, unlabeled_label="unl")
   assert all("unl" not in y[test] for _, test in folds.split(np.zeros((30, 1)), y))
-  import warnings   # pylint: disable=import-outside-toplevel
   with warnings.catch_warnings():
     warnings.simplefilter("error")
-    next(estimators.LabeledStratifiedKFold(3).split(np.zeros((30, 1)), np.arange(30) % 2))
+    plain = list(estimators.LabeledStratifiedKFold(3).split(np.zeros((20, 1)), y[y != "unl"]))
+  assert sorted(np.concatenate([test for _, test in plain]).tolist()) == list(range(20))
+  semi = np.array([0, 1, -1] * 10)
+  as_ints = list(estimators.LabeledStratifiedKFold(3).split(np.zeros((30, 1)), semi))
+  as_objects = list(estimators.LabeledStratifiedKFold(3).split(np.zeros((30, 1)),
+                                                               semi.astype(object)))
+  for (a, b), (c, d) in zip(as_ints, as_objects):
+    np.testing.assert_array_equal(a, c)
+    np.testing.assert_array_equal(b, d)

@@ -602,7 +602,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     warnings.warn(f"a class has a single distinct labeled point (class counts ["
                   f"{validation.summarize(np.bincount(y_l, minlength=k).tolist())}]), so no fold "
                   "can hold it out: length scales are not learned, the isotropic length_scale is "
-                  "returned. Label more points of that class.", LengthScaleWarning, stacklevel=2)
+                  "returned. Label more points of that class.", LengthScaleWarning, stacklevel=validation.outside_stacklevel())
     num_steps = 0
   num_folds = min(num_folds, smallest)
   groups = scale_groups(y_l, k, indicator_features(x_l, x_u), min_per_scale)
@@ -617,7 +617,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                   f"features (fewer than min_per_scale={min_per_scale:g} per feature): "
                   f"{learned} is learned{instead} (too few labels to tell free per-feature "
                   "scales apart without over-fitting the folds).",
-                  LengthScaleWarning, stacklevel=2)
+                  LengthScaleWarning, stacklevel=validation.outside_stacklevel())
   if num_steps == 0:
     return (full0, Trace(np.zeros(0), np.zeros(0))) if return_trace else full0
   problem = pad(make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled,

@@ -196,7 +196,7 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
                     f"{', '.join(free)} cannot be cross-validated: the papers' values "
                     f"({', '.join(f'{name}={FALLBACK[name]:g}' for name in free)}) are used"
                     f"{_in_estimator_names(free)}. Label more points of that class, or pass the "
-                    "values.", UserWarning, stacklevel=2)
+                    "values.", UserWarning, stacklevel=validation.outside_stacklevel())
     return Choice(best, float("nan"), None,
                   {name: np.array([value]) for name, value in best.items()}, 0)
   if x_l.shape[0] > MAX_LABELED:

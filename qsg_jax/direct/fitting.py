@@ -70,7 +70,7 @@ class DirectFit(NamedTuple):
   feature_names: Optional[Tuple[str, ...]] = None  # x_labeled's column names when it was a
                                # data frame: a frame scored must have them, in order.
   training_box: Optional[np.ndarray] = None  # Fourier maps: [2, d] float32 column minima and
-                               # maxima of the labeled (and in-memory unlabeled) points.
+                               # maxima of the training points (None: chunks or strata).
 
 
 class ApproximationWarning(UserWarning):
@@ -444,12 +444,12 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
     raise ValueError(f"no unlabeled data but gamma={[round(float(g), 6) for g in gamma]} < 1 "
                      "gives weight to the unlabeled risks: pass x_unlabeled, or set gamma=1 for "
                      "supervised training.")
-  validation.warn_if_unscaled("x_labeled", x_l, stacklevel=4)
+  validation.warn_if_unscaled("x_labeled", x_l)
   if isinstance(x_unlabeled, np.ndarray) and not isinstance(x_unlabeled, np.memmap):
-    validation.warn_if_unscaled("x_unlabeled", x_unlabeled, stacklevel=4)   # in memory: cheap
-    validation.warn_if_squeezed(x_l, x_unlabeled, stacklevel=4)
+    validation.warn_if_unscaled("x_unlabeled", x_unlabeled)   # in memory: cheap
+    validation.warn_if_squeezed(x_l, x_unlabeled)
   elif x_unlabeled is None:
-    validation.warn_if_squeezed(x_l, stacklevel=4)
+    validation.warn_if_squeezed(x_l)
   if feature_map == "rff":
     validation.check_phase_range("x_labeled", x_l, sigma)
   feature_key, _ = jax.random.split(key)
@@ -474,11 +474,11 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
     warnings.warn(f"every feature of the map is constant on the data (identical points, or "
                   f"sigma={sigma:g} so small that the kernel is flat): the solution is f = 0 and "
                   "all scores tie. Raise sigma (min-max scaled features suit 0.1..10; in the "
-                  "estimators: lower length_scale), or check the data.", UserWarning, stacklevel=3)
+                  "estimators: lower length_scale), or check the data.", UserWarning, stacklevel=validation.outside_stacklevel())
   elif np.max(np.abs(np.asarray(weights, np.float64))) < TINY_WEIGHT:
     warnings.warn(f"every weight of the solution is below {TINY_WEIGHT:g} (lam={lam:g} against "
                   "the data's curvature): the float32 scores underflow and tie. Lower lam (the "
-                  "papers' grid spans 2^-10..2^10).", UserWarning, stacklevel=3)
+                  "papers' grid spans 2^-10..2^10).", UserWarning, stacklevel=validation.outside_stacklevel())
   model = model_of(psi, feature_key, sigma, weights, split_weights)
   residual = np.nan
   if isinstance(psi, feature_maps.NystromMap):
@@ -488,11 +488,13 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
                     f"{residual:.0%} of k(x, x) unexplained on the labeled points (sigma="
                     f"{sigma:g}), so the solution may be far from the exact kernel minimizer: "
                     "raise num_features (e.g. 2048; num_landmarks in qsg_jax.fit), or lower "
-                    "sigma.", ApproximationWarning, stacklevel=3)
+                    "sigma.", ApproximationWarning, stacklevel=validation.outside_stacklevel())
     if not flat:   # (all constant: said above)
       _warn_if_degenerate(psi, sigma)
-  box = None if isinstance(psi, feature_maps.NystromMap) else validation.box_of(
-      x_l, x_unlabeled if type(x_unlabeled) is np.ndarray else None)   # (far rows warn)
+  box = None   # Fourier maps: the training box (far rows warn), where every row can be read
+  if not isinstance(psi, feature_maps.NystromMap) and (
+      x_unlabeled is None or isinstance(x_unlabeled, np.ndarray)):   # (memory maps: one pass)
+    box = validation.box_of(x_l, x_unlabeled)
   return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights, residual, names,
                    box)
 
@@ -520,9 +522,10 @@ def _warn_if_degenerate(psi, sigma):
                   f"drop tolerance {tol:.2g}, so directions of the data are dropped and the "
                   "scores may be near constant (a ranking near chance). Rescale the features "
                   "to [0, 1] (qsg_jax.data.minmax_fit), raise sigma (lower length_scale), or "
-                  "use solver='dsg' (random features).", ApproximationWarning, stacklevel=4)
+                  "use solver='dsg' (random features).", ApproximationWarning,
+                  stacklevel=validation.outside_stacklevel())
     return
-  warn_if_narrow(z, sigma, "landmark", d2=d2, stacklevel=5)
+  warn_if_narrow(z, sigma, "landmark", d2=d2)
 
 
 def _squared_distances(z):
@@ -531,7 +534,7 @@ def _squared_distances(z):
   return np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0)
 
 
-def warn_if_narrow(points, sigma, what="training point", d2=None, stacklevel=4):
+def warn_if_narrow(points, sigma, what="training point", d2=None):
   """``ApproximationWarning`` when the median of ``points`` (landmarks; for DSG up to
   ``NARROW_SAMPLE`` evenly spaced labeled points) has its nearest other one at kernel value
   below exp(-``NARROW_EXPONENT``) (``_warn_if_degenerate``); ``d2``: their squared distances
@@ -552,7 +555,7 @@ def warn_if_narrow(points, sigma, what="training point", d2=None, stacklevel=4):
                   "table of its training points and rows away from them score about 0 (ties, a "
                   "ranking near chance). Lower sigma (0.1..10 suits min-max scaled features), "
                   "i.e. raise length_scale, or let the automatic choice pick it.",
-                  ApproximationWarning, stacklevel=stacklevel)
+                  ApproximationWarning, stacklevel=validation.outside_stacklevel())
 
 
 @jax.jit

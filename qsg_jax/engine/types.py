@@ -17,6 +17,7 @@ from qsg_jax.config import BLOCK_GROUP
 from qsg_jax.config import CHUNK_SIZE
 from qsg_jax.config import FitConfig
 from qsg_jax.config import PREDICT_CHUNK
+from qsg_jax import _validation as validation
 from qsg_jax import errors
 from qsg_jax.engine import losses as losses_lib
 
@@ -120,7 +121,7 @@ def make_config(num_classes: int, num_steps: int, *, chunk_size: int = CHUNK_SIZ
     warnings.warn(f"num_steps={num_steps} has no divisor near chunk_size={chunk_size}, so "
                   f"chunks of {chunk} steps are used, which trains several times slower. "
                   f"Use a num_steps with many divisors, e.g. {suggestion}.",
-                  errors.SlowConfigWarning, stacklevel=2)
+                  errors.SlowConfigWarning, stacklevel=validation.outside_stacklevel())
   group = _largest_divisor_at_most(chunk, _count("block_group", block_group))
   return EngineConfig(num_classes=num_classes, num_steps=num_steps, chunk_size=chunk,
                       block_group=group, **kwargs)

@@ -268,11 +268,16 @@ def unlabeled_marker(estimator, y, classes=None):
   estimator (``_binary_only``) whose y holds two classes beside -1 (``classes``: the fitted ones,
   -1 not among them), where -1 cannot be a third class, and an error beside one class (-1 may
   be the second); else ``unlabeled_label`` as it is (``_validation.unlabeled_mask`` decides
-  "auto", refusing an ambiguous -1). A ``Pipeline`` has its final step's marker; an estimator
+  "auto", refusing an ambiguous -1). A ``Pipeline`` has its final step's marker, a
+  meta-estimator (``GridSearchCV``) that of the estimator it wraps; an estimator
   without ``unlabeled_label`` (``ROCSVM``, scikit-learn's) has -1 unless -1 is one of its fitted
   ``classes_`` (labels -1 / +1), then none: a fitted class is never read as the marker."""
-  while not hasattr(estimator, "unlabeled_label") and hasattr(estimator, "steps"):
-    estimator = estimator.steps[-1][1]   # a Pipeline: its final step decides
+  while not hasattr(estimator, "unlabeled_label"):   # a meta-estimator: the one it wraps decides
+    inner = (estimator.steps[-1][1] if hasattr(estimator, "steps")   # a Pipeline's final step
+             else getattr(estimator, "best_estimator_", getattr(estimator, "estimator", None)))
+    if inner is None:   # (GridSearchCV: its refit estimator; CalibratedClassifierCV: estimator)
+      break
+    estimator = inner
   if not hasattr(estimator, "unlabeled_label"):
     fitted = np.asarray(getattr(estimator, "classes_", []) if classes is None else classes)
     return None if fitted.dtype.kind in "biuf" and np.any(fitted == -1) else -1

@@ -363,7 +363,8 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     if not_stored:   # e.g. a callable step_size: the model is whole, a refit would differ
       warnings.warn(f"parameters {sorted(not_stored)} could not be stored (not JSON); they are "
                     "back at their defaults, so a refit (clone().fit) would differ. Set them "
-                    "again with set_params before refitting.", UserWarning, stacklevel=3)
+                    "again with set_params before refitting.", UserWarning,
+                    stacklevel=validation.outside_stacklevel())
     params = {name: value for name, value in meta["params"].items() if name not in not_stored}
     for old, new in _params.RENAMED.items():   # a file written before the estimators' names
       if old in meta["params"] and new not in meta["params"]:
@@ -485,7 +486,7 @@ def prepare_training_data(estimator, X, y):
     check_ordinal_classes(classes)
   validation.refuse_one_point("X's labeled rows", X[~unlabeled])
   if not estimator.scale_inputs:   # the fit casts X to float32 as it is
-    validation.warn_if_float32_merges("X", X, stacklevel=4)
+    validation.warn_if_float32_merges("X", X)
     return (X, unlabeled, classes, codes, (np.zeros(X.shape[1]), np.ones(X.shape[1])),
             preprocessing.no_ranks())
   low, high = X.min(axis=0), X.max(axis=0)

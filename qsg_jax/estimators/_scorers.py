@@ -8,8 +8,6 @@ Why scikit-learn's own scoring strings cannot, and which to use instead: the doc
 ``qsg_jax.estimators``.
 """
 
-import warnings
-
 import numpy as np
 from sklearn import metrics as skmetrics
 from sklearn.model_selection import StratifiedGroupKFold
@@ -52,7 +50,7 @@ def _rows(X, mask):
 def labeled_rows(estimator, X, y):
   """(X, y) of the rows of y not marked unlabeled by ``estimator`` (its ``unlabeled_label``,
   "auto" decided against its fitted ``classes_``; ``_params.unlabeled_marker``)."""
-  y = np.asarray(y)
+  y = validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
   if y.ndim == 2 and y.shape[1] == 1:   # a column vector: as fit takes it (validate_data)
     y = column_or_1d(y, warn=True)      # DataConversionWarning, as in fit
   if y.ndim != 1:
@@ -232,6 +230,9 @@ class LabeledStratifiedKFold:
       Number of folds (each labeled class needs at least that many rows).
   unlabeled_label : int, str or None, default=-1
       The marker of unlabeled rows in y; None: every row is labeled (plain stratified folds).
+      Pass the estimator's own marker when it is not -1 (``QSGS2AUC(unlabeled_label="u")``:
+      ``LabeledStratifiedKFold(unlabeled_label="u")``): a marker that marks no row makes every
+      row labeled, and scikit-learn's scoring strings then score the unlabeled rows too.
   shuffle, random_state
       As ``sklearn.model_selection.StratifiedKFold`` (on the labeled rows).
 
@@ -259,16 +260,8 @@ class LabeledStratifiedKFold:
     """Yields (train indices, test indices) for each fold (``groups``: the class docstring)."""
     if y is None:
       raise ValueError("LabeledStratifiedKFold needs y (the labels with the unlabeled marker).")
-    y = np.asarray(y)
+    y = validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
     unlabeled = validation.unlabeled_mask(y, self.unlabeled_label)
-    marker, text = self.unlabeled_label, y.dtype.kind in "OUS" and all(
-        isinstance(v, str) for v in y.ravel()[:1000].tolist())
-    if marker is not None and not unlabeled.any() and isinstance(marker, str) != text:
-      warnings.warn(f"LabeledStratifiedKFold(unlabeled_label={marker!r}) marks no row of y, whose "
-                    f"labels are {'text' if text else 'numbers'}: every row goes to the folds as "
-                    "labeled. If y marks unlabeled rows with another value (the estimator's "
-                    "unlabeled_label), pass that value here.", UserWarning,
-                    stacklevel=validation.outside_stacklevel())
     labeled, rest = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
     splitter = StratifiedKFold if groups is None else StratifiedGroupKFold
     folds = splitter(self.n_splits, shuffle=self.shuffle, random_state=self.random_state)

@@ -265,14 +265,14 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
       else:   # fully labeled: supervised, as QS3ORAO trains it (labeled_weight is irrelevant)
         x_u, grid["gamma"] = None, [1.0]
       given = {old: True for old in (self.grid or {}) if old in _params.RENAMED}
-      with _params.estimator_names(given):   # errors in the grid's own names
-        result = model_selection.cross_validate(
+      with _params.estimator_names(given), validation.warnings_at(said=said) as in_cv:
+        result = model_selection.cross_validate(   # (errors in the grid's own names)
             x[~unlabeled], codes, x_u, grid=grid, num_folds=num_folds, key=seed,
             num_classes=classes.size, per_split_gamma=per_split,
             config=FitConfig(**{name: getattr(self, name) for name in FIXED}))
       self.best_params_ = estimator_params(result.best, length_scales)
       self.solver_ = result.solver
-      with validation.warnings_at(said=said):
+      with validation.warnings_at(said=list(said) + list(in_cv)):   # each warning once
         best = self._estimator(**self.best_params_, **{name: getattr(self, name) for name in
                                                        FIXED + ("scale_inputs", "unlabeled_label")},
                                random_state=seed).fit(raw_x, y)

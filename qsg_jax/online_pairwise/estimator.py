@@ -82,14 +82,17 @@ def _precheck_y(y):
   if type(y).__module__.startswith("scipy.sparse"):
     raise TypeError("y is a scipy sparse matrix; pass the targets as a dense [n] array "
                     "(y.toarray().ravel()).")
-  arr = validation.as_numbers(y)   # pandas nullable numbers: pd.NA becomes NaN
+  raw = np.asarray(y)   # text ("1", "2") is not a number, before as_numbers would parse it
+  text = raw.dtype.kind in "US" or (raw.dtype == object and any(
+      isinstance(v, str) for v in raw.ravel().tolist()))
+  arr = raw if text else validation.as_numbers(y)   # pandas nullable numbers: pd.NA becomes NaN
   if arr.dtype.kind == "c":
     raise ValueError(f"Complex data not supported: y has dtype {arr.dtype}; the targets must be "
                      "real numbers (ranked by their order). Pass y.real or np.abs(y).")
   if arr.dtype.kind in "biuf":
     return arr
-  try:   # objects holding numbers; text ("1", "2") is not a number
-    if arr.dtype.kind in "US" or any(isinstance(v, str) for v in np.ravel(arr).tolist()):
+  try:   # objects holding numbers
+    if text:
       raise TypeError
     return arr.astype(np.float64)
   except (TypeError, ValueError):

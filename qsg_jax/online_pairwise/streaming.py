@@ -380,5 +380,5 @@ def fit_stream(chunks, *, num_chunks=None, state=None, step_size: Optional[Calla
     stacked = jax.tree.map(lambda *parts: np.concatenate(parts), *pieces)
   if num_chunks is not None and taken < num_chunks:
     warnings.warn(f"num_chunks={num_chunks} but the stream ended after {taken} chunks; trained on "
-                  "those.", UserWarning, stacklevel=2)
+                  "those.", UserWarning, stacklevel=validation.outside_stacklevel())
   return StreamResult(state, step_size, stacked)
