@@ -432,7 +432,8 @@ class Settings(cli.RunSettings):
   methods: tuple[str, ...] = cli.setting((), "Methods to run (default: all available): " +
                                          ", ".join(METHOD_KEYS) + ".", choices=METHOD_KEYS)
   trials: int = 3
-  seed: int = 0
+  seed: int = cli.setting(0, "Seed of the run; trial t's splits, unlabeled subset and methods' "
+                          "seeds come from SeedSequence([seed, t]).", lower=0)
   num_labeled: int = cli.setting(0, "Labeled points; 0 = the protocol's (500 ordinal, 200 "
                                  "binary; at most half the non-test rows).", lower=0)
   num_unlabeled: int = cli.setting(20000, "Unlabeled points (at most the rows left).", lower=1)

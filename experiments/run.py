@@ -147,11 +147,14 @@ def check_evaluation_set(trial, num_classes, t):
   y = np.asarray(trial.y_eval)
   empty = [j for j in range(num_classes - 1) if not (np.any(y > j) and np.any(y <= j))]
   if empty:
+    subset = trial.eval_description.startswith("a random subset")
     raise cli.UserError(
-        f"trial {t}: the {y.size} evaluation points ({trial.eval_description}) have class counts "
-        f"{np.bincount(y, minlength=num_classes).tolist()}, so split(s) {empty} (y <= j vs "
-        "y > j) have no point on one side and no AUC. Score on more points (--eval_size=0 "
-        "scores every one) or label fewer (--num_labeled).")
+        f"trial {t + 1}: the {y.size} evaluation points ({trial.eval_description}) have class "
+        f"counts {np.bincount(y, minlength=num_classes).tolist()}, so split(s) {empty} (y <= j "
+        "vs y > j) have no point on one side and no AUC (a class with few rows, all drawn as "
+        "labeled). " + ("Score on more points (--eval_size=0 scores every one), label fewer "
+                        "(--num_labeled)" if subset else "Label fewer points (--num_labeled)")
+        + " or draw other splits (--seed).")
 
 
 def roc_curves(scores, labels, num_classes):
@@ -236,6 +239,11 @@ def timing_summary(rows, wall_time_s, compile_time_s):
           "steady_train_time_std_s": std if steady else None, "steady_trials": len(steady)}
 
 
+def _spread(std, digits):
+  """" +- std (std)", or " (one trial: no spread)" where the std is undefined (NaN)."""
+  return " (one trial: no spread)" if np.isnan(std) else f" +- {std:.{digits}f} (std)"
+
+
 def summary_lines(summary):
   """The human summary of a finished run (list of lines)."""
   t = summary["timing"]
@@ -243,11 +251,12 @@ def summary_lines(summary):
       " (chosen by --solver=auto)" if summary["solver"] == "auto" else "")
   lines = [f"{summary['method']} on {summary['dataset']}, {summary['num_trials']} trials, "
            f"{solver}, scored on {summary['evaluated_on']}:",
-           f"  {summary['metric']}: {summary['auc_mean']:.4f} +- {summary['auc_std']:.4f} (std)",
-           f"  MAE: {summary['mae_mean']:.3f} +- {summary['mae_std']:.3f}"]
+           f"  {summary['metric']}: {summary['auc_mean']:.4f}{_spread(summary['auc_std'], 4)}",
+           f"  MAE: {summary['mae_mean']:.3f}{_spread(summary['mae_std'], 3)}"]
   if t["steady_trials"]:
     lines.append(f"  training time per trial (steady state, {t['steady_trials']} trials): "
-                 f"{t['steady_train_time_mean_s']:.2f} +- {t['steady_train_time_std_s']:.2f} s")
+                 f"{t['steady_train_time_mean_s']:.2f}{_spread(t['steady_train_time_std_s'], 2)}"
+                 " s")
   lines.append(f"  wall time {t['wall_time_s']:.1f} s, of which JAX compilation "
                f"{t['compile_time_s']:.1f} s (this process)")
   return lines

@@ -83,7 +83,11 @@ def test_discretize_equal_frequency_matches_numpy_quantiles():
 
 def test_discretize_errors():
   with pytest.raises(ValueError, match="too many tied values"):
+    data.discretize_equal_frequency(np.r_[np.zeros(90), np.arange(1.0, 11.0)], 5)
+  with pytest.raises(ValueError, match="num_bins=5 exceeds the 2 distinct values of y"):
     data.discretize_equal_frequency(np.array([0.0] * 90 + [1.0] * 10), 5)
+  with pytest.raises(ValueError, match="num_bins=11 exceeds the 10 distinct values"):
+    data.discretize_equal_frequency(np.arange(10.0), 11)   # (was blamed on ties: there are none)
   with pytest.raises(ValueError, match="num_bins must be a whole number >= 2"):
     data.discretize_equal_frequency(np.arange(10.0), 1)
   with pytest.raises(ValueError, match="NaN or infinite"):

@@ -242,11 +242,27 @@ def test_progress_eta_counts_only_the_work_after_the_first_update(monkeypatch):
 
 
 def test_tiny_evaluation_sets_are_refused_before_training(tmp_path):
-  with pytest.raises(cli.UserError, match=r"trial 0: the 3 evaluation points .* have no point "
-                                          r"on one side and no AUC\. Score on more points"):
+  with pytest.raises(cli.UserError, match=r"trial 1: the 3 evaluation points .* have no point "
+                                          r"on one side and no AUC .* Score on more points"):
     run.run(run.Settings(output_dir=str(tmp_path / "out"), trials=1, eval_size=3,
                          num_steps=8), log=lambda _: None)
   assert not (tmp_path / "out").exists()
+  # esl's class of 2 rows, both labeled on its second default trial: every unlabeled point is
+  # scored already, so --eval_size=0 (which the message offered) could not help.
+  with pytest.raises(cli.UserError, match=r"trial 2: the 244 evaluation points \(the unlabeled "
+                     r".*Label fewer points \(--num_labeled\) or draw other splits \(--seed\)"):
+    run.run(run.Settings(dataset="esl", output_dir=str(tmp_path / "out"), trials=2,
+                         num_steps=8), log=lambda _: None)
+
+
+def test_one_trial_reports_no_spread_rather_than_zero(tmp_path):
+  """--trials=1 printed "+- 0.0000 (std)" and stored auc_std 0.0: a spread of one value."""
+  lines = []
+  run.run(run.Settings(output_dir=str(tmp_path), trials=1, num_steps=8, num_frequencies=8,
+                       progress=False), log=lines.append)
+  stored = json.loads((tmp_path / "run.json").read_text())
+  assert stored["auc_std"] is None and stored["mae_std"] is None
+  assert any(line.endswith("(one trial: no spread)") and "ordinal AUC" in line for line in lines)
 
 
 def _wait_for(path, proc, timeout=240):

@@ -211,11 +211,12 @@ def write_report(output_dir, name, payload, sections=(), title=None):
 
 
 def mean_std(values):
-  """(mean, std, standard error) of a list of numbers; NaNs for an empty list."""
+  """(mean, std, standard error) of a list of numbers; NaNs for an empty list, and for the std
+  and standard error of one number (undefined: a single trial has no spread to report)."""
   arr = np.asarray(values, dtype=np.float64)
   if arr.size == 0:
     return float("nan"), float("nan"), float("nan")
-  std = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+  std = float(arr.std(ddof=1)) if arr.size > 1 else float("nan")
   return float(arr.mean()), std, std / math.sqrt(arr.size)
 
 

@@ -227,10 +227,12 @@ def discretize_equal_frequency(y, num_bins):
   if y.ndim != 1 or y.size == 0:
     raise ValueError(f"y must be a non-empty vector [n]; received shape {y.shape}.")
   merged = np.unique(y).size < np.unique(raw).size   # integers float64 cannot tell apart
-  ties = ("y's distinct integers beyond 2**53 become equal in float64, where the edges are "
-          "computed: subtract their minimum first" if merged else "y has too many tied values. "
-          "Use fewer bins")
   num_bins = validation.check_count("num_bins", num_bins, minimum=2)
+  distinct = np.unique(y).size
+  ties = ("y's distinct integers beyond 2**53 become equal in float64, where the edges are "
+          "computed: subtract their minimum first" if merged else
+          f"num_bins={num_bins} exceeds the {distinct} distinct values of y" if distinct < num_bins
+          else "y has too many tied values. Use fewer bins")
   edges = np.quantile(y, np.linspace(0.0, 1.0, int(num_bins) + 1))
   labels = discretize_with_edges(y, edges)
   counts = np.bincount(labels, minlength=int(num_bins))

@@ -602,7 +602,8 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
     warnings.warn(f"a class has a single distinct labeled point (class counts ["
                   f"{validation.summarize(np.bincount(y_l, minlength=k).tolist())}]), so no fold "
                   "can hold it out: length scales are not learned, the isotropic length_scale is "
-                  "returned. Label more points of that class.", LengthScaleWarning, stacklevel=validation.outside_stacklevel())
+                  "returned. Label more points of that class.", LengthScaleWarning,
+                  stacklevel=validation.outside_stacklevel())
     num_steps = 0
   num_folds = min(num_folds, smallest)
   groups = scale_groups(y_l, k, indicator_features(x_l, x_u), min_per_scale)

@@ -474,12 +474,16 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
     warnings.warn(f"every feature of the map is constant on the data (identical points, or "
                   f"sigma={sigma:g} so small that the kernel is flat): the solution is f = 0 and "
                   "all scores tie. Raise sigma (min-max scaled features suit 0.1..10; in the "
-                  "estimators: lower length_scale), or check the data.", UserWarning, stacklevel=validation.outside_stacklevel())
-  elif np.max(np.abs(np.asarray(weights, np.float64))) < TINY_WEIGHT:
-    warnings.warn(f"every weight of the solution is below {TINY_WEIGHT:g} (lam={lam:g} against "
-                  "the data's curvature): the float32 scores underflow and tie. Lower lam (the "
-                  "papers' grid spans 2^-10..2^10).", UserWarning, stacklevel=validation.outside_stacklevel())
+                  "estimators: lower length_scale), or check the data.", UserWarning,
+                  stacklevel=validation.outside_stacklevel())
   model = model_of(psi, feature_key, sigma, weights, split_weights)
+  f_labeled = scores(model, x_l)
+  if not flat and np.max(np.abs(np.asarray(weights, np.float64))) < TINY_WEIGHT and np.all(
+      f_labeled == f_labeled[0]):   # tiny but distinct scores still rank: said only when tied
+    warnings.warn(f"every weight of the solution is below {TINY_WEIGHT:g} (lam={lam:g} against "
+                  "the data's curvature): the float32 scores underflow and every labeled point's "
+                  "score ties. Lower lam (the papers' grid spans 2^-10..2^10).", UserWarning,
+                  stacklevel=validation.outside_stacklevel())
   residual = np.nan
   if isinstance(psi, feature_maps.NystromMap):
     residual = 1.0 - moments_lib.mean_square_norm(stats, range(k))   # labeled groups: 0..k-1
@@ -495,7 +499,7 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
   if not isinstance(psi, feature_maps.NystromMap) and (
       x_unlabeled is None or isinstance(x_unlabeled, np.ndarray)):   # (memory maps: one pass)
     box = validation.box_of(x_l, x_unlabeled)
-  return DirectFit(model, scores(model, x_l), psi, stats, weights, split_weights, residual, names,
+  return DirectFit(model, f_labeled, psi, stats, weights, split_weights, residual, names,
                    box)
 
 
