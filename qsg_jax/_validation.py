@@ -263,7 +263,8 @@ def warn_if_out_of_reach(points, sigma, x, name="x", units=None, fourier=False,
     rows = np.asarray(rows, np.float64)
     return np.maximum(np.maximum(low - rows, rows - high), 0.0)
 
-  far = np.concatenate([float(np.min(sigma)) * np.sum(np.square(gaps(x[i:i + REACH_CHUNK])), 1)
+  sigma = float(np.min(sigma))
+  far = np.concatenate([sigma * np.sum(np.square(gaps(x[i:i + REACH_CHUNK])), 1)
                         for i in range(0, x.shape[0], REACH_CHUNK)]) > REACH_EXPONENT
   if far.any():
     row = int(np.argmax(far))
@@ -365,8 +366,7 @@ def warn_if_unscaled(name: str, x: ArrayLike, limit=UNSCALED_LIMIT):
 NARROW_SPAN = 1e-2
 
 
-def warn_if_squeezed(x_labeled: np.ndarray, x_unlabeled: Optional[np.ndarray] = None,
-                     ) -> None:
+def warn_if_squeezed(x_labeled: np.ndarray, x_unlabeled: Optional[np.ndarray] = None) -> None:
   """``UnscaledFeaturesWarning`` when a non-constant column of the training rows (the labeled and
   the in-memory unlabeled ones) spans less than ``NARROW_SPAN``: a column left in other units
   than the rest (one in [0, 0.01] beside [0, 1] ones ranked at 0.55 where scaled it gave 0.98)."""

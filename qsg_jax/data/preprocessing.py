@@ -71,7 +71,7 @@ def minmax_fit(x):
 SQUASHED_SHARE = 1e-2   # central 98% of a column within this share of its min-max range
 
 
-def warn_if_squashed(x, lo, scale, name="X", stacklevel=None):
+def warn_if_squashed(x, lo, scale, name="X"):
   """``UserWarning`` naming the columns whose central 98 % of rows (percentiles 1 to 99) lie
   within ``SQUASHED_SHARE`` of the column's min-max range, though not all on one value: a few
   extreme rows set the range, and after min-max scaling the model barely sees the feature (one
@@ -99,17 +99,17 @@ def warn_if_squashed(x, lo, scale, name="X", stacklevel=None):
       f"{spread[c]:.2g} of the range; row {far} holds {x[far, c]:.4g}), so after min-max "
       "scaling the model barely sees the feature. Clip or transform it first (e.g. "
       "make_pipeline(QuantileTransformer(), estimator)), or drop the extreme rows.", UserWarning,
-      stacklevel=validation.outside_stacklevel() if stacklevel is None else stacklevel)
+      stacklevel=validation.outside_stacklevel())
 
 
-def fit_scaling(x, scale_inputs: bool, name="X", stacklevel=None):
+def fit_scaling(x, scale_inputs: bool, name="X"):
   """(lo, scale) of an estimator's input scaling: ``minmax_fit`` and the squashed-column
-  warning (``warn_if_squashed``; ``stacklevel`` None: at the first line outside qsg_jax) when
+  warning (``warn_if_squashed``, at the first line outside qsg_jax) when
   ``scale_inputs``, else the identity (zeros, ones)."""
   if not scale_inputs:
     return np.zeros(x.shape[1]), np.ones(x.shape[1])
   lo, scale = minmax_fit(x)
-  warn_if_squashed(x, lo, scale, name, None if stacklevel is None else stacklevel + 1)
+  warn_if_squashed(x, lo, scale, name)
   return lo, scale
 
 

@@ -24,7 +24,6 @@ import numpy as np
 from qsg_jax import _validation as validation
 from qsg_jax import distributed
 from qsg_jax import engine
-from qsg_jax import errors
 from qsg_jax import memory
 from qsg_jax import numerics
 from qsg_jax.config import PREDICT_CHUNK
@@ -598,8 +597,8 @@ def _checked_points(model, x):
   """
   dim, names, box = None, None, None
   if isinstance(model, DirectFit):
-    dim, names, box = feature_maps.input_dim(model.feature_map), model.feature_names, (
-        model.training_box)
+    dim, names, box = (feature_maps.input_dim(model.feature_map), model.feature_names,
+                       model.training_box)
     model = model.model
   if isinstance(model, NystromModel):
     x = validation.check_points("x", x, dim=model.landmarks.shape[1], allow_empty=True,
