@@ -137,9 +137,10 @@ def run_dataset(name, settings, log=cli.log_line, on_trial=lambda: None, store=N
     cell = store_lib.cached(store, f"{name}-cv-{method}", select)
     chosen[method] = cell["best"]
     records.append(cell["record"])
-    log(f"  CV {method}: {chosen[method]} (CV AUC "
-        f"{cell['record'].get('best_score', float('nan')):.4f}, "
-        f"{cell['record'].get('seconds', 0.0):.0f} s)")
+    record = cell["record"]
+    log(f"  CV {method}: {chosen[method]} "
+        + ("(--cv_grid=fixed: set, not cross-validated)" if "best_score" not in record else
+           f"(CV AUC {record['best_score']:.4f}, {record.get('seconds', 0.0):.0f} s)"))
   if settings.exact_qsg:
     methods = methods[:1] + (cm.EXACT_OF[qsg_method],) + methods[1:]
     chosen[cm.EXACT_OF[qsg_method]] = chosen[qsg_method]

@@ -88,11 +88,13 @@ def _roc_figure(plt, rows, note):
 
 def _max_abs_figure(plt, rows, note):
   fig, ax = plt.subplots(figsize=(6, 4))
+  positive = False
   for r in rows:
     values = np.asarray(r["max_abs_score"], dtype=float)
+    positive |= bool(np.any(values > 0))
     ax.plot(np.arange(1, values.size + 1), values, lw=0.8, label=f"trial {r['trial']}")
   ax.set_xscale("log")
-  ax.set_yscale("log")
+  ax.set_yscale("log" if positive else "linear")   # every score 0 (a huge lam): no log scale
   ax.set_xlabel("iteration t")
   ax.set_ylabel("max |f| on the labeled points")
   ax.set_title(f"Score magnitude over training{note}")

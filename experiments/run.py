@@ -151,10 +151,9 @@ def check_evaluation_set(trial, num_classes, t):
     raise cli.UserError(
         f"trial {t + 1}: the {y.size} evaluation points ({trial.eval_description}) have class "
         f"counts {np.bincount(y, minlength=num_classes).tolist()}, so split(s) {empty} (y <= j "
-        "vs y > j) have no point on one side and no AUC (a class with few rows, all drawn as "
-        "labeled). " + ("Score on more points (--eval_size=0 scores every one), label fewer "
-                        "(--num_labeled)" if subset else "Label fewer points (--num_labeled)")
-        + " or draw other splits (--seed).")
+        "vs y > j) have no point on one side and no AUC (a class with few rows, none among "
+        "them). " + ("Score on more points (--eval_size=0 scores every one) or draw other "
+                     "splits (--seed)." if subset else "Draw other splits (--seed)."))
 
 
 def roc_curves(scores, labels, num_classes):
@@ -352,7 +351,9 @@ def run(settings: Settings, log=cli.log_line):
   output_dir = pathlib.Path(settings.output_dir.format(dataset=settings.dataset))
   data = data_lib.load(settings.dataset, data_dir=settings.data_dir)
   try:   # the protocol and every trial's split, before any run store or training
-    proto = protocols.protocol_for(data, settings.num_labeled, settings.num_classes)
+    proto = dataclasses.replace(   # every class among the evaluation points (esl's class of 2)
+        protocols.protocol_for(data, settings.num_labeled, settings.num_classes),
+        cover_evaluation=True)
     for t in range(settings.trials):   # every AUC must be defined
       check_evaluation_set(protocols.make_trial(
           data, proto, protocols.trial_key(settings.seed, t), settings.eval_size),

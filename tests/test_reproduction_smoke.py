@@ -107,6 +107,8 @@ def test_auc_comparison_runs_every_method_on_identical_splits(tmp_path):
   # dota2's files are missing: skipped and said so, not dropped silently.
   assert [s["dataset"] for s in written["skipped"]] == ["dota2"]
   assert "Skipped" in markdown and any("dota2: SKIPPED" in line for line in lines)
+  assert sum("--cv_grid=fixed: set, not cross-validated" in line for line in lines) == 4
+  assert not any("nan" in line for line in lines)   # it said "CV AUC nan"
   assert [r["method"] for r in table] == ["QS3ORAO", "QS3ORAO-exact", "M-SAMULT", "M-PNU-AUC",
                                           "SVOREX"]
   rows = payload["rows"]

@@ -38,6 +38,9 @@ class Protocol:
   num_classes: int           # k (2 for binary)
   eval_on: str               # "unlabeled" (ordinal paper) or "test" (binary paper)
   test_fraction: float = 0.2  # held-out share when the source has no test file (binary)
+  # eval_on="unlabeled": every class keeps an unlabeled point (redraw), so that every split's
+  # AUC is defined. Off in the reproductions: their recorded draws (esl) stay as they were.
+  cover_evaluation: bool = False
 
 
 def check_num_labeled(names, num_labeled, data_dir=None):
@@ -168,7 +171,9 @@ def make_trial(dataset, proto: Protocol, seed, eval_size: Optional[int] = None):
     num_test = int(round(proto.test_fraction * x.shape[0]))
   else:
     num_test = 0
-  split = data_lib.split_semisupervised(split_seed, y, proto.num_labeled, num_test=num_test)
+  split = data_lib.split_semisupervised(split_seed, y, proto.num_labeled, num_test=num_test,
+                                        cover_unlabeled=proto.cover_evaluation
+                                        and proto.eval_on == "unlabeled")
   train_idx = np.concatenate([split.labeled, split.unlabeled])
   lo, scale = data_lib.minmax_fit(x[train_idx])
   scaled = lambda a: data_lib.minmax_apply(a, lo, scale).astype(np.float32)

@@ -280,13 +280,15 @@ class Split(NamedTuple):
 
 
 def split_semisupervised(seed, y, num_labeled, num_test=0, stratify=False, num_classes=None,
-                         max_tries=1000):
+                         max_tries=1000, cover_unlabeled=False):
   """Random labeled / unlabeled / test split with every class present among the labeled.
 
   The test points are drawn first, uniformly. The labeled points are then drawn uniformly from
   the rest and redrawn until every class occurs (an exact draw from the uniform distribution
   conditioned on full coverage); with ``stratify=True`` each class instead gets a share of
-  ``num_labeled`` proportional to its size, and at least one point.
+  ``num_labeled`` proportional to its size, and at least one point. With ``cover_unlabeled``
+  every class also keeps a point among the unlabeled (a protocol that scores on them needs
+  each class there); a draw that covers both is the same draw as without it.
 
   Args:
     seed: int seed, jax PRNG key or ``np.random.Generator``; the split is a pure function of it.
@@ -296,13 +298,15 @@ def split_semisupervised(seed, y, num_labeled, num_test=0, stratify=False, num_c
     stratify: proportional per-class allocation instead of uniform draws.
     num_classes: k; every class 0..k-1 must occur. Default: the classes present in y.
     max_tries: redraws allowed before giving up (uniform draws only).
+    cover_unlabeled: every class keeps at least one unlabeled point too.
 
   Returns:
     ``Split(labeled, unlabeled, test)``.
 
   Raises:
     ValueError: sizes that do not fit, fewer labeled points than classes, a class with no point
-      outside the test set, or no covering draw within ``max_tries``.
+      (two with ``cover_unlabeled``) outside the test set, or no covering draw within
+      ``max_tries``.
   """
   y = as_numeric("y", y)
   if y.ndim != 1:
@@ -339,22 +343,30 @@ def split_semisupervised(seed, y, num_labeled, num_test=0, stratify=False, num_c
   perm = rng.permutation(n)
   test, rest = perm[:num_test], perm[num_test:]
   counts = np.array([np.sum(y[rest] == c) for c in classes])
-  if np.any(counts == 0):
+  needed = 2 if cover_unlabeled else 1
+  if np.any(counts < needed):
     raise ValueError(f"after drawing {num_test} test points, classes "
-                     f"{classes[counts == 0].tolist()} have no point left to label. Use fewer "
-                     "test points or another seed.")
+                     f"{classes[counts < needed].tolist()} have "
+                     + ("fewer than 2 points left: one to label and one to leave unlabeled. "
+                        if cover_unlabeled else "no point left to label. ")
+                     + "Use fewer test points or another seed.")
+  if cover_unlabeled and rest.size - num_labeled < classes.size:
+    raise ValueError(f"num_labeled={num_labeled} leaves {rest.size - num_labeled} unlabeled "
+                     f"points, fewer than the {classes.size} classes that each need one.")
   if stratify:
-    labeled = _stratified(rng, y, rest, classes, counts, num_labeled)
+    labeled = _stratified(rng, y, rest, classes, counts - (needed - 1), num_labeled)
   else:
     for _ in range(max_tries):
       labeled = rng.choice(rest, size=num_labeled, replace=False)
-      if np.isin(classes, y[labeled]).all():
+      if np.isin(classes, y[labeled]).all() and (
+          not cover_unlabeled or np.isin(classes, y[np.setdiff1d(rest, labeled)]).all()):
         break
     else:
       raise ValueError(
-          f"no draw of {num_labeled} labeled points out of {rest.size} covered all classes in "
-          f"{max_tries} tries (class sizes {counts.tolist()}). Use stratify=True or label more "
-          "points.")
+          f"no draw of {num_labeled} labeled points out of {rest.size} covered all classes "
+          + ("among the labeled and the unlabeled " if cover_unlabeled else "")
+          + f"in {max_tries} tries (class sizes {counts.tolist()}). Use stratify=True or label "
+          + ("another number of points." if cover_unlabeled else "more points."))
   unlabeled = np.setdiff1d(rest, labeled)
   return Split(np.sort(labeled).astype(np.int64), unlabeled.astype(np.int64),
                np.sort(test).astype(np.int64))
