@@ -758,6 +758,11 @@ def _mean_se(values):
   return mean, se
 
 
+def _pm(mean, se, sign=""):
+  """"0.9892 +- 0.0012", or "0.9892 (one trial)" where one trial has no standard error."""
+  return f"{mean:{sign}.4f} " + ("(one trial)" if np.isnan(se) else f"+- {se:.4f}")
+
+
 def _fmt(params):
   """"C=10, gamma=1" ("-" for none)."""
   return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
@@ -785,18 +790,18 @@ def summarize(dataset, task, rows_by_method):
     rows, a = rows_by_method[method.key], aucs[method.key]
     mean, se = _mean_se(a)
     row = {"dataset": dataset, "key": method.key, "method": method.name(task),
-           "label": method.label, "family": method.family, "AUC": f"{mean:.4f} +- {se:.4f}",
+           "label": method.label, "family": method.family, "AUC": _pm(mean, se),
            "auc_mean": mean, "auc_se": se, "vs best peer": "(best peer)" if best else "-",
            "wins": "-"}
     if best is not None and method.key != best.key:
       diff = a - aucs[best.key]
       d_mean, d_se = _mean_se(diff)
-      row.update({"vs best peer": f"{d_mean:+.4f} +- {d_se:.4f}", "diff_mean": d_mean,
+      row.update({"vs best peer": _pm(d_mean, d_se, "+"), "diff_mean": d_mean,
                   "diff_se": d_se, "wins": f"{int(np.sum(diff > 0))}/{diff.size}"})
     if method.baseline in aucs:
       diff = a - aucs[method.baseline]
       d_mean, d_se = _mean_se(diff)
-      row.update({"baseline": method.baseline, "vs baseline": f"{d_mean:+.4f} +- {d_se:.4f}",
+      row.update({"baseline": method.baseline, "vs baseline": _pm(d_mean, d_se, "+"),
                   "baseline_diff_mean": d_mean, "baseline_diff_se": d_se,
                   "baseline wins": f"{int(np.sum(diff > 0))}/{diff.size}"})
     cv = [r["cv_auc"] for r in rows if r["cv_auc"] is not None]

@@ -313,6 +313,11 @@ def test_a_peer_variant_is_paired_with_its_peer_and_counts_as_a_peer():
   stumps = next(r for r in table if r["key"] == "lgbm_stumps")
   assert best.key == "lgbm_stumps" and stumps["baseline"] == "lgbm_classifier"
   assert stumps["baseline_diff_mean"] == pytest.approx(0.175)
+  assert stumps["AUC"] == "0.9250 +- 0.0250" and stumps["vs baseline"] == "+0.1750 +- 0.0750"
+  table, _ = peers.summarize("d", "binary", {"lgbm_classifier": [cell(0.8)],   # one trial: no
+                                             "lgbm_stumps": [cell(0.9)]})     # "+- nan"
+  stumps = next(r for r in table if r["key"] == "lgbm_stumps")
+  assert stumps["AUC"] == "0.9000 (one trial)" and stumps["vs baseline"] == "+0.1000 (one trial)"
 
 
 def test_ranks_per_dataset_and_their_mean():
