@@ -254,6 +254,10 @@ def _check_mesh(mesh, axis_name):
 
 def _num_shards(mesh, axis_name, num_shards, config):
   num_shards = validation.check_count("num_shards", num_shards, allow_none=True)
+  if num_shards and config.unlabeled_batch_size % num_shards:
+    raise ValueError(f"num_shards={num_shards} must divide unlabeled_batch_size="
+                     f"{config.unlabeled_batch_size} (each stratum gives the same number of "
+                     "points per step): pass an unlabeled_batch_size that is a multiple of it.")
   if mesh is None:
     return 1 if num_shards is None else num_shards
   _check_mesh(mesh, axis_name)

@@ -38,19 +38,36 @@ def is_traced(x: ArrayLike):
   return isinstance(x, jax.core.Tracer)
 
 
-def _refuse_sparse(name, x):
-  """Raises TypeError for a scipy sparse matrix / array, saying how to densify it."""
+def refuse_unreadable(name: str, x) -> None:
+  """Refuses containers that ``np.asarray`` reads wrongly: a scipy sparse matrix / array
+  (``TypeError``, saying how to densify it) and a NumPy masked array with masked entries
+  (``ValueError``: the values under the mask would be read as data)."""
   if type(x).__module__.startswith("scipy.sparse"):
     shape = getattr(x, "shape", None)
     raise TypeError(
         f"{name} is a scipy sparse matrix of shape {shape}; qsg_jax needs dense arrays (random "
         f"Fourier features of sparse data are dense anyway). Pass {name}.toarray() (needs "
         f"4 n d bytes as float32).")
+  if isinstance(x, np.ma.MaskedArray) and np.ma.getmaskarray(x).any():
+    mask = np.ma.getmaskarray(x)
+    first = ", ".join(str(int(i)) for i in np.argwhere(mask)[0])
+    raise ValueError(
+        f"{name} is a masked array with {int(mask.sum())} masked entries (the first at "
+        f"[{first}]); NumPy would read the values under the mask as data. Fill or drop them "
+        f"first: {name}.filled(value) (labels: the unlabeled marker, e.g. y.filled(-1)), or "
+        f"{name}.data where the mask means nothing.")
 
 
-def refuse_sparse(name: str, x) -> None:
-  """Raises TypeError for a scipy sparse matrix / array, saying how to densify it."""
-  _refuse_sparse(name, x)
+def refuse_explicit_sharding(name: str, x) -> None:
+  """``ValueError`` for an array laid out on a mesh with Explicit axes (``jax.make_mesh``'s
+  default in recent JAX), where the row gathers of training fail deep inside JAX."""
+  mesh = getattr(getattr(x, "sharding", None), "mesh", None)
+  explicit = getattr(getattr(jax.sharding, "AxisType", None), "Explicit", None)
+  if explicit is not None and explicit in tuple(getattr(mesh, "axis_types", ()) or ()):
+    raise ValueError(
+        f"{name} is sharded on a mesh with Explicit axes (jax.make_mesh's default), on which "
+        "the training's row gathers fail. Lay it out on qsg_jax.distributed.global_mesh() or a "
+        "mesh made with axis_types=(jax.sharding.AxisType.Auto,), or pass it unsharded.")
 
 
 def is_extra_float(dtype) -> bool:
@@ -140,7 +157,7 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
       the caller's row numbering), values that overflow float32 (or, with ``kernel``, whose
       squares do), or a data frame's columns other than ``columns``.
   """
-  _refuse_sparse(name, x)
+  refuse_unreadable(name, x)
   check_columns(name, x, columns)
   if isinstance(x, collections.abc.Iterator):   # NumPy would make a 0-d object array of it
     raise TypeError(f"{name} is an iterator ({type(x).__name__}); pass an array [n, d]. Chunks "
@@ -315,7 +332,7 @@ def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None,
     ValueError: a chunk that is not [n_i, d], or NaN / inf / values beyond float32, naming the
       source's row.
   """
-  _refuse_sparse(name, chunk)
+  refuse_unreadable(name, chunk)
   where = lambda i: int(first_row + i if rows is None else rows[i])
   try:
     arr = as_numbers(chunk)
@@ -459,7 +476,7 @@ def whole_labels(labels: ArrayLike, name: str, want: str, fix: str = "",
                  non_finite_fix: str = "") -> np.ndarray:
   """Concrete ``labels`` as int64 (bool as 0/1) after refusing sparse input, non-numbers, NaN /
   inf and fractions: "{name} must be {want}; received ... {fix}"."""
-  _refuse_sparse(name, labels)
+  refuse_unreadable(name, labels)
   arr = as_numbers(labels)
   if arr.dtype == bool:
     return arr.astype(np.int64)
@@ -499,7 +516,7 @@ def check_scores(name: str, scores: ArrayLike, ndim=1):
   """
   if is_traced(scores):
     return
-  _refuse_sparse(name, scores)
+  refuse_unreadable(name, scores)
   arr = as_numbers(scores)
   if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
                             or np.issubdtype(arr.dtype, np.complexfloating)):
@@ -544,7 +561,7 @@ def check_binary_labels(labels: ArrayLike, name: str = "labels", num_points: Opt
   with ``fix``. None on tracers (under jit, positive means ``labels > 0``)."""
   if is_traced(labels):
     return None
-  _refuse_sparse(name, labels)
+  refuse_unreadable(name, labels)
   arr = as_numbers(labels)
   if num_points is not None and (arr.ndim != 1 or arr.shape[0] != num_points):
     raise ValueError(f"{name} must have shape [{num_points}] (one label per point); received "
@@ -767,6 +784,8 @@ def check_key(key: "int | jax.Array", name: str = "key") -> jax.Array:
   if isinstance(key, (bool, np.bool_)) or key is None:
     raise TypeError(f"{name} must be an int seed or a jax.random.key; received {key!r}. "
                     f"Pass e.g. {name}=0.")
+  if is_traced(key) and key.shape == () and jnp.issubdtype(key.dtype, jnp.integer):
+    return jax.random.key(key)   # an int seed under jit / vmap (over seeds): its 32-bit key
   if not (isinstance(key, jax.Array) and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)):
     key = _scalar_of(key)   # jnp.int32(3): the seed 3
   if isinstance(key, (int, np.integer)):
@@ -780,7 +799,8 @@ def check_key(key: "int | jax.Array", name: str = "key") -> jax.Array:
   if isinstance(key, jax.Array) and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
     if key.shape:
       raise ValueError(f"{name} must be a single key; received a batch of shape {key.shape}. "
-                       "Vmap over keys with the pure API (qsg_jax.init / qsg_jax.train).")
+                       "Vmap over keys with the pure API (qsg_jax.engine.init / "
+                       "qsg_jax.engine.train).")
     return key
   arr = np.asarray(key)
   if arr.shape == (2,) and arr.dtype == np.uint32:
@@ -789,12 +809,19 @@ def check_key(key: "int | jax.Array", name: str = "key") -> jax.Array:
                   f" {arr.shape if arr.ndim else key!r}. Pass e.g. {name}=0.")
 
 
+# Counts (steps, sizes, folds) become int32 inside JAX: a larger one overflows there.
+MAX_COUNT = 2**31 - 1
+
+
 def check_count(name: str, value: object, minimum: int = 1, allow_none: bool = False,
-                fix: str = "") -> Optional[int]:
-  """``value`` as a Python int >= ``minimum`` (None passes when ``allow_none``), else an error.
+                fix: str = "", maximum: Optional[int] = MAX_COUNT) -> Optional[int]:
+  """``value`` as a Python int in ``minimum``..``maximum`` (None passes when ``allow_none``),
+  else an error.
 
   Whole floats (5.0) count; fractions (2.5), bools and non-numbers are refused, never rounded.
-  The message names ``name``, what was received and ``fix`` (the caller's advice).
+  ``maximum``: ``MAX_COUNT`` (int32's largest) by default; None for numbers that are not counts
+  JAX holds (seeds, bytes). The message names ``name``, what was received and ``fix`` (the
+  caller's advice).
   """
   if value is None and allow_none:
     return None
@@ -807,6 +834,10 @@ def check_count(name: str, value: object, minimum: int = 1, allow_none: bool = F
   if int(value) < minimum:
     raise ValueError(f"{name} must be a whole number >= {minimum}; received {value!r:.60}. "
                      f"{fix}".rstrip())
+  if maximum is not None and int(value) > maximum:
+    shown = f"{float(value):.3g}" if int(value) > 10**12 else f"{int(value):,}"
+    raise ValueError(f"{name}={shown} is beyond the largest count {maximum:,} (2**31 - 1: "
+                     f"counts are int32 inside JAX). {fix}".rstrip())
   return int(value)
 
 
@@ -905,6 +936,7 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
     >>> unlabeled_mask(np.array([0, -1, 2]), -1).tolist()
     [False, True, False]
   """
+  refuse_unreadable("y", y)
   y = np.asarray(y)
   check_marker(unlabeled_label)
   if isinstance(unlabeled_label, (float, np.floating)) and np.isnan(unlabeled_label):
@@ -921,6 +953,7 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
     return np.zeros(y.shape, bool)
   auto = isinstance(unlabeled_label, str) and unlabeled_label == "auto"
   marker = MARKER if auto else unlabeled_label
+  _refuse_wrapped_marker(y, marker)
   numeric = y.dtype.kind in "biuf"
   if numeric:
     unlabeled = np.zeros(y.shape, bool) if isinstance(marker, str) else y == marker
@@ -951,6 +984,21 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
   return np.asarray(unlabeled, bool).reshape(y.shape)
 
 
+def _refuse_wrapped_marker(y, marker):
+  """``ValueError`` where unsigned labels hold their type's largest value while the marker is
+  negative: a -1 written into (or cast to) uint8 is 255, which would become a class."""
+  if y.dtype.kind != "u" or isinstance(marker, (str, bytes)) or not as_float(marker) < 0:
+    return
+  top = np.iinfo(y.dtype).max
+  wrapped = y == top
+  if wrapped.any():
+    raise ValueError(
+        f"y is {y.dtype} and holds {top} in {int(wrapped.sum())} rows (the first at row "
+        f"{int(np.argmax(wrapped))}): {marker!r} cast to {y.dtype}, a class unless said. Keep "
+        f"y signed (y.astype(np.int64) before marking rows {marker!r}), or pass "
+        f"unlabeled_label={top} if it marks unlabeled rows (None if it is a class).")
+
+
 # --- Estimator inputs (the scikit-learn faces: QS3ORAO, QSGS2AUC, ROCSVM, OnlinePairwiseRanker)
 
 
@@ -961,12 +1009,25 @@ def marker_may_be_a_class(classes) -> bool:
   return bool(classes.size) and (classes.min() == MARKER + 1 or classes.min() < MARKER)
 
 
+def _callers_dirs():
+  """The folders whose frames are not the user's line: this package, and scikit-learn and joblib
+  when loaded (a Pipeline, GridSearchCV or cross_val_score calling an estimator)."""
+  dirs = [_PACKAGE_DIR]
+  for name in ("sklearn", "joblib"):
+    module = sys.modules.get(name)
+    if getattr(module, "__file__", None):
+      dirs.append(os.path.dirname(os.path.abspath(module.__file__)))
+  return tuple(d + os.sep for d in dirs)
+
+
 def outside_stacklevel() -> int:
   """The ``stacklevel`` of a warning issued by the function that calls this one which points at
-  the first line outside the package (the user's call, through any path of library frames)."""
+  the first line outside the package and the scikit-learn machinery that may call it (the
+  user's call, through any path of library frames)."""
   frame, level = sys._getframe(1), 1   # pylint: disable=protected-access
+  dirs = _callers_dirs()
   while frame.f_back is not None and (os.path.abspath(frame.f_code.co_filename).startswith(
-      _PACKAGE_DIR + os.sep) or frame.f_code.co_filename == contextlib.__file__):   # (a with)
+      dirs) or frame.f_code.co_filename == contextlib.__file__):   # (a with)
     frame, level = frame.f_back, level + 1
   return level
 
@@ -1027,7 +1088,9 @@ def check_features(X, name="X"):
   (a dict) are left to ``validate_data`` (it says to densify / raises its TypeError)."""
   if hasattr(X, "toarray") or hasattr(X, "tocsr"):
     return   # sparse: validate_data says to densify
+  refuse_unreadable(name, X)   # a masked array
   _refuse_dates(X, name)
+  _refuse_odd_columns(X, name)
   try:
     values = as_numbers(X)
   except ValueError as error:
@@ -1069,7 +1132,9 @@ def _refuse_dates(X, name):
   if dtypes is not None and hasattr(dtypes, "items"):
     dates = [column for column, dtype in dtypes.items() if getattr(dtype, "kind", "") in "mM"]
   elif isinstance(X, np.ndarray) and X.dtype.kind in "mM":
-    dates = ["all"]
+    raise ValueError(f"{name} is an array of {X.dtype} (dates or durations); the estimators take "
+                     f"numbers. Convert it first, e.g. ({name} - {name}.min()) / np.timedelta64("
+                     "1, 's') (seconds).")
   else:
     return
   if dates:
@@ -1077,6 +1142,32 @@ def _refuse_dates(X, name):
                      "estimators take numbers. Convert them first, e.g. (X[c] - X[c].min())"
                      ".dt.total_seconds() for a date or X[c].dt.total_seconds() for a duration, "
                      "or derive features (month, day of week).")
+
+
+def _refuse_odd_columns(X, name):
+  """``ValueError`` for column layouts NumPy or pandas would fail on deep inside, naming them:
+  a structured array, a data frame with repeated column names, interval / period columns."""
+  if isinstance(X, np.ndarray) and X.dtype.names:
+    raise ValueError(f"{name} is a structured array (fields {summarize(list(X.dtype.names), 6)});"
+                     " the estimators take a plain 2-D array. Pass numpy.lib.recfunctions."
+                     f"structured_to_unstructured({name}) or a pandas DataFrame of it.")
+  columns = getattr(X, "columns", None)
+  dtypes = getattr(X, "dtypes", None)
+  if columns is None or dtypes is None or not hasattr(dtypes, "items"):
+    return
+  repeated = list(dict.fromkeys(c for c, twice in zip(columns, columns.duplicated()) if twice))
+  if repeated:
+    raise ValueError(f"{name} has repeated column names {summarize(repeated, 6)}; each column "
+                     f"needs its own name. Rename them first, e.g. {name}.columns = "
+                     f"[f'{{c}}_{{i}}' for i, c in enumerate({name}.columns)].")
+  odd = [c for c, dtype in dtypes.items()   # (pd.cut's bins: categories of intervals)
+         if str(getattr(getattr(dtype, "categories", None), "dtype", dtype)).startswith(
+             ("interval", "period"))]
+  if odd:
+    raise ValueError(f"{name} has intervals or periods in column(s) {summarize(odd, 6)}; the "
+                     "estimators take numbers. Convert them first, e.g. X[c].array.mid (an "
+                     "interval's midpoint), X[c].cat.codes (ordered bins) or X[c].dt.to_timestamp()"
+                     " for a period.")
 
 
 def _text_columns_refused(X, values, name):
@@ -1098,8 +1189,14 @@ def _text_columns_refused(X, values, name):
     except ValueError:
       row = next((r for r, v in enumerate(values[:, col].tolist())
                   if isinstance(v, (str, bytes)) and not _reads_as_float(v)), None)
-      if row is None:   # not text (e.g. a list in a cell): validate_data's error
-        return None
+      if row is None:   # not text: a sequence in a cell?
+        row = next((r for r, v in enumerate(values[:, col].tolist()) if np.ndim(v)), None)
+        if row is None:
+          return None   # validate_data's error
+        shown = X.columns[col] if hasattr(X, "columns") else col
+        raise ValueError(f"{name} column {shown!r} holds a sequence in a cell (row {row}: "
+                         f"{str(values[row, col])[:30]}); each cell must be one number. Spread "
+                         "it into columns first, e.g. pd.DataFrame(X[c].tolist()).")
       text.append((col, row, values[row, col]))
   names = [X.columns[col] if hasattr(X, "columns") else col for col, _, _ in text]
   col, row, value = text[0]

@@ -192,7 +192,9 @@ def check_step_size(step_size):
     raise TypeError(f"step_size must be a number (eta0 of eta0 / (1 + eta0 lam t)), a schedule "
                     f"callable step -> eta (optax schedules work) or 'auto'; received "
                     f"{step_size!r:.80}.")
-  return validation.check_positive("step_size", step_size)
+  return validation.check_float32_range(
+      "step_size", validation.check_positive("step_size", step_size),
+      "DSG computes in float32; the papers' eta0 is 0.5..4 ('auto' picks one).")
 
 
 def check_schedule(schedule):

@@ -112,9 +112,12 @@ def initialize(coordinator_address: Optional[str] = None, num_processes: Optiona
 def global_mesh(axis_name: str = "data") -> jax.sharding.Mesh:
   """A 1-D mesh over every device of every process (``jax.device_count()`` of them).
 
-  Device order does not matter for the results: stratum s follows the mesh position s.
+  Device order does not matter for the results: stratum s follows the mesh position s. Its axis
+  is Auto (not recent JAX's Explicit default), so that arrays laid out on it can be indexed.
   """
-  return jax.make_mesh((jax.device_count(),), (axis_name,))
+  auto = getattr(getattr(jax.sharding, "AxisType", None), "Auto", None)
+  return jax.make_mesh((jax.device_count(),), (axis_name,),
+                       **({} if auto is None else {"axis_types": (auto,)}))
 
 
 class ShardedUnlabeled(NamedTuple):

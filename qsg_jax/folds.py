@@ -77,7 +77,7 @@ def subsample(x: ArrayLike, size: Optional[int], seed: int) -> np.ndarray:
                                 fix="None keeps every row.")
   if size is None or x.shape[0] <= size:
     return x
-  pick = np.random.default_rng(validation.check_count("seed", seed, minimum=0))
+  pick = np.random.default_rng(validation.check_count("seed", seed, minimum=0, maximum=None))
   return x[np.sort(pick.choice(x.shape[0], size, replace=False))]
 
 
@@ -119,7 +119,8 @@ def check_num_folds(num_folds: int) -> int:
 def check_seed(seed: int) -> int:
   """The fold seed as a Python int >= 0, else a clear error (None would not repeat the folds)."""
   fix = ("None would draw different folds on every call. " if seed is None else "")
-  return validation.check_count("seed", seed, minimum=0, fix=fix + "Pass e.g. seed=0.")
+  return validation.check_count("seed", seed, minimum=0, fix=fix + "Pass e.g. seed=0.",
+                                maximum=None)
 
 
 # Rows equal after rounding each column to this share of its span are one point: exact copies,
@@ -432,8 +433,9 @@ def check_grid(grid: dict, method: str = "qsg") -> dict:
       continue
     values = _values(grid.get(name, axis.default))
     numbers = [v for v in values if v not in axis.words]
-    try:
-      numbers = np.asarray(numbers, np.float64)
+    try:   # text ("1e-3") is refused as the estimators' parameters refuse it, not parsed
+      numbers = np.asarray(numbers, np.float64) if not any(
+          isinstance(v, (str, bytes)) for v in numbers) else np.array([np.nan])
     except (TypeError, ValueError):
       numbers = np.array([np.nan])
     above = numbers > axis.low if axis.open_low else numbers >= axis.low

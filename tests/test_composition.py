@@ -113,3 +113,37 @@ def test_forward_mode_through_train_works_and_reverse_mode_does_not():
   # jax.grad does.
   with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
     jax.eval_shape(jax.grad(lambda l: jnp.sum(_run(key, l))), jnp.float32(lam))
+
+
+def test_seeds_grids_meshes_and_strict_promotion_as_a_jax_user_writes_them():
+  """Sweep O (2026-11-29): an int seed under jit / vmap failed in JAX's key checks; a grid of
+  sigma passed without vmap failed in a float() deep inside; arrays laid out on the library's own
+  global_mesh() (Explicit axes in recent JAX) crashed in a gather; x64 with strict promotion
+  crashed on an int64 arange."""
+  data, hyper = _data(), _hyper()
+  by_key = [engine.init(jax.random.key(s), data, _CONFIG).feature_key for s in (0, 1)]
+  by_seed = jax.vmap(lambda s: engine.init(s, data, _CONFIG).feature_key)(jnp.arange(2))
+  for s in (0, 1):
+    np.testing.assert_array_equal(jax.random.key_data(by_seed[s]), jax.random.key_data(by_key[s]))
+  state = engine.init(0, data, _CONFIG)
+  with pytest.raises(ValueError, match=r"hyper.sigma must be a scalar; received shape \(3,\)"):
+    engine.train(state, data, hyper._replace(sigma=jnp.ones(3)), _CONFIG, _T)
+  want, _ = engine.train(state, data, hyper, _CONFIG, _T)
+  mesh = qsg_jax.distributed.global_mesh()
+  laid = jax.device_put(data.x_unlabeled, jax.sharding.NamedSharding(
+      mesh, jax.sharding.PartitionSpec("data")))
+  got, _ = engine.train(state, data._replace(x_unlabeled=laid), hyper, _CONFIG, _T)
+  np.testing.assert_array_equal(got.head_coef, want.head_coef)
+  explicit = getattr(getattr(jax.sharding, "AxisType", None), "Explicit", None)
+  if explicit is not None:
+    other = jax.make_mesh((1,), ("data",), axis_types=(explicit,))
+    laid = jax.device_put(data.x_unlabeled, jax.sharding.NamedSharding(
+        other, jax.sharding.PartitionSpec("data")))
+    with pytest.raises(ValueError, match=r"data.x_unlabeled is sharded on a mesh with Explicit"):
+      engine.train(state, data._replace(x_unlabeled=laid), hyper, _CONFIG, _T)
+  with jax.numpy_dtype_promotion("strict"), jax.enable_x64(True):
+    strict, _ = engine.train(engine.init(0, data, _CONFIG), data, hyper, _CONFIG, _T)
+    direct = qsg_jax.direct.fit(np.asarray(data.x_labeled), np.asarray(data.y_labeled),
+                                np.asarray(data.x_unlabeled), sigma=1.0, lam=1e-2, gamma=0.5)
+  np.testing.assert_allclose(strict.head_coef, want.head_coef, rtol=1e-5, atol=1e-6)
+  assert np.all(np.isfinite(direct.model.coef))

@@ -269,7 +269,7 @@ def test_seeds_above_32_bits_give_their_own_streams():
 
 
 @pytest.mark.parametrize("changes, pattern", [
-    (dict(num_steps=2**31), r"training 1 run\(s\) \(T = 2147483648 steps"),
+    (dict(num_steps=2**30), r"training 1 run\(s\) \(T = 1073741824 steps"),
     (dict(labeled_batch_size=10**9), "Lower num_steps, num_frequencies, labeled_batch_size"),
 ])
 def test_runs_larger_than_memory_are_refused_before_training(changes, pattern):
@@ -581,3 +581,17 @@ def test_new_data_sizes_in_a_bucket_compile_nothing_and_train_as_unpadded():
   np.testing.assert_allclose(result.state.scale * result.state.coef, plain.scale * plain.coef,
                              rtol=1e-4, atol=1e-6)
   np.testing.assert_allclose(result.state.f_labeled, plain.f_labeled, rtol=1e-4, atol=1e-5)
+
+
+def test_shards_and_spent_iterators_are_named_in_the_users_terms():
+  """Sweep L: num_shards=3 without a mesh blamed EngineConfig.unlabeled_batch_size, a setting
+  the user never made; an iterator of unlabeled chunks already consumed read as 'no unlabeled
+  points' without the likely cause."""
+  x, y = _ordinal()
+  with pytest.raises(ValueError, match=r"^num_shards=3 must divide unlabeled_batch_size=16 "):
+    _small_fit(num_shards=3)
+  chunks = iter([x[60:200], x[200:]])
+  list(chunks)   # consumed
+  with pytest.raises(ValueError, match=r"x_unlabeled held no row: an empty array, or an iterator "
+                                       r"already consumed\?"):
+    qsg_jax.direct.fit(x[:60], y[:60], chunks, gamma=0.5, sigma=1.0, lam=1e-3)

@@ -293,6 +293,31 @@ def test_mae_refuses_scores_and_the_no_class_marker():
                                                              jnp.asarray(labels))))
 
 
+def test_mae_refuses_non_finite_classes_in_the_words_of_classes():
+  """Its NaN messages said "an AUC of such scores has no meaning", labels included."""
+  labels = np.array([0, 1, 2, 1])
+  message = raises_short(ValueError, r"predicted contain 1 NaN or infinite values \(first at row "
+                         r"2\); a predicted class is a whole number 0..k-1",
+                         metrics.mean_absolute_error, np.array([0, 1, np.nan, 1]), labels)
+  assert "AUC" not in message
+  message = raises_short(ValueError, r"labels contain 1 NaN or infinite values \(first at row 0\);"
+                         r" every point needs a class 0..k-1", metrics.mean_absolute_error,
+                         labels, np.array([np.inf, 1, 2, 1]))
+  assert "AUC" not in message
+  raises_short(TypeError, "predicted must be real numbers; received dtype <U1",
+               metrics.mean_absolute_error, np.array(["a", "b", "c", "d"]), labels)
+
+
+def test_num_classes_follows_the_librarys_whole_number_rule():
+  """A whole float (3.0) is the count 3 in every num_classes (as every count of the library:
+  _validation.check_count); a fraction, a bool or text is refused (the check test above)."""
+  for fn in (metrics.ordinal_auc, metrics.split_aucs, thresholds.fit_thresholds):
+    np.testing.assert_array_equal(fn(toy.SCORES, toy.Y_L, 3.0), fn(toy.SCORES, toy.Y_L, 3))
+  for bad in (True, "3"):
+    with pytest.raises(TypeError, match="num_classes must be a whole number >= 2"):
+      metrics.ordinal_auc(toy.SCORES, toy.Y_L, bad)
+
+
 def test_jitted_binary_auc_refuses_mixed_conventions_and_ranks_integers_exactly():
   """Under jit: labels 0 and -1 together are no binary convention (NaN, as the host refuses
   them; the -1 row was counted as a negative); integer scores past 2^24 keep their order (they

@@ -1,6 +1,7 @@
 """Online pairwise least squares: incremental vs literal vs NumPy Eq. (1), Lemma 1, streaming."""
 
 import doctest
+import re
 
 import jax
 import jax.numpy as jnp
@@ -553,6 +554,37 @@ def stream():
   rng = np.random.default_rng(3)
   x = rng.normal(size=(40, 3))
   return x, x @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=40)
+
+
+def test_fit_refuses_one_valued_targets_and_partial_fit_takes_such_a_chunk(stream):
+  """fit on constant targets returned w = 0 (every score tied) without a word, where score()
+  refused the same y. A streaming chunk of one value is legitimate: later chunks pair with it."""
+  x, y = stream
+  for constant in (np.full(40, 3.0), np.zeros(40, int)):
+    raises_short(ValueError, r"every target is \[(3|0)\.0\]: no pair to rank",
+                 op.OnlinePairwiseRanker(chunk_size=16).fit, x, constant)
+  ranker = op.OnlinePairwiseRanker(chunk_size=16).partial_fit(x[:20], np.full(20, 3.0))
+  np.testing.assert_array_equal(ranker.coef_, 0.0)   # no pair of different targets yet
+  ranker.partial_fit(x[20:], y[20:])
+  assert ranker.score(x, y) > 0.8
+
+
+@pytest.mark.parametrize("mu, words", [(1e300, "too large"), (1e37, "too large"),
+                                       (1e-300, "too small")])
+def test_a_mu_float32_cannot_step_with_gets_the_estimators_advice(stream, mu, words):
+  """Was: "Rescale the features (... OnlinePairwiseRanker(scale_inputs=True) ...), or use
+  dtype=float64": the default already, and a parameter the estimator does not have."""
+  x, y = stream
+  estimate = op.estimate_mu(op.OnlinePairwiseRanker(mu=1.0).fit(x, y).input_scale_ ** -1.0
+                            * (x - x.min(axis=0)))
+  message = raises_short(ValueError, re.escape(f"mu={mu:g} is {words}: the step size") + ".* "
+                         r"Leave mu=None "
+                         rf"\(estimate_mu on the first chunk \({estimate:.3g} for these rows\)\)",
+                         op.OnlinePairwiseRanker(mu=mu, chunk_size=16).fit, x, y)
+  assert "dtype" not in message and "scale_inputs" not in message
+  ranker = op.OnlinePairwiseRanker(mu=2.0, chunk_size=16).partial_fit(x[:20], y[:20])
+  with pytest.raises(ValueError, match=re.escape(f"mu={mu:g} is {words}")):   # between chunks
+    ranker.set_params(mu=mu).partial_fit(x[20:], y[20:])
 
 
 def test_ranker_score_refuses_nan_targets_and_wrong_lengths(stream):

@@ -1,6 +1,7 @@
 """``ROCSVM``: scikit-learn's estimator checks, references (roc_auc_score, fit), error paths."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn import exceptions as skexceptions
 from sklearn import metrics as skm
@@ -88,9 +89,17 @@ def test_nystrom_estimator_and_target_sensitivity():
   np.testing.assert_allclose(clf.decision_function(x) + clf.threshold_,
                              roc_svm.decision_function(clf.model_, x_scaled), atol=1e-5)
   # Adamax on 5 points (5 landmarks): the compiled loop of the Nystrom estimator checks.
-  with pytest.warns(UserWarning, match="num_landmarks=300 > n_samples=5; using 5 landmarks"):
-    ROCSVM("nystrom", landmarks="uniform", optimizer="adamax",
+  with pytest.warns(UserWarning, match="num_landmarks=10 > n_samples=5; using 5 landmarks"):
+    ROCSVM("nystrom", num_landmarks=10, landmarks="uniform", optimizer="adamax",
            random_state=0).fit(x[:5], np.arange(5) % 2)
+
+
+def test_the_default_num_landmarks_on_fewer_points_is_silent():
+  """The default (the paper's 300, at most n) warned on every data set under 300 rows, for a
+  value the user never chose; a value the user set above n is still said (test above)."""
+  x, y = _data(n=40)
+  clf = ROCSVM("nystrom", landmarks="uniform", optimizer="adamax", random_state=0).fit(x, y)
+  assert clf.model_.feature_map.landmarks.shape[0] == 40
 
 
 def test_median_sigma_and_accuracy_threshold_references():
@@ -137,6 +146,26 @@ def test_estimator_errors():
     clf.decision_function(np.zeros((2, 3)))
   with pytest.raises(ValueError, match="labels \\['maybe'\\] not seen in fit"):
     clf.score(x[:3], np.array(["pos", "neg", "maybe"]))
+
+
+def test_score_refuses_one_class_and_labels_of_another_type():
+  """One class: NaN with scikit-learn's UndefinedMetricWarning (now QSGS2AUC.score's error); ints
+  against text classes (an ordered Categorical's objects): NumPy's "'<' not supported"."""
+  x, y = _data()
+  clf = ROCSVM(optimizer="adamax", random_state=0).fit(x, y)
+  raises_short(ValueError, r"the rows of y all belong to one class \(\['pos'\]\): .*no AUC",
+               clf.score, x[y == "pos"], y[y == "pos"])
+  raises_short(ValueError, r"the rows of y with weight > 0 all belong to one class \(\['neg'\]",
+               clf.score, x, y, sample_weight=(y == "neg").astype(float))
+  for labels in ((y == "pos").astype(int), (y == "pos").astype(int).astype(object)):
+    raises_short(ValueError, r"y holds labels \[0, 1\] not seen in fit; the classes are "
+                 r"\['neg', 'pos'\]", clf.score, x, labels)
+  categories = pd.Categorical(y, categories=["pos", "neg"], ordered=True)
+  boxed = ROCSVM(optimizer="adamax", random_state=0).fit(x, categories)
+  assert boxed.classes_.dtype == object
+  raises_short(ValueError, r"y holds labels \[0, 1\] not seen in fit", boxed.score, x,
+               (y == "neg").astype(int))
+  assert boxed.score(x, categories) == clf.score(x, y)
 
 
 def test_one_scaling_rule_unscaled_inputs_rank_like_scaled_ones():
@@ -239,6 +268,12 @@ def test_a_failed_refit_leaves_the_fitted_model_as_it_was():
     (dict(sigma=True), TypeError, r"sigma must be a number > 0 or 'median'; received True"),
     (dict(sigma=None), TypeError, r"sigma must be a number > 0 or 'median'; received None"),
     (dict(lam=-1.0), ValueError, r"lam must be finite and >= 0"),
+    # Beyond float32: inf deep inside (a NaN objective, "or raise lam"; JAX's cast warnings).
+    (dict(lam=1e39), ValueError, r"lam=1e\+39 is beyond float32's range"),
+    (dict(lam=1e300), ValueError, r"lam=1e\+300 is beyond float32's range"),
+    (dict(tol=1e300), ValueError, r"tol=1e\+300 is beyond float32's range"),
+    (dict(optimizer="adamax", learning_rate=1e39), ValueError,
+     r"learning_rate=1e\+39 is beyond float32's range"),
     (dict(optimizer="adamax", learning_rate=-0.1), ValueError, r"learning_rate must be finite"),
     (dict(kernel="nystrom", num_landmarks=5, landmarks="foo"), ValueError,
      r"landmarks must be one of \('uniform'"),

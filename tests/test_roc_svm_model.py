@@ -1,6 +1,7 @@
 """ROC-SVM models end to end: fit, Nystrom map, k-means landmarks, errors at the boundary."""
 
 import functools
+import re
 
 import jax
 import jax.numpy as jnp
@@ -398,6 +399,32 @@ def test_fit_refuses_a_tol_that_is_not_a_finite_number_at_least_zero(tol, error)
 ])
 def test_fit_refuses_bad_rates_before_training(changes, error, pattern):
   raises_short(error, pattern, roc_svm.fit, toy.X_ROC, toy.Y_ROC, **changes)
+
+
+@pytest.mark.parametrize("changes", [
+    dict(lam=1e39), dict(lam=1e300), dict(tol=1e39), dict(tol=1e300),
+    dict(optimizer="adamax", learning_rate=1e39), dict(optimizer="adamax", learning_rate=1e300)])
+def test_fit_refuses_numbers_beyond_float32_naming_them(changes):
+  """They became inf in float32 (JAX's "overflow encountered in cast" warnings; lam: a NaN
+  objective blamed on the learning rate with "or raise lam"; tol: fitted silently)."""
+  (name, value), = [item for item in changes.items() if item[0] != "optimizer"]
+  raises_short(ValueError, re.escape(f"{name}={value:g} is beyond float32's range (at most "
+                                     "3.403e+38)"), roc_svm.fit, toy.X_ROC, toy.Y_ROC, **changes)
+
+
+@pytest.mark.parametrize("lam, kernel", [(1e10, {}), (3e38, {}),
+                                         (1e38, dict(kernel="nystrom", num_landmarks=20))])
+def test_a_lam_too_large_to_move_beta_is_named(lam, kernel):
+  """beta = 0 was the float32 answer ("the optimizer made no progress ... min-max scale the
+  features"): now the convexity bound on the decrease names lam (features too small for the
+  default lam keep the scaling message: test_fit_rejects_bad_input); a large lam that fits
+  still ranks."""
+  pattern = re.escape(f"lam={lam:g} is too large for these data: the objective can fall at "
+                      "most") + r".* below its value 1 at beta = 0 .* Lower lam"
+  raises_short(qsg_jax.DivergenceError, pattern, roc_svm.fit, toy.X_ROC, toy.Y_ROC, lam=lam,
+               **kernel)
+  fitted = roc_svm.fit(toy.X_ROC, toy.Y_ROC, lam=1e4)
+  assert roc_svm.model_auc(fitted.model, toy.X_ROC, toy.Y_ROC) > 0.8
 
 
 def test_intercept_for_rate_names_a_target_that_is_not_a_number():

@@ -16,6 +16,7 @@ from sklearn.model_selection import cross_validate
 import qsg_jax
 from qsg_jax import estimators
 from tests import _cv_data
+from tests.conftest import raises_short
 
 
 class _Fixed(ClassifierMixin, BaseEstimator):
@@ -138,6 +139,34 @@ def test_every_scorer_refuses_a_label_outside_the_fitted_classes():
     with pytest.raises(ValueError, match=r"y contains labels \[7\] outside the fitted classes"):
       scorer(model, rows, y)
   assert estimators.accuracy_scorer(model, rows, np.array([10, 20, 10, -1, 20, 30])) == 0.8
+
+
+def test_labels_of_another_type_than_the_classes_are_outside_them():
+  """Text classes held as objects (an ordered Categorical's) scored with ints: NumPy's "'<' not
+  supported between instances of 'str' and 'int'" from inside the sort."""
+  rows = np.arange(6)[:, None]
+  for classes in (np.array(["lo", "mid", "hi"], object), np.array(["lo", "mid", "hi"])):
+    model = _Fixed(classes, np.arange(6.0), np.array(["lo", "mid", "hi"] * 2, object))
+    for scorer in (estimators.ordinal_auc_scorer, estimators.accuracy_scorer,
+                   estimators.neg_mae_scorer, estimators.get_scorer("f1_macro")):
+      raises_short(ValueError, r"y contains labels \[0, 1, 2\] outside the fitted classes "
+                   r"\['lo', 'mid', 'hi'\]", scorer, model, rows, np.array([0, 1, 2, 0, 1, 2]))
+    assert estimators.accuracy_scorer(model, rows, model.predict(rows)) == 1.0
+
+
+def test_labeled_folds_check_y_against_x_and_count_labeled_rows():
+  """y shorter than X split rows 0..n_y-1 only (scikit-learn's folds refuse it); no labeled row
+  gave scikit-learn's "Found array with 0 sample(s)"; n_splits beyond the labeled rows was said
+  in samples without saying they are the labeled ones."""
+  y = np.array([0, 1, -1, 0, 1, -1, 0, 1, 0, 1])
+  folds = estimators.LabeledStratifiedKFold(3)
+  raises_short(ValueError, r"inconsistent numbers of samples: \[12, 10\]: X has 12 rows",
+               lambda: list(folds.split(np.zeros((12, 1)), y)))
+  raises_short(ValueError, r"y has no labeled rows: all 10 rows are marked unlabeled \(-1\)",
+               lambda: list(folds.split(np.zeros((10, 1)), np.full(10, -1))))
+  raises_short(ValueError, r"n_splits=9 exceeds the 8 labeled rows of y \(the 2 unlabeled rows",
+               lambda: list(estimators.LabeledStratifiedKFold(9).split(np.zeros((10, 1)), y)))
+  assert len(list(folds.split(None, y))) == 3   # scikit-learn's split(X=None, y) still works
 
 
 def test_get_scorer_maps_scikit_learns_names_to_the_labeled_rows():

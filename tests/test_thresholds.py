@@ -162,6 +162,19 @@ def test_predict_classes_refuses_nan_and_keeps_infinite_scores():
   assert classes.tolist() == [0, 2]
 
 
+def test_nan_scores_are_refused_in_the_words_of_classes_and_thresholds_not_of_an_auc():
+  """predict_classes and fit_thresholds said "an AUC of such scores has no meaning"."""
+  for fn, args, words in (
+      (th.predict_classes, (np.array([0.1, np.nan]), np.array([0.0])),
+       r"scores contain 1 NaN values \(first at row 1\); a NaN score has no class"),
+      (th.predict_classes, (np.array([0.1, 2.0]), np.array([np.nan])),
+       r"thresholds contain 1 NaN values .*fit_thresholds gives NaN thresholds"),
+      (th.fit_thresholds, (toy.with_value(toy.SCORES, 3, np.inf), toy.Y_L, 3),
+       r"scores contain 1 NaN or infinite values \(first at row 3\); thresholds fitted to them "
+       r"have no meaning")):
+    assert "AUC" not in raises_short(ValueError, words, fn, *args)
+
+
 def test_fit_thresholds_checks_surrogate_and_margin():
   with pytest.raises(ValueError, match="unknown surrogate 'hinge2'"):
     th.fit_thresholds(toy.SCORES, toy.Y_L, 3, "hinge2")

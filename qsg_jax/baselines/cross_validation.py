@@ -221,7 +221,7 @@ def cross_validate(method, x_labeled, y_labeled, x_unlabeled=None, *, grid=None,
   seed = folds_lib.check_seed(seed)
   quick = validation.check_bool("quick", quick, allow_none=False)
   per_split = validation.check_bool("per_split", per_split, allow_none=False)
-  batch_bytes = validation.check_count("batch_bytes", batch_bytes)
+  batch_bytes = validation.check_count("batch_bytes", batch_bytes, maximum=None)
   memory_fraction = kernel_expansion.check_memory_fraction(memory_fraction)
   if spec is not None:
     dtype = kernel_expansion.check_dtype(dtype)

@@ -60,7 +60,7 @@ def required_bytes(num_points, itemsize=4):
     num_points: n, a whole number >= 0.
     itemsize: bytes per number, a whole number >= 1 (4 for float32, 8 for float64).
   """
-  num_points = validation.check_count("num_points", num_points, minimum=0)
+  num_points = validation.check_count("num_points", num_points, minimum=0, maximum=None)
   itemsize = validation.check_count("itemsize", itemsize, fix="Pass 4 (float32) or 8 (float64).")
   return MATRICES_PER_SOLVE * num_points ** 2 * itemsize
 
@@ -75,8 +75,8 @@ def check_kernel_memory(method, num_labeled, num_unlabeled, itemsize=4, fraction
     itemsize: bytes per number (4 for float32).
     fraction: share of free memory the fit may take.
   """
-  num_labeled = validation.check_count("num_labeled", num_labeled, minimum=0)
-  num_unlabeled = validation.check_count("num_unlabeled", num_unlabeled, minimum=0)
+  num_labeled = validation.check_count("num_labeled", num_labeled, minimum=0, maximum=None)
+  num_unlabeled = validation.check_count("num_unlabeled", num_unlabeled, minimum=0, maximum=None)
   n = num_labeled + num_unlabeled
   fraction = check_memory_fraction(fraction)
   memory.check_allocation(

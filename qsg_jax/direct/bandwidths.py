@@ -390,8 +390,9 @@ def update(state: State, problem: Problem, log_scales0, lam, penalty,
   if tie is not None:
     grad = jnp.matmul(tie, grad, precision=jax.lax.Precision.HIGHEST)
   updates, opt_state = optimizer.update(grad, state.opt_state, state.log_scales)
-  log_scales = jnp.clip(optax.apply_updates(state.log_scales, updates),
-                        log_scales0 - np.log(MAX_SHRINK), log_scales0 + np.log(MAX_GROWTH))
+  log_scales = jnp.clip(optax.apply_updates(state.log_scales, updates),   # (Python floats:
+                        log_scales0 - float(np.log(MAX_SHRINK)),          # strict promotion)
+                        log_scales0 + float(np.log(MAX_GROWTH)))
   return state._replace(step=state.step + 1, log_scales=log_scales, opt_state=opt_state), (
       loss, auc)
 

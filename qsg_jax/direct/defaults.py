@@ -157,7 +157,7 @@ def choose(x_labeled, y_labeled, x_unlabeled=None, *, num_classes: Optional[int]
   Returns:
     ``Choice``: ``best`` holds floats lam, sigma, gamma for ``direct.fit``.
   """
-  seed = validation.check_count("seed", seed, minimum=0, fix="Pass e.g. seed=0.")
+  seed = validation.check_count("seed", seed, minimum=0, fix="Pass e.g. seed=0.", maximum=None)
   x_l = validation.check_points("x_labeled", x_labeled, kernel=True)
   y_l, k = validation.check_labels(y_labeled, x_l.shape[0], num_classes)
   validation.refuse_one_point("x_labeled", x_l)

@@ -130,6 +130,7 @@ def landmark_points(key, x_l, x_u, mesh=None, axis_name="data"):
     index = sample_indices(key, x_u.num_unlabeled)
     return np.concatenate([x_l, _gather_rows(x_u, index, mesh, axis_name)]), x_u
   if hasattr(x_u, "shape") and hasattr(x_u, "__getitem__"):
+    validation.refuse_explicit_sharding("x_unlabeled", x_u)
     index = sample_indices(key, x_u.shape[0])
     sample = validation.check_chunk("x_unlabeled", x_u[index], dim, rows=index, kernel=True)
     return np.concatenate([x_l, sample]), x_u
@@ -162,7 +163,8 @@ def _check_sharded(unlabeled, dim, mesh, axis_name):
     raise ValueError("x_unlabeled is a distributed.ShardedUnlabeled: pass the mesh it lives on "
                      "(mesh=...).")
   check_mesh(mesh, axis_name)
-  n = validation.check_count("x_unlabeled.num_unlabeled", unlabeled.num_unlabeled, minimum=0)
+  n = validation.check_count("x_unlabeled.num_unlabeled", unlabeled.num_unlabeled, minimum=0,
+                             maximum=None)
   if n == 0:
     return None
   x = unlabeled.x
@@ -201,7 +203,7 @@ def check_unlabeled(x_unlabeled, dim: int, mesh=None, axis_name: str = "data", c
     return None
   if isinstance(x_unlabeled, distributed.ShardedUnlabeled):
     return _check_sharded(x_unlabeled, dim, mesh, axis_name)
-  validation.refuse_sparse("x_unlabeled", x_unlabeled)
+  validation.refuse_unreadable("x_unlabeled", x_unlabeled)
   if isinstance(x_unlabeled, (str, bytes, os.PathLike)):
     raise TypeError(f"x_unlabeled is a path ({os.fspath(x_unlabeled)!r:.80}); pass the array: "
                     "np.load(path, mmap_mode='r') reads an .npy file lazily.")

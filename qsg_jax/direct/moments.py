@@ -92,7 +92,7 @@ def chunk_sums(feature_map, shift, x, groups, num_groups):
     num_groups: G (static).
   """
   psi = feature_maps.features(feature_map, x) - shift[None, :]                  # [C, p]
-  member = groups[:, None] == jnp.arange(num_groups)[None, :]                   # [C, G]
+  member = groups[:, None] == jnp.arange(num_groups, dtype=groups.dtype)[None, :]   # [C, G]
   psi = jnp.where((groups >= 0)[:, None], psi, 0.0)      # padding rows may be anything (NaN)
   weights = member.astype(jnp.float32)
   first = jnp.matmul(weights.T, psi, precision=HIGHEST)                         # [G, p]

@@ -179,7 +179,7 @@ def _cross_validate(x_labeled, y_labeled, x_unlabeled, grid, num_folds, seed, nu
   if x_unlabeled is None and np.any(grid["gamma"] < 1):
     raise ValueError(f"no unlabeled data but the gamma grid {grid['gamma'].tolist()} weights the "
                      "unlabeled risks: pass x_unlabeled, or use gamma=[1.0].")
-  seed = validation.check_count("seed", seed, minimum=0, fix="Pass e.g. seed=0.")
+  seed = validation.check_count("seed", seed, minimum=0, fix="Pass e.g. seed=0.", maximum=None)
   num_repeats = validation.check_count("num_repeats", num_repeats)
   tasks = []                                     # (held-out mask, training indices) per fold
   for repeat in range(num_repeats):

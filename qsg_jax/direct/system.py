@@ -118,7 +118,8 @@ def mean_system(moments: Moments, gamma: np.ndarray,
   s = gamma.shape[0]
   if moments.counts[-1] == 0 and np.any(gamma < 1):
     raise ValueError(f"no unlabeled points but gamma={gamma.tolist()} < 1 weights the unlabeled "
-                     "risks: pass unlabeled data, or gamma=1 for supervised training.")
+                     "risks: pass unlabeled data (x_unlabeled held no row: an empty array, or an "
+                     "iterator already consumed?), or gamma=1 for supervised training.")
   pos, neg, unl = w.positive, w.negative, w.unlabeled
   diag = (np.sum(pos + neg, axis=0) + 2.0 * np.sum(1.0 - gamma) * unl) / s        # [G]
   low = np.zeros((unl.size, unl.size))

@@ -150,6 +150,11 @@ def check_hyper(hyper: Hyperparams, config: EngineConfig):
     if isinstance(value, (list, tuple)):   # a pytree of leaves, not one array: refused early
       raise TypeError(f"hyper.{name} is a {type(value).__name__}; pass an array, e.g. "
                       f"jnp.asarray({value!r:.40}).")
+  for name in ("sigma", "lam", "eta0"):   # a grid given without jax.vmap
+    value = getattr(hyper, name)
+    if value is not None and not callable(value) and jnp.ndim(value):
+      raise ValueError(f"hyper.{name} must be a scalar; received shape {jnp.shape(value)}. Train "
+                       "over a grid with jax.vmap (one Hyperparams per grid point).")
   if jnp.shape(hyper.gamma) != (k1,):
     raise ValueError(f"hyper.gamma must have shape [k-1] = [{k1}]; received "
                      f"{jnp.shape(hyper.gamma)} (broadcast a scalar: jnp.full({k1}, gamma)).")
@@ -218,6 +223,9 @@ def check_steps(state: State, config: EngineConfig, num_steps) -> int:
 def check_training(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
                    num_steps, sharded: bool = False) -> int:
   """Every check of a training call; returns ``num_steps`` as an int."""
+  if not sharded:
+    for name, x in zip(("data.x_labeled", "data.y_labeled", "data.x_unlabeled"), data):
+      validation.refuse_explicit_sharding(name, x)
   check_rows(state, data, config, sharded)
   check_labeled(state, data)
   check_split_lam(config, hyper)

@@ -59,8 +59,8 @@ def init(key: jax.Array, data: TrainData, config: EngineConfig,
   k = config.num_classes
   x_l, y_l, x_u = data
   checks.check_data(data, k)
-  if checks.readable(key):
-    key = validation.check_key(key)
+  if checks.readable(key) or (jnp.ndim(key) == 0 and jnp.issubdtype(key.dtype, jnp.integer)):
+    key = validation.check_key(key)   # (a traced int seed too: vmap over seeds)
   n_u = checks.check_num_rows("num_unlabeled", num_unlabeled, x_u.shape[0])
   n_l = checks.check_num_rows("num_labeled", num_labeled, x_l.shape[0])
   sampling.strata(n_u, config.num_shards)      # refuses fewer points than strata

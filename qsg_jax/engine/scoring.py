@@ -55,7 +55,7 @@ def block_sums(frequencies_of: Callable[[jax.Array], jax.Array], coef: jax.Array
     [n, c] unscaled scores.
   """
   def body(group, acc):
-    blocks = group * block_group + jnp.arange(block_group)
+    blocks = group * block_group + jnp.arange(block_group, dtype=jnp.int32)
     return acc + features.grouped_multi_scores(x, frequencies_of(blocks), coef[blocks])
 
   return jax.lax.fori_loop(0, num_blocks // block_group, body,

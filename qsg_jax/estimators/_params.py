@@ -154,6 +154,8 @@ def estimator_names(papers):
       if papers.get(old) is None:   # at the start, or quoted (a list of names, a grid key)
         renamed = renamed.replace(f"'{old}'", f"'{new}'")
         renamed = new + renamed[len(old):] if renamed.startswith(old + " ") else renamed
+        if old != "sigma" and renamed.startswith(old + "="):   # "step_size=1e+300": same value
+          renamed = new + renamed[len(old):]
     if renamed != message:
       raise type(e)(renamed) from None
     raise

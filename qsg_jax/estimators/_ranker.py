@@ -61,9 +61,10 @@ def check_ordinal_classes(classes):
     return
   shown = [str(c) for c in classes.tolist()[:6]]
   raise ValueError(f"y's classes are strings ({shown}{'...' if classes.size > 6 else ''}) whose "
-                   "sorted order is alphabetical, maybe not the ordinal one. State the order: "
+                   "sorted order is alphabetical, maybe not the ordinal one. State it: "
                    "y = pd.Categorical(y, categories=order, ordered=True), order = the labels "
-                   "from lowest to highest.")
+                   "from lowest to highest. If one marks unlabeled rows, pass it as "
+                   "unlabeled_label.")
 
 
 def stated_order(y):
@@ -447,6 +448,7 @@ def prepare_training_data(estimator, X, y):
                                                           and scaling == "auto"):
     raise ValueError(f'scale_inputs must be "auto", True or False; received {scaling!r:.60}.')
   validation.check_features(X)
+  validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
   order = stated_order(y)
   marker = None if y is None else _params.unlabeled_marker(estimator, np.asarray(y).ravel())
   if y is not None:   # NaN or look-alike markers: a clear error before validate_data's

@@ -50,6 +50,7 @@ def _rows(X, mask):
 def labeled_rows(estimator, X, y):
   """(X, y) of the rows of y not marked unlabeled by ``estimator`` (its ``unlabeled_label``,
   "auto" decided against its fitted ``classes_``; ``_params.unlabeled_marker``)."""
+  validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
   y = validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
   if y.ndim == 2 and y.shape[1] == 1:   # a column vector: as fit takes it (validate_data)
     y = column_or_1d(y, warn=True)      # DataConversionWarning, as in fit
@@ -78,13 +79,26 @@ def _labeled_codes(estimator, X, y):
 def class_codes(classes, values, name):
   """Positions of ``values`` in ``classes`` (their ordinal ranks: ``classes`` is in ordinal
   order, sorted or an ordered Categorical's), or an error naming labels outside them."""
-  order = np.argsort(classes, kind="stable")
-  at = np.minimum(np.searchsorted(classes[order], values), classes.size - 1)
-  known = classes[order][at] == values
-  codes = order[at]
+  values = np.asarray(values)
+  try:
+    order = np.argsort(classes, kind="stable")
+    at = np.minimum(np.searchsorted(classes[order], values), classes.size - 1)
+    known = np.asarray(classes[order][at] == values, bool)
+    codes = order[at]
+    if known.shape != values.shape:   # NumPy gave up comparing element-wise
+      raise TypeError
+  except TypeError:   # labels of another type than the classes (ints against text): NumPy
+    position = {c: i for i, c in enumerate(classes.tolist())}   # cannot sort them together;
+    found = [position.get(v) for v in values.tolist()]          # by value, they match none
+    known = np.array([f is not None for f in found], bool)
+    codes = np.array([-1 if f is None else f for f in found], np.int64)
   if not known.all():
-    unknown = np.unique(values[~known])
-    raise ValueError(f"{name} contains labels {unknown.tolist()[:5]} outside the fitted classes "
+    unknown = list(dict.fromkeys(values[~known].tolist()))   # first seen first, of any type
+    try:
+      unknown = sorted(unknown)
+    except TypeError:
+      pass
+    raise ValueError(f"{name} contains labels {unknown[:5]} outside the fitted classes "
                      f"{classes.tolist()[:10]} (nor the unlabeled marker).")
   return codes
 
@@ -260,11 +274,26 @@ class LabeledStratifiedKFold:
     """Yields (train indices, test indices) for each fold (``groups``: the class docstring)."""
     if y is None:
       raise ValueError("LabeledStratifiedKFold needs y (the labels with the unlabeled marker).")
+    validation.refuse_unreadable("y", y)
     y = validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
+    if X is not None and y.ndim and _num_rows(X) != y.shape[0]:   # rows beyond y: no fold
+      raise ValueError(f"Found input variables with inconsistent numbers of samples: "
+                       f"[{_num_rows(X)}, {y.shape[0]}]: X has {_num_rows(X)} rows and y "
+                       f"{y.shape[0]} labels; pass one label per row of X (the marker "
+                       f"{self.unlabeled_label!r} on unlabeled rows).")
     unlabeled = validation.unlabeled_mask(y, self.unlabeled_label)
     labeled, rest = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
+    if not labeled.size:
+      raise ValueError(f"y has no labeled rows: all {y.size} rows are marked unlabeled "
+                       f"({self.unlabeled_label!r}); the folds test labeled rows only. Label "
+                       "some rows, or pass the marker your y uses as unlabeled_label.")
+    n_splits = validation.check_count("n_splits", self.n_splits, minimum=2)
+    if n_splits > labeled.size:
+      raise ValueError(f"n_splits={n_splits} exceeds the {labeled.size} labeled rows of y (the "
+                       f"{rest.size} unlabeled rows are never tested): each fold tests at least "
+                       f"one labeled row. Use n_splits <= {labeled.size}, or label more rows.")
     splitter = StratifiedKFold if groups is None else StratifiedGroupKFold
-    folds = splitter(self.n_splits, shuffle=self.shuffle, random_state=self.random_state)
+    folds = splitter(n_splits, shuffle=self.shuffle, random_state=self.random_state)
     if groups is not None:
       groups = np.asarray(groups)
       if groups.shape != y.shape:

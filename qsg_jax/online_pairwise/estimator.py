@@ -82,6 +82,7 @@ def _precheck_y(y):
   if type(y).__module__.startswith("scipy.sparse"):
     raise TypeError("y is a scipy sparse matrix; pass the targets as a dense [n] array "
                     "(y.toarray().ravel()).")
+  validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
   raw = np.asarray(y)   # text ("1", "2") is not a number, before as_numbers would parse it
   text = raw.dtype.kind in "US" or (raw.dtype == object and any(
       isinstance(v, str) for v in raw.ravel().tolist()))
@@ -141,6 +142,32 @@ def pairwise_ranking_accuracy(scores, targets) -> float:
     right += (ordered & (ds > 0)).sum()
     ties += (ordered & (ds == 0)).sum()
   return float((right + 0.5 * ties) / pairs)
+
+
+def _check_mu_fits(mu, theta, seen, x):
+  """``ValueError`` naming ``mu`` when the step sizes gamma_t = t^-theta / mu of the examples
+  t = seen + 1 .. seen + len(x) (t >= 2: t = 1 makes no step) leave float32's normal range: the
+  update computes in float32, which turns them into inf or flushes them to 0 (a model that never
+  moves). The advice is the estimator's own: mu=None, or a mu near ``estimate_mu`` of ``x``."""
+  mu, theta = float(mu), float(theta)
+  first, last = max(seen + 1, 2), seen + x.shape[0]
+  if last < first:
+    return
+  info = np.finfo(np.float32)
+  largest, smallest = first ** -theta / mu, last ** -theta / mu   # float64: no overflow here
+  if float(info.tiny) <= smallest and largest <= float(info.max):
+    return
+  try:
+    estimate = f" ({updates.estimate_mu(x[:2048]):.3g} for these rows)"
+  except ValueError:   # e.g. every row the same point
+    estimate = ""
+  fix = f"Leave mu=None (estimate_mu on the first chunk{estimate}) or pass a mu near it."
+  if largest > float(info.max):
+    raise ValueError(f"mu={mu:g} is too small: the step size t^-theta / mu is {largest:.3g} at "
+                     f"t = {first}, beyond float32's range, in which the update computes. {fix}")
+  raise ValueError(f"mu={mu:g} is too large: the step size t^-theta / mu falls to "
+                   f"{smallest:.3g} by t = {last}, below float32's normal range, which the "
+                   f"update flushes to 0: the model stops moving. {fix}")
 
 
 class OnlinePairwiseRanker(BaseEstimator):
@@ -210,19 +237,32 @@ class OnlinePairwiseRanker(BaseEstimator):
     self.scale_inputs = scale_inputs
 
   def partial_fit(self, X, y):
-    """Continues the stream with the examples (X [c, d], y [c] real targets); returns self."""
+    """Continues the stream with the examples (X [c, d], y [c] real targets); returns self.
+
+    A chunk whose targets all have one value is accepted (a stream sorted by time may hold
+    such chunks): Eq. (1) pairs each example with every earlier one, so later chunks rank
+    against it. ``coef_`` stays 0 until the stream has held two target values. ``fit``, which
+    sees the whole data, refuses one-valued targets.
+    """
     return self._continue(X, y)
 
-  def _continue(self, X, y):
-    """``partial_fit``'s body (``fit`` calls it too, so warnings point at the caller of either)."""
+  def _continue(self, X, y, whole=False):
+    """``partial_fit``'s body (``fit`` calls it too, so warnings point at the caller of either);
+    ``whole``: (X, y) is all the data (``fit``), so one-valued targets are refused."""
     self._check_params()
     _precheck_x(X)
     y_arr = _precheck_y(y)
     if y_arr is not None and y_arr.ndim == 1:
-      _as_real_vector("y", y_arr, _TARGET_FIX)
+      targets = _as_real_vector("y", y_arr, _TARGET_FIX)
       if y_arr.shape[0] != np.shape(X)[0]:
         raise ValueError(f"y has {y_arr.shape[0]} targets but X has {np.shape(X)[0]} rows; pass "
                          "one target per row of X.")
+      levels = np.unique(targets)
+      if whole and levels.size == 1 and targets.size > 1:   # Eq. (1): differences, so w = 0
+        # (one row: the n_samples message below, which scikit-learn's checks look for)
+        raise ValueError(f"every target is {levels.tolist()}: no pair to rank, so the model "
+                         "would be w = 0 (every score tied). Fit on targets with at least two "
+                         "values.")
     first = not hasattr(self, "state_")
     if first and self.mu is None and np.ndim(X) == 2 and np.shape(X)[0] < 2:
       raise ValueError(f"the first partial_fit chunk has n_samples = {np.shape(X)[0]}; it needs at "
@@ -240,9 +280,13 @@ class OnlinePairwiseRanker(BaseEstimator):
       low, scale = self.input_min_, self.input_scale_
       step_size = updates.polynomial_step_size(
           self.theta, self.step_size_.mu if self.mu is None else self.mu)
+    x_scaled = preprocessing.minmax_apply(X, low, scale)
+    if self.mu is not None:   # the user's mu: its steps must be float32 numbers (else fit_stream's
+      _check_mu_fits(self.mu, self.theta, 0 if first else int(self.state_.step),   # advice
+                     x_scaled)                                                      # is its own)
     schedule = {"theta": self.theta, "mu": self.mu} if first else {"step_size": step_size}
     result = streaming.fit_stream(
-        [(preprocessing.minmax_apply(X, low, scale), y)], state=None if first else self.state_,
+        [(x_scaled, y)], state=None if first else self.state_,
         chunk_size=self.chunk_size, **schedule)
     # Set only after the chunk trained: a failed call leaves the estimator as it was.
     self.scaled_inputs_, self.input_min_, self.input_scale_ = bool(self.scale_inputs), low, scale
@@ -262,7 +306,7 @@ class OnlinePairwiseRanker(BaseEstimator):
     with validation.fitted_state_kept_on_error(self):   # a failed refit keeps the old model
       for name in [name for name in vars(self) if name.endswith("_")]:
         delattr(self, name)
-      return self._continue(X, y)
+      return self._continue(X, y, whole=True)
 
   def decision_function(self, X) -> np.ndarray:
     """Ranking scores f(x) = w . x' on the scaled inputs x': [n] float64."""

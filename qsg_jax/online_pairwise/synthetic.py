@@ -74,7 +74,7 @@ def make_linear_problem(seed, dim, rank, scale=1.0, noise=1.0, w_star_norm=1.0, 
     ValueError: a count out of range, a negative or non-finite norm, scale or noise, a scale
       whose mu = lambda_rho + kappa^2 leaves float64, a non-zero null_norm with rank = dim.
   """
-  rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0))
+  rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0, maximum=None))
   dim, rank = validation.check_count("dim", dim), validation.check_count("rank", rank)
   if not 1 <= rank <= dim:
     raise ValueError(f"rank must be in 1..dim = 1..{dim}; received rank={rank}.")
@@ -194,7 +194,7 @@ def make_bipartite_problem(seed, dim, separation=1.5, positive_rate=0.3) -> Bipa
     TypeError: an argument that is not a number (or dim not whole).
     ValueError: out of range or non-finite arguments.
   """
-  rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0))
+  rng = np.random.default_rng(validation.check_count("seed", seed, minimum=0, maximum=None))
   dim = validation.check_count("dim", dim)
   separation = validation.check_positive(
       "separation", separation, allow_zero=True, fix="It is a distance D >= 0 (optimal AUC "

@@ -96,7 +96,7 @@ def estimate_mu(x, rtol=1e-8):
   Returns:
     Python float mu.
   """
-  validation.refuse_sparse("x", x)
+  validation.refuse_unreadable("x", x)
   arr = validation.as_numbers(x)   # pandas nullable numbers: NA becomes NaN (refused below)
   if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
                             or np.issubdtype(arr.dtype, np.complexfloating)):

@@ -38,6 +38,7 @@ from qsg_jax.roc_svm import model as model_lib
 from qsg_jax.roc_svm import train as train_lib
 
 ESTIMATOR_KERNELS = ("linear", "nystrom")
+_DEFAULT_LANDMARKS = 300   # ROCSVM's num_landmarks default (the paper's d)
 THRESHOLDS = ("accuracy", "sensitivity", "specificity")
 
 __docformat__ = "numpy"
@@ -50,6 +51,16 @@ def median_heuristic_sigma(rng, x, num=2000):
   d2 = np.sum(np.square(a - b), axis=1)
   d2 = d2[d2 > 0]
   return 1.0 / max(float(np.median(d2)), 1e-12) if d2.size else 1.0
+
+
+def _isin(values, classes):
+  """[n] bool: which of ``values`` equal one of ``classes``, by value (a label of another type
+  than the classes, e.g. an int against text, equals none: NumPy cannot even sort them)."""
+  try:
+    return np.isin(values, classes)
+  except TypeError:
+    wanted = set(np.asarray(classes).tolist())
+    return np.array([v in wanted for v in np.asarray(values).tolist()], bool)
 
 
 def accuracy_threshold(scores, positive):
@@ -98,7 +109,8 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       there without a word), as are ``num_landmarks`` and ``landmarks``.
   num_landmarks : int, default=300
       Landmarks d >= 1 of the Nystrom features (the paper's 300); at most the number of
-      training points (fewer: a warning, all points).
+      training points: with fewer points every point is a landmark (a warning when the value
+      was set, none for the default).
   landmarks : {"kmeans", "stratified", "uniform"}, default="kmeans"
       How the landmarks are chosen ("kmeans": the paper's, on real data).
   loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
@@ -167,7 +179,8 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
   True
   """
 
-  def __init__(self, kernel="linear", *, lam=1e-3, sigma="median", num_landmarks=300,
+  def __init__(self, kernel="linear", *, lam=1e-3, sigma="median",
+               num_landmarks=_DEFAULT_LANDMARKS,
                landmarks="kmeans", loss="hinge", num_pairs=None, optimizer="lbfgs",
                learning_rate=None, max_steps=2000, tol=1e-6, threshold="accuracy",
                target_rate=0.9, scale_inputs=True, random_state=None):
@@ -204,9 +217,9 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       if isinstance(self.sigma, str):
         raise ValueError(f"sigma must be a number > 0 or 'median'; received {self.sigma!r:.60}.")
       validation.check_positive("sigma", self.sigma, what="a number > 0 or 'median'")
-    validation.check_positive("lam", self.lam, allow_zero=True)
+    model_lib.check_lam(self.lam)   # numbers float32 holds (inf there: a NaN objective)
     if self.learning_rate is not None:
-      validation.check_positive("learning_rate", self.learning_rate)
+      train_lib.check_learning_rate(self.learning_rate)
     # Whole numbers (never truncated) and a finite tol, checked before the data.
     model_lib.check_counts(num_landmarks=self.num_landmarks, num_pairs=self.num_pairs,
                            max_steps=self.max_steps)
@@ -240,6 +253,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     self._check_params()
     validation.check_features(X)   # short errors naming the row or column (complex, text, NaN)
     if y is not None:
+      validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
       validation.refuse_mixed_labels(y)   # 0 and "1": scikit-learn's "Unknown label type"
     with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
       X, y = skvalidation.validate_data(self, X, y, dtype=np.float64)
@@ -267,9 +281,10 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       sigma = float(self.sigma)
     num_landmarks = model_lib.check_counts(num_landmarks=self.num_landmarks)["num_landmarks"]
     if self.kernel == "nystrom" and num_landmarks > X.shape[0]:
-      warnings.warn(f"num_landmarks={num_landmarks} > n_samples={X.shape[0]}; using "
-                    f"{X.shape[0]} landmarks.", UserWarning,
-                    stacklevel=validation.outside_stacklevel())
+      if validation.set_away_from_default(self.num_landmarks, _DEFAULT_LANDMARKS):   # the
+        warnings.warn(f"num_landmarks={num_landmarks} > n_samples={X.shape[0]}; using "   # user's
+                      f"{X.shape[0]} landmarks.", UserWarning,   # choice; the default is "at
+                      stacklevel=validation.outside_stacklevel())   # most 300", no warning
       num_landmarks = X.shape[0]
     nystrom = dict(sigma=sigma, num_landmarks=num_landmarks, landmarks=self.landmarks)
     result = model_lib.fit(
@@ -316,12 +331,31 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
   def score(self, X, y, sample_weight=None):
-    """AUC of ``decision_function(X)`` against ``y == classes_[1]`` (ties count 1/2)."""
+    """AUC of ``decision_function(X)`` against ``y == classes_[1]`` (ties count 1/2).
+
+    Raises ``ValueError`` for labels not seen in fit (also of another type: ints against text
+    classes) and for y of one class (or whose other class has weight 0): there is no AUC.
+    """
     scores = self.decision_function(X)
-    y = np.asarray(y)
-    unknown = np.setdiff1d(np.unique(y), self.classes_)
-    if unknown.size:
-      raise ValueError(f"y holds labels {unknown[:5].tolist()} not seen in fit; the classes "
-                       f"are {self.classes_.tolist()}.")
-    return float(skmetrics.roc_auc_score(y == self.classes_[1], scores,
-                                         sample_weight=sample_weight))
+    validation.refuse_unreadable("y", y)
+    y = validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
+    known = _isin(y, self.classes_)
+    if not known.all():
+      unknown = list(dict.fromkeys(y[~known].tolist()))   # of any type: sorted where they sort
+      try:
+        unknown = sorted(unknown)
+      except TypeError:
+        pass
+      raise ValueError(f"y holds labels {unknown[:5]} not seen in fit; the classes are "
+                       f"{self.classes_.tolist()}.")
+    positive = _isin(y, self.classes_[1:])
+    counted = np.ones(y.shape, bool) if sample_weight is None else (
+        np.asarray(sample_weight, np.float64).reshape(-1) > 0)
+    if counted.shape == y.shape and not counted.any():
+      raise ValueError("sample_weight is 0 for every row: there is nothing to score.")
+    if counted.shape == y.shape and (positive[counted].all() or not positive[counted].any()):
+      present = self.classes_[[int(positive[counted].any())]].tolist()
+      weighted = "" if sample_weight is None else " with weight > 0"
+      raise ValueError(f"the rows of y{weighted} all belong to one class ({present}): no pair "
+                       "of the two classes, so there is no AUC. Score on rows of both classes.")
+    return float(skmetrics.roc_auc_score(positive, scores, sample_weight=sample_weight))

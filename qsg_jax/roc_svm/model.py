@@ -102,10 +102,22 @@ def check_counts(**counts):
 
 
 def check_tol(tol):
-  """The stopping tolerance as a float >= 0 (0 runs all ``max_steps``), else a clear error."""
-  return validation.check_positive(
+  """The stopping tolerance as a float >= 0 (0 runs all ``max_steps``) that float32 holds, else
+  a clear error."""
+  return validation.check_float32_range("tol", validation.check_positive(
       "tol", tol, allow_zero=True, fix="Pass e.g. tol=1e-6.", what="a finite number >= 0 (the "
-      "relative change of the objective that stops training; 0 runs all max_steps)")
+      "relative change of the objective that stops training; 0 runs all max_steps)"),
+      "the ROC-SVM compares it in float32, where it would become inf; a tol of 1 or more "
+      "already stops training within a few steps. Pass e.g. tol=1e-6.")
+
+
+def check_lam(lam):
+  """The ridge lambda as a float >= 0 that float32 holds, else a clear error naming ``lam``
+  (beyond float32 it became inf inside the objective: NaN after one step, "raise lam")."""
+  return validation.check_float32_range(
+      "lam", validation.check_positive("lam", lam, allow_zero=True),
+      "the ROC-SVM computes in float32, where it would become inf (a NaN objective); a lam "
+      "that large leaves beta = 0 anyway. Pass e.g. lam=1e-3 (the default).")
 
 
 def _design(kernel, key, x, y, pairs, *, sigma, num_landmarks, landmarks, kmeans_iters,
@@ -219,7 +231,7 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   y = check_binary_labels(y, x.shape[0])
   if kernel not in KERNELS:
     raise ValueError(f"unknown kernel {kernel!r}; expected one of {KERNELS}.")
-  lam = validation.check_positive("lam", lam, allow_zero=True)
+  lam = check_lam(lam)
   if not isinstance(landmarks, str) or landmarks not in nystrom_lib.LANDMARK_METHODS:
     raise ValueError(f"landmarks must be one of {nystrom_lib.LANDMARK_METHODS}; received "
                      f"{landmarks!r:.60}.")
@@ -296,11 +308,15 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
   seconds["design"] += start - started
   seconds.update(compile=compiled_at - start, train=time.perf_counter() - compiled_at)
   value, steps = float(result.value), int(result.num_steps)
+  if (not np.isfinite(value) or steps > 1 and value >= float(result.values[0])) and (
+      np.isfinite(float(result.values[0]))):
+    _refuse_a_lam_too_large(objective, data, float(lam), float(result.values[0]))
   if not np.isfinite(value):
     raise errors.DivergenceError(
         f"the ROC-SVM objective became {value} after {steps} steps "
         f"({_scale_text(x, kernel, sigma)}). Lower the learning rate (or your optimizer's), "
-        "min-max scale the features (ROCSVM does by default) or raise lam.")
+        "min-max scale the features (ROCSVM does by default)"
+        + (" or raise lam." if float(lam) < 1.0 else "."))   # a large lam: raising it is no fix
   if steps > 1 and value >= float(result.values[0]):
     # No decrease from beta = 0 although the objective is not flat there: the optimizer
     # stalled (e.g. every line-search trial overflowed); never return beta = 0 as a fit.
@@ -328,6 +344,41 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
                       names)
   return RocSvmFit(model, objective, value, steps, bool(result.converged),
                    np.asarray(result.values)[:steps], b, seconds)
+
+
+def _largest_decrease(objective, data, lam):
+  """An upper bound on how far the objective can fall below its value at beta = 0.
+
+  With u the gradient of the (convex) risk in the scores at 0 and g = the objective's gradient
+  there (X^T u, or K u for the kernel model, whose penalty is theta^T K theta), convexity gives
+  F(beta) >= F(0) + u.s(beta) + lam / 2 pen(beta) >= F(0) - u.g / (2 lam): ||g||^2 / (2 lam)
+  for the ridge penalty. inf for lam = 0.
+  """
+  if lam <= 0:
+    return np.inf
+  s_pos, s_neg = jnp.zeros(data.x_pos.shape[0]), jnp.zeros(data.x_neg.shape[0])
+  u_pos, u_neg = jax.grad(lambda a, b: objective.risk_of_scores(a, b, data), (0, 1))(s_pos, s_neg)
+  u = np.concatenate([np.asarray(u_pos, np.float64), np.asarray(u_neg, np.float64)])
+  x_pos, x_neg = np.asarray(data.x_pos, np.float64), np.asarray(data.x_neg, np.float64)
+  g = x_pos.T @ u[:x_pos.shape[0]] + x_neg.T @ u[x_pos.shape[0]:]   # the gradient, in float64
+  if objective.model == "linear":
+    return float(g @ g) / (2.0 * lam)
+  return float(u @ g) / (2.0 * lam)
+
+
+def _refuse_a_lam_too_large(objective, data, lam, start_value):
+  """``DivergenceError`` naming lam where it is the cause of a stalled or NaN training: the
+  convexity bound on the objective's decrease from beta = 0 is below float32's resolution of
+  the objective there, but would not be at the default lam = 1e-3 (else the features' scale is
+  the cause, which the caller's messages say)."""
+  resolution = 2 * np.finfo(np.float32).eps * abs(start_value)
+  decrease = _largest_decrease(objective, data, lam)
+  if 0 < decrease <= resolution < decrease * lam / 1e-3:
+    raise errors.DivergenceError(
+        f"lam={lam:g} is too large for these data: the objective can fall at most "
+        f"{decrease:.3g} below its value {start_value:.4g} at beta = 0 (convexity bound), under "
+        "float32's resolution, so training stays at beta = 0 and every score ties. Lower lam "
+        "(the default is 1e-3).")
 
 
 _FIT_DEFAULTS = {name: p.default for name, p in inspect.signature(fit).parameters.items()}

@@ -104,7 +104,7 @@ def incomplete_risk(s_pos, s_neg, pairs, loss="hinge", pair_valid=None):
   values = get_margin_loss(loss).value(s_pos[pairs.positive] - s_neg[pairs.negative])
   if pair_valid is None:
     return jnp.mean(values)
-  return jnp.sum(jnp.where(pair_valid, values, 0.0)) / jnp.sum(pair_valid)
+  return jnp.sum(jnp.where(pair_valid, values, 0.0)) / jnp.sum(pair_valid, dtype=values.dtype)
 
 
 def positives_per_block(num_positive, num_negative, pairs_per_block):

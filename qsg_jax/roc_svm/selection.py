@@ -82,5 +82,7 @@ def cross_validate(x, y, grid, *, num_folds=5, seed=0, **fit_kwargs) -> folds.CV
         fold_scores[g, f] = model_lib.model_auc(result.model, x[valid], y[valid])
   scores = fold_scores.mean(axis=1)
   (best,) = folds.best_point(scores[:, 0], fix="no grid entry gave a finite validation AUC: "
-                             "every fit diverged; lower the learning rate or raise lam.")
+                             "every fit diverged or made no progress; fit one entry with "
+                             "roc_svm.fit to see why (e.g. the learning rate, or lam too small "
+                             "or too large).")
   return folds.CVResult(grid[best], float(scores[best, 0]), scores, fold_scores, grid)

@@ -116,7 +116,16 @@ def resolve_optimizer(optimizer, learning_rate, default_learning_rate):
                        "step by line search. Pass optimizer='adamax' to set a learning rate.")
     return lbfgs_optimizer()
   rate = default_learning_rate if learning_rate is None else learning_rate
-  return default_optimizer(validation.check_positive("learning_rate", rate))
+  return default_optimizer(check_learning_rate(rate))
+
+
+def check_learning_rate(rate):
+  """Adamax's learning rate as a float > 0 that float32 holds, else a clear error naming
+  ``learning_rate`` (beyond float32 it became inf inside the optimizer)."""
+  return validation.check_float32_range(
+      "learning_rate", validation.check_positive("learning_rate", rate),
+      "Adamax computes in float32, where it would become inf (a NaN objective). Pass a rate "
+      "near the default 0.05.")
 
 
 def _update(optimizer, grads, opt_state, params, value, objective_fn):
