@@ -83,6 +83,12 @@ RESIDUAL_WARNING = 0.05
 # Above this sigma times the median landmark's squared distance to its nearest other landmark
 # ``fit`` warns that the kernel is too narrow (kernel value below 2e-9 between neighbours).
 NARROW_EXPONENT = 20.0
+# DSG's random features and sampled steps resolve far less: over 18 runs of the six peers sets
+# (sigma 0.01..3000, D = 65,536) every DSG fit within 0.01 of its best AUC had this exponent at
+# most 0.076, and every fit at chance at least 0.79 (4.0 but one, with 3 labeled positives); above
+# 0.5 DSG had lost more than a quarter of its edge over 0.5 everywhere. More features barely move
+# it (x4: the same sigma at chance), so it is fixed, not 1/sqrt(D).
+DSG_NARROW_EXPONENT = 0.5
 NARROW_SAMPLE = 512   # DSG: labeled points measured (as many as the default landmarks)
 
 
@@ -539,13 +545,13 @@ def _squared_distances(z):
   return np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0)
 
 
-def warn_if_narrow(points, sigma, what="training point", d2=None):
+def warn_if_narrow(points, sigma, what="training point", d2=None, dsg=False):
   """``ApproximationWarning`` when the median of ``points`` (landmarks; for DSG up to
-  ``NARROW_SAMPLE`` evenly spaced labeled points) has its nearest other one at kernel value
-  below exp(-``NARROW_EXPONENT``) (``_warn_if_degenerate``); ``d2``: their squared distances
-  when already computed."""
+  ``NARROW_SAMPLE`` evenly spaced distinct labeled points) has its nearest other one at kernel
+  value below exp(-``NARROW_EXPONENT``) (``_warn_if_degenerate``), or, for DSG (``dsg``), below
+  exp(-``DSG_NARROW_EXPONENT``); ``d2``: their squared distances when already computed."""
   if d2 is None:
-    z = np.asarray(points, np.float64)
+    z = np.unique(np.asarray(points, np.float64), axis=0)   # copies are 0 apart: not neighbours
     if z.shape[0] > NARROW_SAMPLE:
       z = z[np.linspace(0, z.shape[0] - 1, NARROW_SAMPLE).astype(np.int64)]
     d2 = _squared_distances(z)
@@ -560,6 +566,13 @@ def warn_if_narrow(points, sigma, what="training point", d2=None):
                   "table of its training points and rows away from them score about 0 (ties, a "
                   "ranking near chance). Lower sigma (0.1..10 suits min-max scaled features), "
                   "i.e. raise length_scale, or let the automatic choice pick it.",
+                  ApproximationWarning, stacklevel=validation.outside_stacklevel())
+  elif dsg and exponent > DSG_NARROW_EXPONENT:
+    warnings.warn(f"the kernel is too narrow for DSG: the median labeled point's nearest other "
+                  f"one has kernel value {np.exp(-exponent):.2g} (sigma={float(sigma):g}), below "
+                  f"exp(-{DSG_NARROW_EXPONENT:g}); measured on six datasets, DSG's random "
+                  "features then lose much of the ranking's edge over chance, often all of "
+                  "it. Lower sigma (raise length_scale), or use solver='direct'.",
                   ApproximationWarning, stacklevel=validation.outside_stacklevel())
 
 
