@@ -175,7 +175,7 @@ def _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, pro
   num_segments = validation.check_count("num_segments", num_segments)
   key = validation.check_key(key)
   inputs = checked_inputs(x_labeled, y_labeled, x_unlabeled, config.sigma, num_classes)
-  direct.fitting.warn_if_narrow(inputs.x_labeled, config.sigma, dsg=True)
+  direct.fitting.warn_if_narrow(inputs.x_labeled, config.sigma, solver="dsg")
   # Rows padded to size buckets (``engine.bucket_data``): a new data size reuses a compilation.
   data, n_l, n_u = engine.bucket_data(engine.TrainData(*inputs[:3]), unlabeled=mesh is None)
   data = engine.TrainData(*map(jnp.asarray, data))   # on the device once, not per segment
