@@ -48,14 +48,20 @@ def refuse_unreadable(name: str, x) -> None:
         f"{name} is a scipy sparse matrix of shape {shape}; qsg_jax needs dense arrays (random "
         f"Fourier features of sparse data are dense anyway). Pass {name}.toarray() (needs "
         f"4 n d bytes as float32).")
+  refuse_masked(name, x)
+
+
+def refuse_masked(name: str, x) -> None:
+  """``ValueError`` for a NumPy masked array with masked entries: NumPy reads the values under
+  the mask as data."""
   if isinstance(x, np.ma.MaskedArray) and np.ma.getmaskarray(x).any():
     mask = np.ma.getmaskarray(x)
     first = ", ".join(str(int(i)) for i in np.argwhere(mask)[0])
     raise ValueError(
         f"{name} is a masked array with {int(mask.sum())} masked entries (the first at "
-        f"[{first}]); NumPy would read the values under the mask as data. Fill or drop them "
-        f"first: {name}.filled(value) (labels: the unlabeled marker, e.g. y.filled(-1)), or "
-        f"{name}.data where the mask means nothing.")
+        f"[{first}]): NumPy would read the hidden values as data. Fill or drop them first "
+        f"({name}.filled(value)); unknown labels: y = np.where(y.mask, -1, y.data.astype(int)) "
+        "marks them unlabeled.")
 
 
 def refuse_explicit_sharding(name: str, x) -> None:
@@ -76,10 +82,12 @@ def is_extra_float(dtype) -> bool:
   return np.dtype(dtype).kind == "V" and jnp.issubdtype(dtype, jnp.floating)
 
 
-def as_numbers(x):
+def as_numbers(x, name="an input"):
   """``x`` as a NumPy array; pandas nullable numbers (Int64, Float64, boolean, with pd.NA) become
   float64 with NaN for NA, where NumPy would make an object array of them; JAX's bfloat16 and
-  float8 arrays become float32 (as float16 is computed)."""
+  float8 arrays become float32 (as float16 is computed). A masked array with masked entries is
+  refused (``refuse_masked``, naming ``name``)."""
+  refuse_masked(name, x)
   arr = np.asarray(x)
   if is_extra_float(arr.dtype):
     return arr.astype(np.float32)
@@ -163,7 +171,7 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
     raise TypeError(f"{name} is an iterator ({type(x).__name__}); pass an array [n, d]. Chunks "
                     "read one at a time: qsg_jax.direct.fit or fit(..., solver='direct').")
   try:
-    arr = as_numbers(x)
+    arr = as_numbers(x, name)
   except ValueError:   # ragged nested lists
     raise ValueError(f"{name} must be a rectangular [n, d] array; its rows have different "
                      "lengths.") from None
@@ -335,7 +343,7 @@ def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None,
   refuse_unreadable(name, chunk)
   where = lambda i: int(first_row + i if rows is None else rows[i])
   try:
-    arr = as_numbers(chunk)
+    arr = as_numbers(chunk, name)
   except ValueError:   # ragged nested lists
     raise ValueError(f"every chunk of {name} must be a rectangular [n_i, {dim}] array; the "
                      f"chunk at row {where(0)} has rows of different lengths.") from None
@@ -477,7 +485,7 @@ def whole_labels(labels: ArrayLike, name: str, want: str, fix: str = "",
   """Concrete ``labels`` as int64 (bool as 0/1) after refusing sparse input, non-numbers, NaN /
   inf and fractions: "{name} must be {want}; received ... {fix}"."""
   refuse_unreadable(name, labels)
-  arr = as_numbers(labels)
+  arr = as_numbers(labels, name)
   if arr.dtype == bool:
     return arr.astype(np.int64)
   if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
@@ -517,7 +525,7 @@ def check_scores(name: str, scores: ArrayLike, ndim=1):
   if is_traced(scores):
     return
   refuse_unreadable(name, scores)
-  arr = as_numbers(scores)
+  arr = as_numbers(scores, name)
   if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
                             or np.issubdtype(arr.dtype, np.complexfloating)):
     raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}.")
@@ -562,7 +570,7 @@ def check_binary_labels(labels: ArrayLike, name: str = "labels", num_points: Opt
   if is_traced(labels):
     return None
   refuse_unreadable(name, labels)
-  arr = as_numbers(labels)
+  arr = as_numbers(labels, name)
   if num_points is not None and (arr.ndim != 1 or arr.shape[0] != num_points):
     raise ValueError(f"{name} must have shape [{num_points}] (one label per point); received "
                      f"shape {arr.shape}.")
@@ -991,11 +999,11 @@ def _refuse_wrapped_marker(y, marker):
     return
   top = np.iinfo(y.dtype).max
   wrapped = y == top
-  if wrapped.any():
+  if wrapped.any() and np.unique(y[~wrapped]).size >= 2:   # else a class ({0, 255} masks)
     raise ValueError(
         f"y is {y.dtype} and holds {top} in {int(wrapped.sum())} rows (the first at row "
-        f"{int(np.argmax(wrapped))}): {marker!r} cast to {y.dtype}, a class unless said. Keep "
-        f"y signed (y.astype(np.int64) before marking rows {marker!r}), or pass "
+        f"{int(np.argmax(wrapped))}): rows marked {marker!r} become {top} in {y.dtype}, a class "
+        f"unless said. Keep y signed (y.astype(np.int64) before marking rows), or pass "
         f"unlabeled_label={top} if it marks unlabeled rows (None if it is a class).")
 
 
@@ -1092,7 +1100,7 @@ def check_features(X, name="X"):
   _refuse_dates(X, name)
   _refuse_odd_columns(X, name)
   try:
-    values = as_numbers(X)
+    values = as_numbers(X, name)
   except ValueError as error:
     if "inhomogeneous" in str(error):
       raise ValueError(f"{name} is ragged: its rows have different lengths ({error}). Pass a "

@@ -74,7 +74,7 @@ def subsample(x: ArrayLike, size: Optional[int], seed: int) -> np.ndarray:
   """
   x = np.asarray(x)
   size = validation.check_count("size", size, allow_none=True,
-                                fix="None keeps every row.")
+                                fix="None keeps every row.", maximum=None)
   if size is None or x.shape[0] <= size:
     return x
   pick = np.random.default_rng(validation.check_count("seed", seed, minimum=0, maximum=None))

@@ -315,7 +315,7 @@ def _check_finite_classes(name, values, fix):
   if validation.is_traced(values):
     return
   validation.refuse_unreadable(name, values)
-  arr = validation.as_numbers(values)
+  arr = validation.as_numbers(values, name)
   if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
                             or np.issubdtype(arr.dtype, np.complexfloating)):
     raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}.")

@@ -116,7 +116,7 @@ def fit_thresholds(scores: ArrayLike, labels: ArrayLike, num_classes: int, surro
   if any(validation.is_traced(v) for v in (scores, labels, margin)):
     return _fit_thresholds(jnp.asarray(scores), jnp.asarray(labels), num_classes, surrogate,
                            margin)
-  arr = validation.as_numbers(scores)
+  arr = validation.as_numbers(scores, "scores")
   if arr.dtype.kind in "fc":   # its own words (check_scores' speak of an AUC), then the types
     bad = ~np.isfinite(arr.reshape(-1))
     if bad.any():
@@ -218,7 +218,7 @@ def predict_classes(scores: ArrayLike, thresholds: ArrayLike) -> jax.Array:
       continue
     if type(values).__module__.startswith("scipy.sparse"):
       raise TypeError(f"{name} is a scipy sparse matrix; pass a dense vector ({name}.toarray()).")
-    arr = validation.as_numbers(values)   # bfloat16 / float8 read as float32
+    arr = validation.as_numbers(values, name)   # bfloat16 / float8 read as float32
     if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
                               or np.issubdtype(arr.dtype, np.complexfloating)):
       raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}. Pass the "

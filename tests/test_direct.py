@@ -864,7 +864,7 @@ def test_a_kernel_too_narrow_to_reach_new_rows_is_reported():
   twice = np.concatenate([x[:100], x[:100]]), np.concatenate([y[:100], y[:100]])
   for xl, yl in ((x[:100], y[:100]), twice):
     with pytest.warns(direct.ApproximationWarning, match=r"too narrow for DSG: .* kernel value "
-                                                         r"0.4 \(sigma=50\), below exp\(-0.5\)"):
+                                                         r"0.4 \(sigma=50, length scale 0.1\), below exp\(-0.5\)"):
       narrow = qsg_jax.fit(xl, yl, sigma=50.0, gamma=1.0, lam=1e-3, num_steps=32)
   aucs = [sk_metrics.roc_auc_score(y[100:], qsg_jax.decision_function(r, x[100:]))
           for r in (quiet, narrow)]
@@ -873,5 +873,6 @@ def test_a_kernel_too_narrow_to_reach_new_rows_is_reported():
   # neighbours (sigma = 200 here; its landmark check, exp(-20), stays silent) it says so too
   # (on real sets it ranked at chance or below there).
   with pytest.warns(direct.ApproximationWarning, match=r"too narrow for the data: .* kernel value "
-                                                       r"0.027 \(sigma=200\), below exp\(-2\)"):
+                                                       r"0.027 \(sigma=200, length scale 0.05\), below "
+                                                       r"exp\(-2\)"):
     direct.fit(x[:100], y[:100], sigma=200.0, **options)

@@ -18,6 +18,8 @@ from sklearn.preprocessing import StandardScaler
 
 from qsg_jax import estimators
 from qsg_jax import io
+from qsg_jax import thresholds as qsg_thresholds
+from qsg_jax.data import split_semisupervised
 from qsg_jax.direct import defaults
 from qsg_jax.errors import UnscaledFeaturesWarning
 from qsg_jax.online_pairwise import OnlinePairwiseRanker
@@ -583,19 +585,23 @@ def test_inputs_numpy_or_pandas_would_misread_are_refused_naming_them():
   a class, and structured arrays, repeated column names, interval / period columns and cells
   holding lists failed inside NumPy or pandas, naming no column."""
   pd = pytest.importorskip("pandas")
-  x, _, y_semi = _cv_data.semi_ordinal()
+  x, y, y_semi = _cv_data.semi_ordinal()
   model = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT)
   hidden = np.ma.masked_array(x, mask=np.zeros_like(x, bool))
   hidden.mask[4, 1] = True
   raises_short(ValueError, r"X is a masked array with 1 masked entries \(the first at \[4, 1\]\)"
                r".*X.filled\(value\)", model.fit, hidden, y_semi)
+  plain = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
   unknown = np.ma.masked_array(np.where(y_semi < 0, 0, y_semi), mask=y_semi < 0)
-  raises_short(ValueError, r"y is a masked array .*y.filled\(-1\)", model.fit, x, unknown)
+  raises_short(ValueError, r"y is a masked array .*np.where\(y.mask, -1, y.data.astype\(int\)\)",
+               model.fit, x, unknown)
+  follows = np.where(unknown.mask, -1, unknown.data.astype(int))   # the advice, followed
+  np.testing.assert_array_equal(model.fit(x, follows).decision_function(x),
+                                plain.decision_function(x))
   signs = np.ma.masked_array(np.where(np.arange(len(x)) % 2, 1, -1), mask=y_semi < 0)
   for other in (ROCSVM(), OnlinePairwiseRanker()):
     raises_short(ValueError, r"X is a masked array", other.fit, hidden, signs.data)
     raises_short(ValueError, r"y is a masked array", other.fit, x, signs)
-  plain = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
   unmasked = np.ma.masked_array(x)   # no masked entry: its data, as before
   np.testing.assert_array_equal(model.fit(unmasked, y_semi).decision_function(x),
                                 plain.decision_function(x))
@@ -603,6 +609,17 @@ def test_inputs_numpy_or_pandas_would_misread_are_refused_naming_them():
                model.fit, x, y_semi.astype(np.uint8))
   raises_short(ValueError, r"y is uint16 and holds 65535", estimators.QS3ORAO(**_DIRECT).fit,
                x, y_semi.astype(np.uint16))
+  mask_labels = np.where(y_semi > 0, 255, 0).astype(np.uint8)   # {0, 255}: 255 is a class
+  binary = estimators.QSGS2AUC(**_DIRECT).fit(x, mask_labels)
+  assert binary.classes_.tolist() == [0, 255]
+  # Every door that reads numbers refuses a mask (the functional API, the data tools, the
+  # ranker's score, thresholds).
+  scores = np.ma.masked_array(np.linspace(0, 1, len(x)), mask=np.arange(len(x)) == 3)
+  for call in (lambda: qsg_thresholds.predict_classes(scores, np.array([0.3, 0.6])),
+               lambda: split_semisupervised(0, np.ma.masked_array(y, mask=y == 2), 20),
+               lambda: OnlinePairwiseRanker().fit(x, y).score(x, np.ma.masked_array(
+                   y.astype(float), mask=y == 2))):
+    raises_short(ValueError, r"is a masked array with \d+ masked entries", call)
   structured = np.zeros(len(x), dtype=[("a", float), ("b", float)])
   raises_short(ValueError, r"X is a structured array \(fields a, b\).*structured_to_unstructured",
                model.fit, structured, y_semi)

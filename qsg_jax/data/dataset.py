@@ -5,6 +5,8 @@ from typing import Optional
 
 import numpy as np
 
+from qsg_jax import _validation as validation
+
 TASKS = ("binary", "ordinal", "regression")
 
 
@@ -61,6 +63,7 @@ def as_numeric(name, x):
   """
   if type(x).__module__.startswith("scipy.sparse"):
     raise TypeError(f"{name} is a scipy sparse matrix; pass {name}.toarray().")
+  validation.refuse_masked(name, x)
   dtypes = getattr(x, "dtypes", None)
   dtypes = list(dtypes) if hasattr(dtypes, "__iter__") else [getattr(x, "dtype", None)]
   if hasattr(x, "to_numpy") and any(d is not None and not isinstance(d, np.dtype)

@@ -288,7 +288,7 @@ def split_semisupervised(seed, y, num_labeled, num_test=0, stratify=False, num_c
   conditioned on full coverage); with ``stratify=True`` each class instead gets a share of
   ``num_labeled`` proportional to its size, and at least one point. With ``cover_unlabeled``
   every class also keeps a point among the unlabeled (a protocol that scores on them needs
-  each class there); a draw that covers both is the same draw as without it.
+  each class there); a uniform draw that covers both is the same draw as without it.
 
   Args:
     seed: int seed, jax PRNG key or ``np.random.Generator``; the split is a pure function of it.
@@ -345,11 +345,15 @@ def split_semisupervised(seed, y, num_labeled, num_test=0, stratify=False, num_c
   counts = np.array([np.sum(y[rest] == c) for c in classes])
   needed = 2 if cover_unlabeled else 1
   if np.any(counts < needed):
+    short = counts < needed
+    sizes = np.array([np.sum(y == c) for c in classes[short]])
     raise ValueError(f"after drawing {num_test} test points, classes "
-                     f"{classes[counts < needed].tolist()} have "
+                     f"{classes[short].tolist()} have "
                      + ("fewer than 2 points left: one to label and one to leave unlabeled. "
                         if cover_unlabeled else "no point left to label. ")
-                     + "Use fewer test points or another seed.")
+                     + ("Use fewer test points or another seed." if np.all(sizes >= needed)
+                        else f"They have {sizes.tolist()} in all: merge them with a neighbouring "
+                        "class or drop them."))
   if cover_unlabeled and rest.size - num_labeled < classes.size:
     raise ValueError(f"num_labeled={num_labeled} leaves {rest.size - num_labeled} unlabeled "
                      f"points, fewer than the {classes.size} classes that each need one.")

@@ -580,13 +580,14 @@ def warn_if_narrow(points, sigma, what="training point", d2=None, solver=None):
   if low is None or exponent <= low:
     return False
   effect = ("DSG's random features then lose much of the ranking's edge over chance, often "
-            "all of it. Lower sigma (raise length_scale), or use solver='direct'."
+            "all of it. Lower sigma (raise length_scale); solver='direct' degrades later."
             if solver == "dsg" else "the direct solver's ranking then lost much of its edge "
             "over chance, often all of it (some fell below 0.5). Lower sigma (raise "
             "length_scale), or let the automatic choice pick it.")
   warnings.warn(f"the kernel is too narrow for {'DSG' if solver == 'dsg' else 'the data'}: "
                 f"the median labeled point's nearest other one has kernel value "
-                f"{np.exp(-exponent):.2g} (sigma={float(sigma):g}), below exp(-{low:g}); "
+                f"{np.exp(-exponent):.2g} (sigma={float(sigma):g}, length scale "
+                f"{np.sqrt(0.5 / float(sigma)):.3g}), below exp(-{low:g}); "
                 f"measured on six datasets, {effect}", ApproximationWarning,
                 stacklevel=validation.outside_stacklevel())
   return True

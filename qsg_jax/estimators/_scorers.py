@@ -295,6 +295,7 @@ class LabeledStratifiedKFold:
     splitter = StratifiedKFold if groups is None else StratifiedGroupKFold
     folds = splitter(n_splits, shuffle=self.shuffle, random_state=self.random_state)
     if groups is not None:
+      validation.refuse_masked("groups", groups)
       groups = np.asarray(groups)
       if groups.shape != y.shape:
         raise ValueError(f"groups must have one entry per row of y {y.shape}; received shape "

@@ -239,7 +239,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     """
     with validation.fitted_state_kept_on_error(self):
       validation.check_count("cv_unlabeled", self.cv_unlabeled, allow_none=True,
-                             fix="None uses every unlabeled point.")
+                             fix="None uses every unlabeled point.", maximum=None)
       per_split = self.per_split_labeled_weight
       if not (isinstance(self.per_split_gamma, str) and self.per_split_gamma == DEPRECATED):
         warnings.warn("per_split_gamma is deprecated; pass per_split_labeled_weight (it will be "

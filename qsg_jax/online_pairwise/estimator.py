@@ -39,6 +39,7 @@ def _as_real_vector(name, values, fix):
   """``values`` as a float64 NumPy array after refusing sparse, non-numeric, non-finite values."""
   if type(values).__module__.startswith("scipy.sparse"):
     raise TypeError(f"{name} is a scipy sparse matrix; pass {name}.toarray().")
+  validation.refuse_masked(name, values)
   arr = np.asarray(values)
   if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr)):
     raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}.")
@@ -86,7 +87,7 @@ def _precheck_y(y):
   raw = np.asarray(y)   # text ("1", "2") is not a number, before as_numbers would parse it
   text = raw.dtype.kind in "US" or (raw.dtype == object and any(
       isinstance(v, str) for v in raw.ravel().tolist()))
-  arr = raw if text else validation.as_numbers(y)   # pandas nullable numbers: pd.NA becomes NaN
+  arr = raw if text else validation.as_numbers(y, "y")   # pandas nullable numbers: pd.NA becomes NaN
   if arr.dtype.kind == "c":
     raise ValueError(f"Complex data not supported: y has dtype {arr.dtype}; the targets must be "
                      "real numbers (ranked by their order). Pass y.real or np.abs(y).")

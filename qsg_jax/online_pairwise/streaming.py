@@ -135,7 +135,8 @@ def _check_chunk(index, x, y, dim, dtype):
     if type(arr).__module__.startswith("scipy.sparse"):
       raise TypeError(f"chunk {index}: {name} is a scipy sparse matrix; the O(d^2) update needs "
                       f"dense rows: yield {name}.toarray() chunk by chunk.")
-  x, y = validation.as_numbers(x), validation.as_numbers(y)   # bfloat16 read as float32
+  x, y = validation.as_numbers(x, f"chunk {index}: x"), validation.as_numbers(
+      y, f"chunk {index}: y")   # bfloat16 read as float32
   if x.ndim != 2:
     raise ValueError(f"chunk {index}: x must have shape [c, d]; received shape {x.shape}. "
                      "Reshape a single example to [1, d].")

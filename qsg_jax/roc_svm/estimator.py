@@ -349,6 +349,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       raise ValueError(f"y holds labels {unknown[:5]} not seen in fit; the classes are "
                        f"{self.classes_.tolist()}.")
     positive = _isin(y, self.classes_[1:])
+    validation.refuse_masked("sample_weight", sample_weight)
     counted = np.ones(y.shape, bool) if sample_weight is None else (
         np.asarray(sample_weight, np.float64).reshape(-1) > 0)
     if counted.shape == y.shape and not counted.any():
