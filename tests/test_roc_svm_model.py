@@ -286,6 +286,10 @@ def test_fit_rejects_bad_input(monkeypatch):
   # not a converged model of AUC 0.5.
   with pytest.raises(qsg_jax.DivergenceError, match="made no progress.*largest gradient entry"):
     roc_svm.fit(x * 1e-20, y)
+  # Advice for the optimizer in use (it told an Adamax user to try Adamax).
+  with pytest.raises(qsg_jax.DivergenceError, match=r"made no progress.*or change learning_rate "
+                                                    r"\(a step too small moves nothing"):
+    roc_svm.fit(x, y, optimizer="adamax", learning_rate=1e-50, max_steps=5)
   with pytest.raises(ValueError, match="optimizer must be one of.*'sgd'"):
     roc_svm.fit(x, y, optimizer="sgd")
   with pytest.raises(ValueError, match="kmeans_sample_size=10 is below num_landmarks=20"):

@@ -276,6 +276,9 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
     objective_lib.check_pair_block(n_pos, n_neg, objective.pairs_per_block)
   key = validation.check_key(key)
   key_design, key_pairs = jax.random.split(key)
+  advice = ("or try optimizer='adamax' with a smaller learning_rate" if optimizer == "lbfgs"
+            else "or change learning_rate (a step too small moves nothing; one too large "
+            "overflows)" if optimizer == "adamax" else "or check your optimizer's settings")
   optimizer = train_lib.resolve_optimizer(
       optimizer, learning_rate,
       DEFAULT_KERNEL_LEARNING_RATE_TIMES_N / n if kernel == "gaussian" else DEFAULT_LEARNING_RATE)
@@ -329,8 +332,7 @@ def fit(x, y, *, kernel="linear", lam=1e-3, loss="hinge", risk="incomplete", num
       raise errors.DivergenceError(
           f"the ROC-SVM optimizer made no progress: the objective stayed at {value} after "
           f"{steps} steps from beta = 0 ({cause}; {_scale_text(x, kernel, sigma)}). Min-max "
-          "scale the features (ROCSVM does by default), or try optimizer='adamax' with a smaller "
-          "learning_rate.")
+          f"scale the features (ROCSVM does by default), {advice}.")
 
   intercept = 0.0
   if target_sensitivity is not None or target_specificity is not None:
