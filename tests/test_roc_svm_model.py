@@ -497,3 +497,14 @@ def test_decision_function_checks_chunk_size(radial_gaussian_fit):
                roc_svm.decision_function, model, points, chunk_size=2.5)
   np.testing.assert_allclose(roc_svm.decision_function(model, points, chunk_size=7),
                              roc_svm.decision_function(model, points), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kernel", [{}, dict(kernel="nystrom", num_landmarks=20)])
+def test_fit_under_strict_dtype_promotion_equals_the_default(kernel):
+  """Sweep L: a user's jax_numpy_dtype_promotion="strict" broke the objective (an int32 pair
+  count divided a float32 sum)."""
+  want = roc_svm.fit(toy.X_ROC, toy.Y_ROC, **kernel)
+  with jax.numpy_dtype_promotion("strict"):
+    got = roc_svm.fit(toy.X_ROC, toy.Y_ROC, **kernel)
+  np.testing.assert_allclose(roc_svm.model_auc(got.model, toy.X_ROC, toy.Y_ROC),
+                             roc_svm.model_auc(want.model, toy.X_ROC, toy.Y_ROC), atol=1e-6)

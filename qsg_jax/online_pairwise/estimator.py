@@ -83,7 +83,7 @@ def _precheck_y(y):
   if type(y).__module__.startswith("scipy.sparse"):
     raise TypeError("y is a scipy sparse matrix; pass the targets as a dense [n] array "
                     "(y.toarray().ravel()).")
-  validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
+  validation.refuse_masked("y", y)   # (sparse: above) its mask would be read through
   raw = np.asarray(y)   # text ("1", "2") is not a number, before as_numbers would parse it
   text = raw.dtype.kind in "US" or (raw.dtype == object and any(
       isinstance(v, str) for v in raw.ravel().tolist()))
