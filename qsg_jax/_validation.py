@@ -64,16 +64,19 @@ def refuse_masked(name: str, x) -> None:
         "marks them unlabeled.")
 
 
-def refuse_explicit_sharding(name: str, x) -> None:
-  """``ValueError`` for an array laid out on a mesh with Explicit axes (``jax.make_mesh``'s
-  default in recent JAX), where the row gathers of training fail deep inside JAX."""
-  mesh = getattr(getattr(x, "sharding", None), "mesh", None)
-  explicit = getattr(getattr(jax.sharding, "AxisType", None), "Explicit", None)
-  if explicit is not None and explicit in tuple(getattr(mesh, "axis_types", ()) or ()):
-    raise ValueError(
-        f"{name} is sharded on a mesh with Explicit axes (jax.make_mesh's default), on which "
-        "the training's row gathers fail. Lay it out on qsg_jax.distributed.global_mesh() or a "
-        "mesh made with axis_types=(jax.sharding.AxisType.Auto,), or pass it unsharded.")
+def with_auto_axes(x):
+  """``x``, or where it is laid out on a mesh with Explicit axes (``jax.make_mesh``'s default in
+  recent JAX), the same layout on the same devices with Auto axes (no copy): the training's row
+  gathers and slices fail on Explicit axes."""
+  concrete = isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer)
+  sharding = getattr(x, "sharding", None) if concrete else None
+  mesh = getattr(sharding, "mesh", None)
+  axis_type = getattr(jax.sharding, "AxisType", None)
+  if axis_type is None or axis_type.Explicit not in tuple(getattr(mesh, "axis_types", ()) or ()):
+    return x
+  auto = jax.sharding.Mesh(mesh.devices, mesh.axis_names,
+                           axis_types=(axis_type.Auto,) * len(mesh.axis_names))
+  return jax.device_put(x, jax.sharding.NamedSharding(auto, sharding.spec))
 
 
 def is_extra_float(dtype) -> bool:

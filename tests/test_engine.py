@@ -139,6 +139,15 @@ def test_same_key_same_result_and_no_recompile(key):
   assert not np.allclose(first.coef, other.coef)
   _run(key, data, _hyper(3, sigma=0.9, lam=0.1), config)
   assert engine.loop._train_jit._cache_size() == compiled  # pylint: disable=protected-access
+  # The same values as Python floats, NumPy float64 and float64 data: one program, same answer.
+  for kind in (float, np.float64):
+    as_kind = engine.Hyperparams(*(kind(v) for v in (0.5, 0.01)), np.full(2, 0.5), kind(1.0))
+    numpy_data = data._replace(x_labeled=np.asarray(data.x_labeled, np.float64),
+                               x_unlabeled=np.asarray(data.x_unlabeled, np.float64))
+    again, _ = engine.train(engine.init(key, data, config), numpy_data, as_kind, config,
+                            config.num_steps)
+    np.testing.assert_array_equal(again.coef, first.coef)
+  assert engine.loop._train_jit._cache_size() == compiled  # pylint: disable=protected-access
 
 
 # By default the mini-batch case (sampling through the padded class index); the whole-set and

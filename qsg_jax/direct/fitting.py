@@ -141,7 +141,7 @@ def landmark_points(key, x_l, x_u, mesh=None, axis_name="data"):
     index = sample_indices(key, x_u.num_unlabeled)
     return np.concatenate([x_l, _gather_rows(x_u, index, mesh, axis_name)]), x_u
   if hasattr(x_u, "shape") and hasattr(x_u, "__getitem__"):
-    validation.refuse_explicit_sharding("x_unlabeled", x_u)
+    x_u = validation.with_auto_axes(x_u)
     index = sample_indices(key, x_u.shape[0])
     sample = validation.check_chunk("x_unlabeled", x_u[index], dim, rows=index, kernel=True)
     return np.concatenate([x_l, sample]), x_u

@@ -223,9 +223,6 @@ def check_steps(state: State, config: EngineConfig, num_steps) -> int:
 def check_training(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfig,
                    num_steps, sharded: bool = False) -> int:
   """Every check of a training call; returns ``num_steps`` as an int."""
-  if not sharded:
-    for name, x in zip(("data.x_labeled", "data.y_labeled", "data.x_unlabeled"), data):
-      validation.refuse_explicit_sharding(name, x)
   check_rows(state, data, config, sharded)
   check_labeled(state, data)
   check_split_lam(config, hyper)

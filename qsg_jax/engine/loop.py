@@ -230,7 +230,10 @@ def train(state: State, data: TrainData, hyper: Hyperparams, config: EngineConfi
     (4, (4,), True)
   """
   _check_one_device(config)
+  data = jax.tree.map(validation.with_auto_axes, data)   # Explicit axes: gathers would fail
   num_steps = checks.check_training(state, data, hyper, config, num_steps)
+  # Python floats, NumPy float64 and jnp.float32 values are one float32 program, not three.
+  data, hyper = numerics.as_float32(data), numerics.as_float32(hyper)
   return _train_jit(state, data, hyper, config, num_steps)
 
 

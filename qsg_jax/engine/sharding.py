@@ -12,6 +12,7 @@ from typing import Tuple
 import jax
 import jax.numpy as jnp
 
+from qsg_jax import numerics
 from qsg_jax.config import BLOCK_GROUP
 from qsg_jax.config import PREDICT_CHUNK
 from qsg_jax.engine import sampling
@@ -122,7 +123,7 @@ def train_sharded(state: State, data: TrainData, hyper: Hyperparams, config: Eng
   split = jax.sharding.NamedSharding(mesh, _P(None, axis_name))
   state = _put(state._replace(head_unlabeled=None), replicated)._replace(
       head_unlabeled=_put(state.head_unlabeled, split))
-  hyper = _put(hyper, replicated)
+  hyper = _put(numerics.as_float32(hyper), replicated)   # one program for any float types
   data = place_train_data(data, mesh, axis_name)
   return _train_sharded_jit(state, data, hyper, config, num_steps, mesh)
 
