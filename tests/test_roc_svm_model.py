@@ -500,11 +500,15 @@ def test_decision_function_checks_chunk_size(radial_gaussian_fit):
 
 
 @pytest.mark.parametrize("kernel", [{}, dict(kernel="nystrom", num_landmarks=20)])
-def test_fit_under_strict_dtype_promotion_equals_the_default(kernel):
+def test_fit_under_strict_dtype_promotion_or_debug_nans_equals_the_default(kernel):
   """Sweep L: a user's jax_numpy_dtype_promotion="strict" broke the objective (an int32 pair
-  count divided a float32 sum)."""
+  count divided a float32 sum); jax_debug_nans stopped every fit at the objective trace's NaN
+  padding of the steps not taken (now inf)."""
   want = roc_svm.fit(toy.X_ROC, toy.Y_ROC, **kernel)
   with jax.numpy_dtype_promotion("strict"):
     got = roc_svm.fit(toy.X_ROC, toy.Y_ROC, **kernel)
-  np.testing.assert_allclose(roc_svm.model_auc(got.model, toy.X_ROC, toy.Y_ROC),
-                             roc_svm.model_auc(want.model, toy.X_ROC, toy.Y_ROC), atol=1e-6)
+  with jax.debug_nans(True):
+    hunted = roc_svm.fit(toy.X_ROC, toy.Y_ROC, **kernel)
+  for other in (got, hunted):
+    np.testing.assert_allclose(roc_svm.model_auc(other.model, toy.X_ROC, toy.Y_ROC),
+                               roc_svm.model_auc(want.model, toy.X_ROC, toy.Y_ROC), atol=1e-6)

@@ -43,7 +43,7 @@ class MinimizeResult(NamedTuple):
   value: jax.Array      # scalar objective at ``params``.
   num_steps: jax.Array  # int32 scalar, gradient steps taken.
   converged: jax.Array  # bool scalar, the relative-change rule stopped the loop.
-  values: jax.Array     # [max_steps] objective trace (NaN beyond ``num_steps``).
+  values: jax.Array     # [max_steps] objective trace (inf beyond ``num_steps``).
 
 
 @functools.lru_cache(maxsize=None)
@@ -177,7 +177,7 @@ def minimize(objective: Callable, params, data, lam, optimizer: optax.GradientTr
 
   init = MinimizeState(params, params, optimizer.init(params), jnp.int32(0),
                        jnp.asarray(jnp.inf, params.dtype), jnp.int32(0),
-                       jnp.full((max_steps,), jnp.nan, params.dtype))
+                       jnp.full((max_steps,), jnp.inf, params.dtype))   # not NaN: jax_debug_nans
   final = jax.lax.while_loop(cond, body, init)
   # The iterate whose objective is known: no second copy of the objective in the program.
   return MinimizeResult(final.evaluated, final.value, final.step, final.calm >= patience,
