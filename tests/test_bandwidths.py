@@ -224,7 +224,7 @@ def test_irrelevant_features_grow_and_test_auc_improves(synthetic):
   assert aucs[1] > aucs[0] + 0.01, aucs
 
 
-def test_deterministic_given_key(synthetic):
+def test_deterministic_given_key_and_under_strict_promotion(synthetic):
   x_l, y_l, x_u, _, _, (scales, _) = synthetic
   # The same key twice gives the same scales bit for bit: checked by default on two descents
   # (the "auto" and "ard" fits, the same inputs and key: assert_array_equal of their length
@@ -235,6 +235,9 @@ def test_deterministic_given_key(synthetic):
   assert bandwidths.descend._cache_size() == compiled        # same shapes: no recompilation
   assert not np.array_equal(other, scales)
   assert np.min(other[2:]) > np.max(other[:2])      # the same conclusion from other draws
+  with jax.numpy_dtype_promotion("strict"):         # optax's Adam failed under a user's strict
+    strict = bandwidths.learn_length_scales(x_l, y_l, x_u, key=0, **_SYNTHETIC)   # promotion
+  np.testing.assert_allclose(strict, scales, rtol=1e-6)
 
 
 def test_padding_changes_no_fold_term_and_new_sizes_reuse_the_compilation():

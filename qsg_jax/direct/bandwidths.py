@@ -410,8 +410,10 @@ def descend(problem: Problem, log_scales0, lam, penalty, jitter, *, num_steps: i
     return update(state, problem, log_scales0, lam, penalty, optimizer, jitter, surrogate,
                   select, tie)
 
-  state, (losses, aucs) = jax.lax.scan(body, init(log_scales0, optimizer), None,
-                                       length=num_steps)
+  # optax's bias correction raises a float to an int32 count: a user's strict promotion fails it.
+  with jax.numpy_dtype_promotion("standard"):
+    state, (losses, aucs) = jax.lax.scan(body, init(log_scales0, optimizer), None,
+                                         length=num_steps)
   last, auc = objective_and_auc(state.log_scales, log_scales0, problem, lam, penalty, jitter,
                                 surrogate)
   state = _keep_better(state, state.log_scales, last, auc, select)
