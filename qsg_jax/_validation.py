@@ -992,7 +992,30 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
         f"-1 is scikit-learn's unlabeled marker but could also be an ordered class {where} (as in "
         "sentiment -1 / 0 / +1), which would be dropped. Say which: unlabeled_label=-1 if -1 "
         "marks unlabeled rows, unlabeled_label=None if every row is labeled.")
+  if auto and classes is None and not numeric:
+    _refuse_text_marker_as_class(y[~unlabeled])
   return np.asarray(unlabeled, bool).reshape(y.shape)
+
+
+# Text that marks a missing label in data files; under "auto" (whose marker is -1) a class.
+MARKER_WORDS = ("?", "", "-", "na", "n/a", "nan", "none", "null", "missing", "unknown",
+                "unlabeled", "unlabelled")
+
+
+def _refuse_text_marker_as_class(labels):
+  """``ValueError`` where a text class under ``unlabeled_label="auto"`` reads as a missing-label
+  marker ("?", "unknown", ...): it would be trained as a class (an ordered Categorical may even
+  place it above the others)."""
+  words = np.char.lower(np.char.strip(labels.astype(str)))
+  found = np.isin(words, MARKER_WORDS)
+  if found.any():
+    value = labels[np.argmax(found)]
+    value = value.item() if isinstance(value, np.generic) else value
+    raise ValueError(
+        f"y holds {int(found.sum())} rows {value!r}, which reads as a missing-label marker, but "
+        f"unlabeled_label='auto' marks only -1, so {value!r} would be trained as a class. Say "
+        f"which: unlabeled_label={value!r} if it marks unlabeled rows, unlabeled_label=None if "
+        "it is a class.")
 
 
 def _refuse_wrapped_marker(y, marker):

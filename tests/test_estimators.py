@@ -539,6 +539,12 @@ def test_an_ordered_categorical_y_states_the_class_order():
                                     categories=["?"] + order[:3], ordered=True))
   semi = estimators.QS3ORAO(unlabeled_label="?", **_DIRECT).fit(x, marked)
   np.testing.assert_array_equal(semi.classes_, ["low", "mid", "high"])
+  # The marker left at "auto" (-1): "?" was trained as the lowest class, without a word.
+  with pytest.raises(ValueError, match=r"y holds \d+ rows '\?', which reads as a missing-label "
+                     r"marker.*unlabeled_label='\?' if it marks unlabeled rows"):
+    estimators.QS3ORAO(**_DIRECT).fit(x, marked)
+  with pytest.raises(ValueError, match=r"rows 'Unknown'.*unlabeled_label=None if it is a class"):
+    estimators.QSGS2AUC(**_DIRECT).fit(x, np.where(y > 0, "yes", "Unknown"))
   # Unordered text keeps the refusal: its sorted order is alphabetical.
   with pytest.raises(ValueError, match="sorted order is alphabetical.*pd.Categorical"):
     estimators.QS3ORAO(unlabeled_label=None, **_DIRECT).fit(
