@@ -510,7 +510,7 @@ def test_direct_fit_warnings_point_at_the_callers_line():
     qsg_jax.fit(100 * x[:60], y[:60], 100 * x[60:], solver="direct", sigma=1e-4)
   assert caught[0].filename == __file__
   with pytest.warns(qsg_jax.direct.ApproximationWarning, match="raise num_features") as caught:
-    qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", sigma=50.0, num_landmarks=8)
+    qsg_jax.fit(x[:60], y[:60], x[60:], solver="direct", sigma=10.0, num_landmarks=8)
   assert caught[0].filename == __file__
 
 
