@@ -288,7 +288,7 @@ def test_numbers_stored_as_objects_are_the_numbers_classes():
 def test_labeled_weight_is_checked_on_fully_labeled_data_too():
   x, y, _ = _cv_data.semi_ordinal()
   with pytest.raises(ValueError, match=r"labeled_weight must lie in \[0, 1\]"):
-    estimators.QS3ORAO(unlabeled_label=-1, labeled_weight=5, **_cv_data.TINY).fit(x, y)
+    estimators.QS3ORAO(unlabeled_label=None, labeled_weight=5, **_cv_data.TINY).fit(x, y)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
@@ -678,3 +678,27 @@ def test_warnings_through_scikit_learn_point_at_the_users_line():
       call()
     assert any(w.category is UnscaledFeaturesWarning for w in caught)
     assert {w.filename for w in caught} == {__file__}, [(w.filename, w.message) for w in caught]
+
+
+def test_tools_that_label_encode_y_are_named_where_the_marker_became_a_class():
+  """Sweep R: BaggingClassifier, cross_val_predict(method="decision_function") and the other
+  tools that encode y as 0..K-1 turn the -1 marker into class 0. QS3ORAO(unlabeled_label=-1)
+  then trained the unlabeled rows as a fourth, lowest class without a word, and QSGS2AUC said
+  "found 3: [0, 1, 2]", classes the user never had."""
+  from sklearn.ensemble import BaggingClassifier   # pylint: disable=g-import-not-at-top
+  from sklearn.model_selection import cross_val_predict   # pylint: disable=g-import-not-at-top
+  x, y, y_semi = _cv_data.semi_ordinal()
+  bagged = BaggingClassifier(estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT), n_estimators=1,
+                             random_state=0)
+  with pytest.warns(UserWarning, match=r"unlabeled_label=-1 marks no row of y, so every row is "
+                                       r"trained as labeled.*BaggingClassifier"):
+    bagged.fit(x, y_semi)
+  assert bagged.estimators_[0].classes_.size == 4    # what the warning is about
+  binary = np.where(y_semi < 0, -1, (y > 1).astype(int))
+  with pytest.raises(ValueError, match=r"found 3: \[0, 1, 2\].*label-encodes y "
+                                       r"\(cross_val_predict.*fit it on the labeled rows"):
+    cross_val_predict(estimators.QSGS2AUC(**_DIRECT), x, binary, cv=3,
+                      method="decision_function")
+  with warnings.catch_warnings():                     # the marker marking rows: no warning
+    warnings.simplefilter("error")
+    estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)

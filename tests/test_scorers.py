@@ -51,6 +51,41 @@ def test_scorers_match_sklearn_on_labeled_rows():
                                                                                     abs=1e-6)
 
 
+def test_score_weighs_pairs_by_sample_weight_as_scikit_learn_does():
+  """Sweep R: score(sample_weight=...) refused every weight, so with metadata routing a
+  requested weight scored NaN in every fold. Now scikit-learn's weighted AUC per split; the
+  weights of unlabeled rows are not used, and whole weights equal repeated rows."""
+  rng = np.random.default_rng(0)
+  y = rng.choice([10, 20, 30], size=60)
+  scores = y + rng.normal(scale=8.0, size=60)
+  y_semi = np.where(np.arange(60) % 3 == 0, -1, y)
+  rows = np.arange(60)[:, None]
+  weights = rng.integers(0, 4, size=60).astype(float)
+  model = _Fixed([10, 20, 30], scores)
+  labeled = y_semi != -1
+  expected = np.mean([skm.roc_auc_score(y[labeled] > c, scores[labeled],
+                                        sample_weight=weights[labeled]) for c in (10, 20)])
+  got = estimators.ordinal_auc_scorer(model, rows, y_semi, sample_weight=weights)
+  assert got == pytest.approx(expected, abs=1e-9)
+  repeated = np.repeat(np.arange(60), weights.astype(int))
+  assert got == pytest.approx(estimators.ordinal_auc_scorer(model, rows[repeated],
+                                                             y_semi[repeated]), abs=1e-6)
+  unused = np.where(labeled, weights, 1e6)
+  assert estimators.ordinal_auc_scorer(model, rows, y_semi, sample_weight=unused) == got
+  with pytest.raises(ValueError, match=r"sample_weight must hold 60 finite numbers >= 0"):
+    estimators.ordinal_auc_scorer(model, rows, y_semi, sample_weight=-weights)
+  with pytest.raises(ValueError, match=r"with weight > 0 all belong to one class"):
+    estimators.ordinal_auc_scorer(model, rows, y_semi, sample_weight=(y == 20) * 1.0)
+  x, y_o, y_semi_o = _cv_data.semi_ordinal()
+  fitted = estimators.QS3ORAO(unlabeled_label=-1, length_scale=1.0, lam=1e-3, labeled_weight=0.5,
+                              random_state=0).fit(x, y_semi_o)
+  w = np.linspace(0.5, 2.0, y_o.size)
+  assert fitted.score(x, y_o, sample_weight=w) == estimators.ordinal_auc_scorer(
+      fitted, x, y_o, sample_weight=w)
+  assert fitted.score(x, y_o, sample_weight=np.ones(y_o.size)) == pytest.approx(
+      fitted.score(x, y_o), abs=1e-6)
+
+
 def test_scorer_errors():
   rows = np.arange(4)[:, None]
   model = _Fixed([0, 1, 2], [0.0, 1.0, 2.0, 3.0])

@@ -48,6 +48,10 @@ HYPERPARAMS = ("num_steps", "num_frequencies", "unlabeled_batch_size", "labeled_
 # The values a fit chose or used, stored as fitted attributes and in model files.
 CHOSEN = ("length_scale_", "lam_", "labeled_weight_", "solver_")
 
+# scikit-learn tools that re-encode y as 0..K-1 before fitting the estimator: -1 becomes class 0.
+ENCODING_TOOLS = ("cross_val_predict, BaggingClassifier, StackingClassifier, VotingClassifier, "
+                  "CalibratedClassifierCV")
+
 
 def check_ordinal_classes(classes):
   """Refuses k > 2 classes given as strings whose sorted (alphabetical) order may not be the
@@ -314,14 +318,12 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
   def score(self, X, y, sample_weight=None) -> float:
     """Mean AUC over the k-1 ordinal splits on the labeled rows of (X, y); binary AUC if k = 2.
 
-    Rows marked unlabeled (``unlabeled_label``) are ignored
-    (``qsg_jax.estimators.ordinal_auc_scorer``); this is the score ``GridSearchCV`` and
-    ``cross_val_score`` use when ``scoring`` is None. Other metrics on the labeled rows:
-    ``qsg_jax.estimators.get_scorer("accuracy")`` etc.
+    Rows marked unlabeled (``unlabeled_label``) are ignored; ``sample_weight`` weighs each pair
+    by its rows' weights (``qsg_jax.estimators.ordinal_auc_scorer``). This is the score
+    ``GridSearchCV`` and ``cross_val_score`` use when ``scoring`` is None. Other metrics on the
+    labeled rows: ``qsg_jax.estimators.get_scorer("accuracy")`` etc.
     """
-    if sample_weight is not None:
-      raise ValueError("sample_weight is not supported by the AUC score; pass None.")
-    return _scorers.ordinal_auc_scorer(self, X, y)
+    return _scorers.ordinal_auc_scorer(self, X, y, sample_weight)
 
   def __sklearn_tags__(self):
     tags = super().__sklearn_tags__()
@@ -466,6 +468,12 @@ def prepare_training_data(estimator, X, y):
         f"{minus_ones} rows of -1 are trained as a class. If -1 marks "
         "the unlabeled rows, pass unlabeled_label=-1; if -1 is a class and every row is labeled, "
         "pass unlabeled_label=None.", UserWarning, stacklevel=validation.outside_stacklevel())
+  elif estimator.unlabeled_label not in ("auto", None) and not unlabeled.any():
+    warnings.warn(
+        f"unlabeled_label={shown!r} marks no row of y, so every row is trained as labeled. A "
+        f"scikit-learn tool that label-encodes y ({ENCODING_TOOLS}) makes the marker a class: "
+        "fit such tools on the labeled rows. If every row is labeled, pass "
+        "unlabeled_label=None.", UserWarning, stacklevel=validation.outside_stacklevel())
   if not y_labeled.size:
     raise ValueError(f"y has no labeled rows: all {y.size} rows are marked unlabeled ({shown!r}); "
                      "a ranking needs labeled rows of at least 2 classes.")
@@ -554,10 +562,13 @@ class QSGS2AUC(QS3ORAO):
     """Exactly 2 classes (also for ``QSGS2AUCCV``, whose name the message takes)."""
     if classes.size != 2:
       name = type(self).__name__
+      encoded = (" If y marked unlabeled rows with -1, a scikit-learn tool that label-encodes y"
+                 f" ({ENCODING_TOOLS}) made the marker class 0: fit it on the labeled rows."
+                 if np.array_equal(classes, np.arange(3)) else "")
       raise ValueError(f"Only binary classification is supported. The type of the target is "
                        f"multiclass: {name} needs exactly 2 labeled classes; found "
                        f"{classes.size}: {classes.tolist()[:10]}. Use "
-                       f"{name.replace('QSGS2AUC', 'QS3ORAO')} for k ordered classes.")
+                       f"{name.replace('QSGS2AUC', 'QS3ORAO')} for k ordered classes.{encoded}")
 
   def __sklearn_tags__(self):
     tags = super().__sklearn_tags__()

@@ -50,6 +50,12 @@ def _rows(X, mask):
 def labeled_rows(estimator, X, y):
   """(X, y) of the rows of y not marked unlabeled by ``estimator`` (its ``unlabeled_label``,
   "auto" decided against its fitted ``classes_``; ``_params.unlabeled_marker``)."""
+  X, y, _ = _labeled(estimator, X, y)
+  return X, y
+
+
+def _labeled(estimator, X, y):
+  """``labeled_rows`` and the [n] bool mask of those rows."""
   validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
   y = validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
   if y.ndim == 2 and y.shape[1] == 1:   # a column vector: as fit takes it (validate_data)
@@ -66,14 +72,25 @@ def labeled_rows(estimator, X, y):
     raise ValueError("every row of y is unlabeled: a score needs labeled rows.")
   if classes is not None:   # a label no class has (a typo, another encoding): refused, not a miss
     class_codes(np.asarray(classes), y[labeled], "y")
-  return _rows(X, labeled), y[labeled]
+  return _rows(X, labeled), y[labeled], labeled
 
 
-def _labeled_codes(estimator, X, y):
-  """(X, codes 0..k-1, k) of the labeled rows of (X, y), coded by ``estimator.classes_``."""
-  X, y = labeled_rows(estimator, X, y)
+def _labeled_codes(estimator, X, y, sample_weight=None):
+  """(X, codes 0..k-1, k, weights or None) of the labeled rows of (X, y), coded by
+  ``estimator.classes_``; ``sample_weight`` [n] checked, then kept on those rows."""
+  X, y, labeled = _labeled(estimator, X, y)
   classes = np.asarray(estimator.classes_)
-  return X, class_codes(classes, y, "y"), classes.size
+  weights = None
+  if sample_weight is not None:
+    validation.refuse_masked("sample_weight", sample_weight)
+    weights = np.asarray(sample_weight, np.float64).reshape(-1)
+    if weights.shape != labeled.shape or not np.all(np.isfinite(weights) & (weights >= 0)):
+      raise ValueError(f"sample_weight must hold {labeled.size} finite numbers >= 0, one per row "
+                       f"of y; received shape {np.shape(sample_weight)}"
+                       + ("" if weights.shape != labeled.shape else
+                          f" with {validation.summarize(weights[~(weights >= 0)].tolist())}") + ".")
+    weights = weights[labeled]
+  return X, class_codes(classes, y, "y"), classes.size, weights
 
 
 def class_codes(classes, values, name):
@@ -103,11 +120,12 @@ def class_codes(classes, values, name):
   return codes
 
 
-def ordinal_auc_scorer(estimator, X, y) -> float:
+def ordinal_auc_scorer(estimator, X, y, sample_weight=None) -> float:
   """Mean AUC over the k-1 ordinal splits {y <= j} vs {y > j} on the labeled rows (Eq. 2).
 
-  Splits with no labeled row on one side are left out of the mean; binary problems (k = 2) get
-  the ordinary AUC.
+  Splits with no labeled row (of weight > 0) on one side are left out of the mean; binary
+  problems (k = 2) get the ordinary AUC. With ``sample_weight``, each split's AUC weighs a pair
+  by the product of its rows' weights (scikit-learn's ``roc_auc_score(sample_weight=...)``).
 
   Parameters
   ----------
@@ -115,6 +133,8 @@ def ordinal_auc_scorer(estimator, X, y) -> float:
   X : array-like of shape (n_samples, n_features)
   y : array-like of shape (n_samples,)
       Labels, the estimator's ``unlabeled_label`` on unlabeled rows.
+  sample_weight : array-like of shape (n_samples,), optional
+      Weights >= 0 of the rows (those of unlabeled rows are not used).
 
   Returns
   -------
@@ -131,16 +151,24 @@ def ordinal_auc_scorer(estimator, X, y) -> float:
       ``estimator`` is not fitted.
   """
   _check_estimator("ordinal_auc_scorer", estimator)
-  X, codes, k = _labeled_codes(estimator, X, y)
+  X, codes, k, weights = _labeled_codes(estimator, X, y, sample_weight)
   scores = np.asarray(estimator.decision_function(X))
-  per_split = np.asarray(metrics.split_aucs(scores, codes, k))
+  if weights is None:
+    per_split = np.asarray(metrics.split_aucs(scores, codes, k))
+  else:
+    per_split = np.array([
+        skmetrics.roc_auc_score(codes > j, scores, sample_weight=weights)
+        if weights[codes > j].sum() > 0 and weights[codes <= j].sum() > 0 else np.nan
+        for j in range(k - 1)])
   if np.isnan(per_split).all():
-    raise ValueError(f"the labeled rows of y all belong to one class ({np.unique(codes)}"
+    counted = codes if weights is None else codes[weights > 0]
+    raise ValueError(f"the labeled rows of y{'' if weights is None else ' with weight > 0'} "
+                     f"all belong to one class ({np.unique(counted)}"
                      " as codes of classes_): no split has both sides, so there is no AUC.")
   return float(np.nanmean(per_split))
 
 
-def auc_scorer(estimator, X, y) -> float:
+def auc_scorer(estimator, X, y, sample_weight=None) -> float:
   """Binary AUC of ``decision_function`` on the labeled rows (``classes_[1]`` positive).
 
   scikit-learn's "roc_auc" restricted to the labeled rows; refuses k > 2 classes (use
@@ -150,7 +178,7 @@ def auc_scorer(estimator, X, y) -> float:
   if len(estimator.classes_) != 2:
     raise ValueError(f"auc_scorer is for binary estimators; this one has "
                      f"{len(estimator.classes_)} classes. Use ordinal_auc_scorer.")
-  return ordinal_auc_scorer(estimator, X, y)
+  return ordinal_auc_scorer(estimator, X, y, sample_weight)
 
 
 def accuracy_scorer(estimator, X, y) -> float:
@@ -170,7 +198,7 @@ def neg_mae_scorer(estimator, X, y) -> float:
   Arguments and errors: as ``ordinal_auc_scorer``, with ``predict``.
   """
   _check_estimator("neg_mae_scorer", estimator, "predict")
-  X, codes, _ = _labeled_codes(estimator, X, y)
+  X, codes, _, _ = _labeled_codes(estimator, X, y)
   classes = np.asarray(estimator.classes_)
   predicted = class_codes(classes, np.asarray(estimator.predict(X)), "predict(X)")
   return -float(np.mean(np.abs(predicted - codes)))
