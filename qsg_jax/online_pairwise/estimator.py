@@ -6,7 +6,10 @@ over. The model is linear, f(x) = w . x', a ranking score on the scaled inputs x
 ``decision_function`` returns it and ``score`` is the AUC of f on binary targets (larger target
 = positive), in general the fraction of pairs with different targets that f orders like the
 targets (ties count 1/2). Every input dtype (int, bool, float16, pandas nullable) is computed in
-float64 on the host and float32 in the update.
+float64 on the host and float32 in the update. It is a ranker, neither a classifier nor a
+regressor: there is no ``predict``, so scikit-learn's tools that need one
+(``TransformedTargetRegressor``, ``cross_val_predict``, ``partial_dependence``) refuse it; score
+with ``decision_function``.
 
 Scaling, the rule of every estimator of the package (``QSGS2AUC``, ``ROCSVM``): with
 ``scale_inputs=True`` (default) each feature is min-max scaled, x' = (x - input_min_) /
