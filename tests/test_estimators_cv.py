@@ -1,5 +1,6 @@
 """QS3ORAOCV / QSGS2AUCCV and select_hyperparams against model_selection.cross_validate."""
 
+import inspect
 import warnings
 
 import numpy as np
@@ -168,6 +169,12 @@ def test_cv_estimators_take_the_tags_of_the_estimator_they_refit():
   assert estimators.QSGS2AUCCV().__sklearn_tags__() == estimators.QSGS2AUC().__sklearn_tags__()
   assert estimators.QS3ORAOCV().__sklearn_tags__() == estimators.QS3ORAO().__sklearn_tags__()
   assert not estimators.QSGS2AUCCV().__sklearn_tags__().classifier_tags.multi_class
+  # Their data argument is X, as the estimators' (routing offered set_fit_request(x=...)).
+  for cv_class, plain in ((estimators.QSGS2AUCCV, estimators.QSGS2AUC),
+                          (estimators.QS3ORAOCV, estimators.QS3ORAO)):
+    for method in ("fit", "decision_function", "predict", "score"):
+      assert (list(inspect.signature(getattr(cv_class, method)).parameters)
+              == list(inspect.signature(getattr(plain, method)).parameters)), (cv_class, method)
 
 
 def test_cv_is_named_in_its_errors_and_a_splitter_is_refused_not_ignored():

@@ -223,12 +223,12 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     self.unlabeled_label = unlabeled_label
     self.per_split_gamma = per_split_gamma
 
-  def fit(self, x, y):
+  def fit(self, X, y):   # pylint: disable=invalid-name (scikit-learn's name)
     """Cross-validates on the labeled rows, then refits on all rows.
 
     Parameters
     ----------
-    x : array-like of shape (n_samples, n_features)
+    X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
         Class labels, ``unlabeled_label`` on unlabeled rows.
 
@@ -246,13 +246,13 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
                       "removed in the next release).", FutureWarning,
                       stacklevel=validation.outside_stacklevel())
         per_split = self.per_split_gamma
-      raw_x, seed = x, validation.seed_of(self.random_state)
+      raw_x, seed = X, validation.seed_of(self.random_state)
       _params.check_solver(self.solver)
       validation.check_bool("per_split_labeled_weight", per_split, allow_none=False)
       model_selection.protocol_grid(self.protocol)   # checked even when a grid replaces it
       # The refit's own checks and scaling, so that the CV sees the points the refit trains on.
       with validation.warnings_at() as said:   # reported once: the refit repeats the checks
-        x, unlabeled, classes, codes, (low, scale), _ = _ranker.prepare_training_data(self, x, y)
+        x, unlabeled, classes, codes, (low, scale), _ = _ranker.prepare_training_data(self, X, y)
       self._check_classes(classes)
       num_folds = fold_count(self.cv, codes, classes, x[~unlabeled])
       x = ((x - low) / scale).astype(np.float32)
@@ -300,17 +300,17 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
                        f"{self.n_features_in_} features as input.")
     return self.best_estimator_
 
-  def decision_function(self, x):
+  def decision_function(self, X):   # pylint: disable=invalid-name
     """Ranking scores of the refitted model, shape (n_samples,) (``QS3ORAO.decision_function``)."""
-    return self._refitted(x).decision_function(x)
+    return self._refitted(X).decision_function(X)
 
-  def predict(self, x):
+  def predict(self, X):   # pylint: disable=invalid-name
     """Predicted classes of the refitted model, shape (n_samples,)."""
-    return self._refitted(x).predict(x)
+    return self._refitted(X).predict(X)
 
-  def score(self, x, y, sample_weight=None):
+  def score(self, X, y, sample_weight=None):   # pylint: disable=invalid-name
     """Mean AUC over the k-1 ordinal splits on the labeled rows (``QS3ORAO.score``)."""
-    return self._refitted(x).score(x, y, sample_weight)
+    return self._refitted(X).score(X, y, sample_weight)
 
 
 class QSGS2AUCCV(QS3ORAOCV):
@@ -318,8 +318,8 @@ class QSGS2AUCCV(QS3ORAOCV):
   _estimator = _ranker.QSGS2AUC
   _binary_only = True   # "auto" unlabeled_label: -1 beside two classes is the marker
 
-  def fit(self, x, y):   # defined here so that Python's argument errors name this class
-    return super().fit(x, y)
+  def fit(self, X, y):   # pylint: disable=invalid-name (defined here so that Python's argument
+    return super().fit(X, y)   # errors name this class)
 
   fit.__doc__ = QS3ORAOCV.fit.__doc__
 
