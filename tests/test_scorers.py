@@ -74,6 +74,10 @@ def test_score_weighs_pairs_by_sample_weight_as_scikit_learn_does():
   assert estimators.ordinal_auc_scorer(model, rows, y_semi, sample_weight=unused) == got
   with pytest.raises(ValueError, match=r"sample_weight must hold 60 finite numbers >= 0"):
     estimators.ordinal_auc_scorer(model, rows, y_semi, sample_weight=-weights)
+  with pytest.raises(ValueError, match=r"received shape \(60,\) with inf"):
+    estimators.ordinal_auc_scorer(model, rows, y_semi, sample_weight=weights + np.inf)
+  with pytest.raises(ValueError, match=r"received shape \(59,\)\.$"):
+    estimators.ordinal_auc_scorer(model, rows, y_semi, sample_weight=weights[1:])
   with pytest.raises(ValueError, match=r"with weight > 0 all belong to one class"):
     estimators.ordinal_auc_scorer(model, rows, y_semi, sample_weight=(y == 20) * 1.0)
   x, y_o, y_semi_o = _cv_data.semi_ordinal()

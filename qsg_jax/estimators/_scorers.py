@@ -84,11 +84,12 @@ def _labeled_codes(estimator, X, y, sample_weight=None):
   if sample_weight is not None:
     validation.refuse_masked("sample_weight", sample_weight)
     weights = np.asarray(sample_weight, np.float64).reshape(-1)
-    if weights.shape != labeled.shape or not np.all(np.isfinite(weights) & (weights >= 0)):
+    bad = ~(np.isfinite(weights) & (weights >= 0))
+    if weights.shape != labeled.shape or bad.any():
       raise ValueError(f"sample_weight must hold {labeled.size} finite numbers >= 0, one per row "
                        f"of y; received shape {np.shape(sample_weight)}"
                        + ("" if weights.shape != labeled.shape else
-                          f" with {validation.summarize(weights[~(weights >= 0)].tolist())}") + ".")
+                          f" with {validation.summarize(weights[bad].tolist())}") + ".")
     weights = weights[labeled]
   return X, class_codes(classes, y, "y"), classes.size, weights
 
