@@ -485,8 +485,11 @@ def read_csv(path, target, num_classes):
                         f"({type(e).__name__}: {str(e).strip()[:120]}).") from None
   if target not in frame.columns:
     separator = next((s for s in (";", "\t", "|") if any(s in str(c) for c in frame.columns)), "")
-    raise cli.UserError(f"--target={target!r} is not a column of {path}; its columns are "
-                        f"{list(frame.columns)[:20]}." + (
+    near = [c for c in frame.columns if str(c).strip().lower() == target.strip().lower()]
+    columns = list(frame.columns)
+    raise cli.UserError(f"--target={target!r} is not a column of {path}; its {len(columns)} "
+                        f"columns are {columns[:30]}{' ...' if len(columns) > 30 else ''}." + (
+                            f" Did you mean --target={near[0]!r}?" if near else "") + (
                             f" The header holds {separator!r}: the file seems separated by it, "
                             "not by commas; save it as a comma-separated file (decimal points, "
                             "not commas)." if separator else ""))
@@ -496,6 +499,9 @@ def read_csv(path, target, num_classes):
                   "and are left out of the comparison.", UserWarning, stacklevel=2)
   frame = frame.dropna(subset=[target])
   raw = frame.pop(target).to_numpy()
+  if frame.shape[1] == 0:
+    raise cli.UserError(f"{path} has no column besides --target={target!r}: there is nothing "
+                        "to rank by. Add the feature columns.")
   x = pd.get_dummies(_checked_features(frame, path), dtype=np.float64)
   values = np.unique(raw)
   if values.size < 2:
@@ -505,15 +511,18 @@ def read_csv(path, target, num_classes):
   name = "csv_" + pathlib.Path(path).stem
   if values.size == 2:
     y, task = (raw == values[1]).astype(np.int64), "binary"
-    note = f"binary, positive = {values[1]!r}"
+    positive = values[1].item() if isinstance(values[1], np.generic) else values[1]
+    note = f"binary, positive = {positive!r}"
   elif numeric and np.all(values == np.round(values)) and values.size <= 20:
     y, task = np.searchsorted(values, raw).astype(np.int64), "ordinal"
     note = f"ordinal, classes {values.tolist()}"
   elif numeric:
     y, task, note = raw.astype(np.float64), "regression", "regression target"
   else:
-    raise cli.UserError(f"--target={target!r} has {values.size} non-numeric values; their order "
-                        "is unknown. Map them to ordered whole numbers first.")
+    shown = [v.item() if isinstance(v, np.generic) else v for v in values[:8]]
+    raise cli.UserError(f"--target={target!r} has {values.size} non-numeric values "
+                        f"{shown}{' ...' if values.size > 8 else ''}; their order is unknown. Map "
+                        "them to ordered whole numbers first (and check for stray spaces).")
   if task != "regression" and num_classes != NUM_CLASSES:   # said, never ignored
     raise cli.UserError(f"--num_classes={num_classes} cuts regression targets only; --target="
                         f"{target!r} has {values.size} values, taken as {values.size} "
@@ -532,6 +541,11 @@ def _checked_features(frame, path):
   line = lambda row: f"line {row + 2}"   # row: the data row read_csv numbered; the header is 1
   for name in frame.columns:
     column = frame[name]
+    if (str(name).startswith("Unnamed: ") and pd.api.types.is_integer_dtype(column)
+        and column.is_monotonic_increasing and column.is_unique):
+      raise cli.UserError(f"{path}: column {name!r} counts the rows (a row index pandas saved: "
+                          "to_csv's index=True); as a feature it would rank by file order. Drop "
+                          "it, or save the file with index=False.")
     if column.isna().any():
       raise cli.UserError(f"{path}: column {name!r} has {int(column.isna().sum())} missing "
                           f"values (first on {line(column.index[column.isna().to_numpy()][0])});"
@@ -581,7 +595,11 @@ def labeled_dataset(name, settings):
   else:
     ds = data_lib.load(name, data_dir=settings.data_dir)
   if ds.task == "regression":
-    y, edges = data_lib.discretize_equal_frequency(ds.y, settings.num_classes)
+    try:
+      y, edges = data_lib.discretize_equal_frequency(ds.y, settings.num_classes)
+    except ValueError as error:   # ties: said in the flag's name
+      raise cli.UserError(f"--num_classes={settings.num_classes}: {error} (--num_classes "
+                          "sets the bins; or map the target to classes first).") from None
     y_test = None if ds.y_test is None else data_lib.discretize_with_edges(ds.y_test, edges)
     return Labeled(ds.name, "ordinal", ds.x, y, ds.x_test, y_test, settings.num_classes,
                    f"regression target cut into {settings.num_classes} equal-frequency classes")

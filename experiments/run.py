@@ -253,7 +253,9 @@ def summary_lines(summary):
            f"  {summary['metric']}: {summary['auc_mean']:.4f}{_spread(summary['auc_std'], 4)}",
            f"  MAE: {summary['mae_mean']:.3f}{_spread(summary['mae_std'], 3)}"]
   if t["steady_trials"]:
-    lines.append(f"  training time per trial (steady state, {t['steady_trials']} trials): "
+    steady = t["steady_trials"]
+    lines.append(f"  training time per trial (steady state, {steady} "
+                 f"trial{'s' if steady != 1 else ''}): "
                  f"{t['steady_train_time_mean_s']:.2f}{_spread(t['steady_train_time_std_s'], 2)}"
                  " s")
   lines.append(f"  wall time {t['wall_time_s']:.1f} s, of which JAX compilation "
@@ -274,6 +276,9 @@ def solver_of(settings) -> str:
     raise cli.UserError(f"--solver={settings.solver}: {error}") from error
 
 
+CV_FOLDS = 5   # select_hyperparams: the papers' 5-fold CV, every class in every fold
+
+
 def select_by_cv(data, proto, settings, params, log):
   """(params with the CV's choice applied, a report dict or None) for ``settings.cv``."""
   if settings.cv == "none":
@@ -281,6 +286,13 @@ def select_by_cv(data, proto, settings, params, log):
   split = protocols.make_trial(data, proto, protocols.trial_key(settings.seed,
                                                                 protocols.CV_TRIAL), eval_size=1)
   start = time.perf_counter()
+  counts = np.bincount(split.y_labeled, minlength=proto.num_classes)
+  if counts.min() < CV_FOLDS:   # the papers' 5 folds cannot stratify it: said in this job's terms
+    raise cli.UserError(
+        f"--cv={settings.cv}: class {int(np.argmin(counts))} of {data.name} has "
+        f"{int(counts.min())} labeled point(s) in the CV's split (class counts "
+        f"{counts.tolist()}), fewer than the {CV_FOLDS} folds of the papers' CV. Run without "
+        "--cv (FitConfig's values), or with a larger --num_labeled.")
   chosen = qsg_jax.model_selection.select_hyperparams(
       split.x_labeled, split.y_labeled, split.x_unlabeled, protocol=settings.cv,
       num_unlabeled=settings.cv_unlabeled, num_classes=proto.num_classes, seed=settings.seed,

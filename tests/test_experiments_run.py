@@ -268,6 +268,11 @@ def test_a_class_of_two_rows_keeps_one_for_the_evaluation(tmp_path):
                        progress=False), log=lines.append)
   stored = json.loads((tmp_path / "out" / "run.json").read_text())
   assert len(stored["trials"]) == 2 and all(np.isfinite(r["auc"]) for r in stored["trials"])
+  assert any("(steady state, 1 trial)" in line for line in lines), lines   # was "1 trials"
+  with pytest.raises(cli.UserError, match=r"--cv=quick: class \d of esl has 1 labeled point\(s\) "
+                     r"in the CV's split .* fewer than the 5 folds of the papers' CV\. Run without"):
+    run.run(run.Settings(dataset="esl", output_dir=str(tmp_path / "cv"), trials=1, num_steps=8,
+                         cv="quick", progress=False), log=lines.append)   # (a traceback before)
   y = np.repeat(np.arange(3), [2, 40, 40])
   for seed in range(20):
     plain = data_lib.split_semisupervised(seed, y, 41)

@@ -204,6 +204,25 @@ def test_csv_columns_one_hot_encoding_would_get_wrong_are_refused_naming_them(tm
   base.to_csv(path, index=False, sep=";")
   with pytest.raises(cli.UserError, match="The header holds ';'"):
     peers.read_csv(str(path), "sick", 5)
+  # Sweep S: no feature column (pandas' "No objects to concatenate"); a row index pandas saved
+  # (used as a feature without a word); a target of another case (the first 20 columns only);
+  # stray spaces in text classes (3 values, not shown); a tied regression target (a traceback).
+  base[["sick"]].to_csv(path, index=False)
+  with pytest.raises(cli.UserError, match="has no column besides --target='sick'"):
+    peers.read_csv(str(path), "sick", 5)
+  base.to_csv(path)
+  with pytest.raises(cli.UserError, match=r"column 'Unnamed: 0' counts the rows .* index=False"):
+    peers.read_csv(str(path), "sick", 5)
+  base.to_csv(path, index=False)
+  with pytest.raises(cli.UserError, match=r"its 3 columns are .*Did you mean --target='sick'\?"):
+    peers.read_csv(str(path), "Sick", 5)
+  base.assign(sick=np.where(np.arange(n) % 7 == 0, "yes ", base["sick"])).to_csv(path, index=False)
+  with pytest.raises(cli.UserError, match=r"3 non-numeric values \['no', 'yes', 'yes '\]"):
+    peers.read_csv(str(path), "sick", 5)
+  base.assign(sick=np.where(np.arange(n) < 100, 0.0, np.arange(n))).to_csv(path, index=False)
+  with pytest.raises(cli.UserError, match=r"--num_classes=5: equal-frequency discretization"):
+    peers.labeled_dataset("csv_mine", peers.Settings(csv=str(path), target="sick",
+                                                     output_dir=str(tmp_path / "t")))
 
 
 def test_auc_matches_scikit_learn_per_split():
