@@ -517,13 +517,32 @@ def check_num_classes(num_classes: int):
   return check_count("num_classes", num_classes, minimum=2)
 
 
-def check_scores(name: str, scores: ArrayLike, ndim=1):
+def distinct_values(values) -> list:
+  """The distinct values of ``values`` (labels of any type), sorted where they sort (else in
+  the order first seen): the labels an error message lists."""
+  distinct = list(dict.fromkeys(np.asarray(values).tolist()))
+  try:
+    return sorted(distinct)
+  except TypeError:   # ints beside text: no order
+    return distinct
+
+
+def diverged(then: str) -> str:
+  """The advice for scores that are not finite, ending with what to do ``then`` again."""
+  return ("A model whose scores are not finite has diverged: lower the step size or increase "
+          f"lam, refit, then {then} again.")
+
+
+def check_scores(name: str, scores: ArrayLike, ndim: Optional[int] = 1,
+                 meaning: Optional[str] = None):
   """Raises for non-finite or non-numeric scores; a no-op on tracers (values unknown under jit).
 
   Args:
     name: how the caller calls the array.
-    scores: array-like of rank ``ndim``.
-    ndim: expected rank.
+    scores: array-like of rank ``ndim`` (None: any rank).
+    ndim: expected rank; other ranks are left to the caller's shape check.
+    meaning: what non-finite values make meaningless, with the advice (the caller's words);
+      default: an AUC of them.
   """
   if is_traced(scores):
     return
@@ -532,16 +551,15 @@ def check_scores(name: str, scores: ArrayLike, ndim=1):
   if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
                             or np.issubdtype(arr.dtype, np.complexfloating)):
     raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}.")
-  if arr.ndim != ndim:
+  if ndim is not None and arr.ndim != ndim:
     return   # the caller's shape check says what is expected
   bad = ~np.isfinite(arr)
   if bad.any():
     first = np.unravel_index(int(np.argmax(bad.reshape(-1))), arr.shape)
     where = f"row {first[0]}" if arr.ndim == 1 else f"index {tuple(int(i) for i in first)}"
-    raise ValueError(
-        f"{name} contain {int(bad.sum())} NaN or infinite values (first at {where}: "
-        f"{arr[first]}); an AUC of such scores has no meaning. A model whose scores are not "
-        "finite has diverged: lower the step size or increase lam, then score again.")
+    meaning = meaning or f"an AUC of such scores has no meaning. {diverged('score')}"
+    raise ValueError(f"{name} contain {int(bad.sum())} NaN or infinite values (first at "
+                     f"{where}); {meaning}")
 
 
 def check_class_labels(labels: ArrayLike, num_classes: int, name: str = "labels"):

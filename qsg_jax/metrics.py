@@ -308,23 +308,6 @@ def _check_classes(name, values, num_classes):
                      f"{row}{hint}.")
 
 
-def _check_finite_classes(name, values, fix):
-  """``TypeError`` for values that are not real numbers, ``ValueError`` for NaN / inf in the
-  words of classes (``validation.check_scores`` speaks of an AUC): count, first row, ``fix``.
-  A no-op on tracers."""
-  if validation.is_traced(values):
-    return
-  validation.refuse_unreadable(name, values)
-  arr = validation.as_numbers(values, name)
-  if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number)
-                            or np.issubdtype(arr.dtype, np.complexfloating)):
-    raise TypeError(f"{name} must be real numbers; received dtype {arr.dtype}.")
-  bad = ~np.isfinite(arr.astype(np.float64)).reshape(-1)
-  if bad.any():
-    raise ValueError(f"{name} contain {int(bad.sum())} NaN or infinite values (first at row "
-                     f"{int(np.argmax(bad))}); {fix}")
-
-
 def mean_absolute_error(predicted, labels, num_classes=None):
   """Mean absolute difference between predicted and true ordinal classes.
 
@@ -341,12 +324,11 @@ def mean_absolute_error(predicted, labels, num_classes=None):
     ValueError: concrete non-finite, fractional or negative entries (or >= k), shapes other than
       [n].
   """
-  _check_finite_classes("predicted", predicted, "a predicted class is a whole number 0..k-1 "
-                        "(predict_classes; a NaN score's class is -1 under jit): pass classes, "
-                        "not scores. A model whose scores are not finite has diverged: lower the "
-                        "step size or increase lam, refit, then predict again.")
-  _check_finite_classes("labels", labels, "every point needs a class 0..k-1: drop the rows "
-                        "without one.")
+  validation.check_scores("predicted", predicted, ndim=None, meaning=(
+      "a predicted class is a whole number 0..k-1 (predict_classes; a NaN score's class is -1 "
+      f"under jit): pass classes, not scores. {validation.diverged('predict')}"))
+  validation.check_scores("labels", labels, ndim=None,
+                          meaning="every point needs a class 0..k-1: drop the rows without one.")
   _check_rank1("predicted", predicted)
   _check_rank1("labels", labels)
   _check_same_length("predicted", predicted, "labels", labels)

@@ -116,15 +116,8 @@ def fit_thresholds(scores: ArrayLike, labels: ArrayLike, num_classes: int, surro
   if any(validation.is_traced(v) for v in (scores, labels, margin)):
     return _fit_thresholds(jnp.asarray(scores), jnp.asarray(labels), num_classes, surrogate,
                            margin)
-  arr = validation.as_numbers(scores, "scores")
-  if arr.dtype.kind in "fc":   # its own words (check_scores' speak of an AUC), then the types
-    bad = ~np.isfinite(arr.reshape(-1))
-    if bad.any():
-      raise ValueError(f"scores contain {int(bad.sum())} NaN or infinite values (first at row "
-                       f"{int(np.argmax(bad))}); thresholds fitted to them have no meaning. A "
-                       "model whose scores are not finite has diverged: lower the step size or "
-                       "increase lam, refit, then fit the thresholds again.")
-  validation.check_scores("scores", scores)
+  validation.check_scores("scores", scores, meaning="thresholds fitted to them have no meaning. "
+                          + validation.diverged("fit the thresholds"))
   validation.check_class_labels(labels, num_classes)
   _check_every_class(labels, num_classes)
   margin = validation.check_positive("margin", margin, allow_zero=True)
@@ -228,10 +221,10 @@ def predict_classes(scores: ArrayLike, thresholds: ArrayLike) -> jax.Array:
     if nan.any():   # a class, not an AUC: its own words (infinite values order as usual)
       first = np.unravel_index(int(np.argmax(nan.reshape(-1))), arr.shape)
       where = f"row {first[0]}" if arr.ndim == 1 else f"index {tuple(int(i) for i in first)}"
-      cause = ("a NaN score has no class (under jit predict_classes gives it -1). A model whose "
-               "scores are NaN has diverged: lower the step size or increase lam, refit, then "
-               "predict again." if name == "scores" else "fit_thresholds gives NaN thresholds "
-               "for scores that were not finite: fit them on a model's finite scores.")
+      cause = ("a NaN score has no class (under jit predict_classes gives it -1). "
+               + validation.diverged("predict") if name == "scores" else "fit_thresholds gives "
+               "NaN thresholds for scores that were not finite: fit them on a model's finite "
+               "scores.")
       raise ValueError(f"{name} contain {int(nan.sum())} NaN values (first at {where}); "
                        f"{cause}")
     arrays.append(arr)

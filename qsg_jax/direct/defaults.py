@@ -35,8 +35,8 @@ Too few labels to cross-validate (a class with fewer than ``MIN_CLASS_POINTS`` =
 labeled points): ``FALLBACK``, the papers' defaults (sigma = 0.1, lam = 1e-3, gamma = 0.5), for
 the axes left free, with a ``UserWarning``. With c = 2 or 3 points in the smallest class the
 CV's choice lost to them on average (9 sets x 8 draws: test AUC +0.019 / +0.007 for the papers'
-values with 4c points in the other class, +0.070 / +0.024 with 200 - c; from c = 4 on it was
-level or ahead: ``RESULTS.md#few-labels``).
+values with 4c points in the other class; on 3 of the sets +0.070 / +0.024 with 200 - c; from
+c = 4 on it was level or ahead: ``RESULTS.md#few-labels``).
 
 Test AUC against the tuned peers and the cost per fit: ``experiments/reproduction/RESULTS.md#peers``
 (the subsamples bound the cost whatever the number of points).

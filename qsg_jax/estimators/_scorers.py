@@ -111,11 +111,7 @@ def class_codes(classes, values, name):
     known = np.array([f is not None for f in found], bool)
     codes = np.array([-1 if f is None else f for f in found], np.int64)
   if not known.all():
-    unknown = list(dict.fromkeys(values[~known].tolist()))   # first seen first, of any type
-    try:
-      unknown = sorted(unknown)
-    except TypeError:
-      pass
+    unknown = validation.distinct_values(values[~known])
     raise ValueError(f"{name} contains labels {unknown[:5]} outside the fitted classes "
                      f"{classes.tolist()[:10]} (nor the unlabeled marker).")
   return codes

@@ -341,11 +341,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     y = validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
     known = _isin(y, self.classes_)
     if not known.all():
-      unknown = list(dict.fromkeys(y[~known].tolist()))   # of any type: sorted where they sort
-      try:
-        unknown = sorted(unknown)
-      except TypeError:
-        pass
+      unknown = validation.distinct_values(y[~known])
       raise ValueError(f"y holds labels {unknown[:5]} not seen in fit; the classes are "
                        f"{self.classes_.tolist()}.")
     positive = _isin(y, self.classes_[1:])
