@@ -478,21 +478,13 @@ class Labeled:
 def read_csv(path, target, num_classes):
   """A user CSV as a ``qsg_jax.data.Dataset``: numeric columns as they are, others one-hot."""
   import pandas as pd  # pylint: disable=g-import-not-at-top
-  try:
-    frame = pd.read_csv(path)
-  except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as e:
-    raise cli.UserError(f"{path} cannot be read as a comma-separated file with a header row "
-                        f"({type(e).__name__}: {str(e).strip()[:120]}).") from None
+  frame = _read_frame(path)
   if target not in frame.columns:
-    separator = next((s for s in (";", "\t", "|") if any(s in str(c) for c in frame.columns)), "")
     near = [c for c in frame.columns if str(c).strip().lower() == target.strip().lower()]
     columns = list(frame.columns)
     raise cli.UserError(f"--target={target!r} is not a column of {path}; its {len(columns)} "
                         f"columns are {columns[:30]}{' ...' if len(columns) > 30 else ''}." + (
-                            f" Did you mean --target={near[0]!r}?" if near else "") + (
-                            f" The header holds {separator!r}: the file seems separated by it, "
-                            "not by commas; save it as a comma-separated file (decimal points, "
-                            "not commas)." if separator else ""))
+                            f" Did you mean --target={near[0]!r}?" if near else ""))
   missing = int(frame[target].isna().sum())
   if missing:   # said, never silent: the protocol needs a label for every row it draws
     warnings.warn(f"{missing} of {len(frame)} rows of {path} have no --target={target!r} value "
@@ -530,6 +522,31 @@ def read_csv(path, target, num_classes):
                         "you want first.")
   return data_lib.make_dataset(name, task, x.to_numpy(), y, feature_names=list(x.columns),
                                description=f"{path}: {note}")
+
+
+def _read_frame(path):
+  """The CSV as a data frame: separated by commas, or, where the comma read finds one column
+  whose header holds ";", a tab or "|", by that (";" files with decimal commas, "1,5", as
+  numbers); spaces after a separator are skipped."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  def read(**how):
+    try:
+      return pd.read_csv(path, skipinitialspace=True, **how)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as e:
+      raise cli.UserError(f"{path} cannot be read as a CSV file with a header row "
+                          f"({type(e).__name__}: {str(e).strip()[:120]}).") from None
+
+  frame = read()
+  separator = next((s for s in (";", "\t", "|") if s in str(frame.columns[0])), None)
+  if frame.shape[1] != 1 or separator is None:
+    return frame
+  frame = read(sep=separator)
+  if separator == ";":   # decimal commas read as numbers where they leave fewer text columns
+    commas = read(sep=separator, decimal=",")
+    if commas.select_dtypes("number").shape[1] > frame.select_dtypes("number").shape[1]:
+      frame = commas
+  return frame
 
 
 def _checked_features(frame, path):

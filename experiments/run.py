@@ -8,7 +8,8 @@ r"""Main job: QS3ORAO / QSG-S2AUC on a dataset over several trials, with the pap
 Ordinal datasets (sgemm and other regression sets discretized into 5 equal-frequency classes,
 embedded ordinal sets) run QS3ORAO with 500 labeled points and report ordinal AUC and MAE on the
 unlabeled points; binary datasets run QSG-S2AUC with 200 labeled points and report AUC on test
-data. Shows a progress bar (ETA measured after compilation) and one line per trial
+data and the error rate at the fitted threshold (run.csv's "mae" column: the same formula).
+Shows a progress bar (ETA measured after compilation) and one line per trial
 (``--verbosity=1`` adds every training segment's max |f|); writes each trial into
 --output_dir/cells/run/ the moment it ends (``--save_models``: its model into models/, for
 ``qsg_jax.io.load``), and at the end run.json (the step "auto" chose per trial, data checksums,
@@ -134,6 +135,12 @@ def initialize_distributed(*, coordinator_address, num_processes, process_id, au
   return distributed.initialize(coordinator_address, num_processes, process_id)
 
 
+def error_name(num_classes):
+  """What the "mae" column is for k classes: with two, the mean absolute class error is the
+  share of rows on the wrong side of the fitted threshold."""
+  return "error rate" if num_classes == 2 else "MAE"
+
+
 def method_and_metric(num_classes):
   """(method name, metric description) for k classes."""
   if num_classes == 2:
@@ -251,7 +258,8 @@ def summary_lines(summary):
   lines = [f"{summary['method']} on {summary['dataset']}, {summary['num_trials']} trials, "
            f"{solver}, scored on {summary['evaluated_on']}:",
            f"  {summary['metric']}: {summary['auc_mean']:.4f}{_spread(summary['auc_std'], 4)}",
-           f"  MAE: {summary['mae_mean']:.3f}{_spread(summary['mae_std'], 3)}"]
+           f"  {error_name(summary['protocol']['num_classes'])}: {summary['mae_mean']:.3f}"
+           f"{_spread(summary['mae_std'], 3)}"]
   if t["steady_trials"]:
     steady = t["steady_trials"]
     lines.append(f"  training time per trial (steady state, {steady} "
@@ -336,7 +344,8 @@ def run_trials(data, proto, settings, store, metric, log, mesh=None, models=None
       bar.update(base + settings.num_steps)
       step = (f"eta0 {row['eta0']:.3g}" if row["eta0"] is not None else
               f"{row.get('solver', 'dsg')} solver")
-      bar.write(f"trial {t + 1}/{settings.trials}: {metric} {row['auc']:.4f}, MAE "
+      bar.write(f"trial {t + 1}/{settings.trials}: {metric} {row['auc']:.4f}, "
+                f"{error_name(proto.num_classes)} "
                 f"{row['mae']:.3f}, {step}; train {row['train_time_s']:.1f} s, "
                 f"predict {row['predict_time_s']:.1f} s ({row['num_eval']} points), "
                 f"compiling {row['compile_time_s']:.1f} s of them")

@@ -27,6 +27,8 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 import numpy as np
+from scipy import optimize
+from scipy import special
 
 from qsg_jax import _validation as validation
 
@@ -238,3 +240,74 @@ def predict_classes(scores: ArrayLike, thresholds: ArrayLike) -> jax.Array:
   classes = jnp.sum(scores[:, None] > thresholds[None, :], axis=1).astype(jnp.int32)
   undefined = jnp.isnan(scores) | jnp.any(jnp.isnan(thresholds))
   return jnp.where(undefined, -1, classes)
+
+
+# ---- Class probabilities from a ranking score --------------------------------------------------
+
+
+def fit_probabilities(scores: ArrayLike, labels: ArrayLike, num_classes: int):
+  """A cumulative logistic model P(y > j | f) = sigmoid(a f - c_j) of labeled scores, for k = 2
+  exactly Platt's (1999) sigmoid: one slope a >= 0 shared by the k-1 ordinal splits and ordered
+  cutpoints c_1 <= ... <= c_{k-1}, so that every class probability is >= 0.
+
+  Fitted by L-BFGS-B (bounded, exact gradient) on the sum over splits of the binary cross-entropy
+  against Platt's smoothed targets: (n_j^+ + 1) / (n_j^+ + 2) for the points above split j,
+  1 / (n_j^- + 2) for those below (separable scores then give a finite slope, as in Platt's and
+  scikit-learn's ``CalibratedClassifierCV(method="sigmoid")``). Scores should be held out from
+  the model's training (the estimators' ``probability=True`` uses out-of-fold scores), else the
+  probabilities are overconfident.
+
+  Args:
+    scores: [n] finite labeled scores f(x_i) (concrete: solved on the host in float64).
+    labels: [n] int classes 0..k-1, every class present.
+    num_classes: k >= 2.
+
+  Returns:
+    (slope a, float; cutpoints [k-1] float64 NumPy array), for ``class_probabilities``.
+
+  Raises:
+    ValueError: as ``fit_thresholds`` (shapes, non-finite scores, labels, a missing class).
+  """
+  num_classes = validation.check_num_classes(num_classes)
+  _check_shapes(scores, labels)
+  validation.check_scores("scores", scores, meaning="probabilities fitted to them have no "
+                          "meaning. " + validation.diverged("fit the probabilities"))
+  validation.check_class_labels(labels, num_classes)
+  _check_every_class(labels, num_classes)
+  s = np.asarray(scores, np.float64)
+  labels = np.asarray(labels).astype(np.int64)
+  above = labels[:, None] > np.arange(num_classes - 1)[None, :]               # [n, k-1]
+  n_above = above.sum(axis=0)
+  targets = np.where(above, (n_above + 1.0) / (n_above + 2.0),
+                     1.0 / (s.size - n_above + 2.0))
+  center, spread = float(np.mean(s)), float(np.std(s))
+  u = (s - center) / spread if spread > 0 else np.zeros_like(s)   # equal scores: slope 0
+
+  def cutpoints(theta):   # theta = [a, c_1, increments >= 0]
+    return theta[1] + np.concatenate([[0.0], np.cumsum(theta[2:])])
+
+  def loss_and_grad(theta):
+    z = theta[0] * u[:, None] - cutpoints(theta)[None, :]
+    residual = special.expit(z) - targets                         # d loss / d z
+    d_cut = -residual.sum(axis=0)                                   # d loss / d c_j
+    grad = np.concatenate([[np.sum(residual * u[:, None]), d_cut.sum()],
+                           np.cumsum(d_cut[::-1])[::-1][1:]])       # c_j = c_1 + sum of d_<=j
+    return np.sum(np.logaddexp(0.0, z) - targets * z) / s.size, grad / s.size
+
+  start = special.logit(1.0 - (n_above + 1.0) / (s.size + 2.0))    # the classes' frequencies
+  theta = optimize.minimize(
+      loss_and_grad, np.concatenate([[1.0, start[0]], np.maximum(np.diff(start), 0.0)]),
+      jac=True, method="L-BFGS-B", options={"ftol": 1e-13, "gtol": 1e-9},
+      bounds=[(0.0, None), (None, None)] + [(0.0, None)] * (num_classes - 2)).x
+  slope = theta[0] / spread if spread > 0 else 0.0
+  return float(slope), cutpoints(theta) + slope * center
+
+
+def class_probabilities(scores: ArrayLike, slope: float, cutpoints: ArrayLike) -> np.ndarray:
+  """[n, k] float64 class probabilities of the cumulative model of ``fit_probabilities``:
+  P(y = j) = P(y > j - 1) - P(y > j), with P(y > j) = sigmoid(slope f - c_j), P(y > -1) = 1
+  and P(y > k - 1) = 0. Rows sum to 1; no entry is negative (the cutpoints are ordered)."""
+  s = np.asarray(scores, np.float64)
+  above = special.expit(slope * s[:, None] - np.asarray(cutpoints, np.float64)[None, :])
+  ones, zeros = np.ones((s.size, 1)), np.zeros((s.size, 1))
+  return np.maximum(-np.diff(np.concatenate([ones, above, zeros], axis=1), axis=1), 0.0)

@@ -2,6 +2,7 @@
 names and docstrings."""
 
 import inspect
+import pickle
 import pydoc
 import re
 import warnings
@@ -702,3 +703,70 @@ def test_tools_that_label_encode_y_are_named_where_the_marker_became_a_class():
   with warnings.catch_warnings():                     # the marker marking rows: no warning
     warnings.simplefilter("error")
     estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
+
+
+
+def test_probability_true_gives_class_probabilities_from_held_out_scores():
+  """predict_proba: the cumulative logistic model (``thresholds.fit_probabilities``) on
+  f(x), fitted to out-of-fold scores: rows sum to 1, columns follow classes_, P(top class) rises
+  with f, and on unseen rows it beats the class frequencies' log loss; log, save and pickle
+  agree."""
+  x, y, y_semi = _data(n=400)
+  train = np.arange(400) < 300
+  model = estimators.QS3ORAO(probability=True, **_DIRECT).fit(x[train], y_semi[train])
+  proba = model.predict_proba(x[~train])
+  assert proba.shape == (100, 3) and np.all(proba >= 0)
+  np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+  scores = model.decision_function(x[~train])
+  np.testing.assert_allclose(proba, qsg_thresholds.class_probabilities(
+      scores, model.probability_slope_, model.probability_cutpoints_))
+  order = np.argsort(scores)
+  assert np.all(np.diff(proba[order, 2]) >= 0) and np.all(np.diff(proba[order, 0]) <= 0)
+  prior = np.bincount(np.searchsorted([10, 20, 30], y[train & (y_semi != -1)])) / 100
+  assert skm.log_loss(y[~train], proba, labels=model.classes_) < skm.log_loss(
+      y[~train], np.tile(prior, (100, 1)), labels=model.classes_) - 0.3
+  np.testing.assert_array_equal(model.predict_log_proba(x[:5]), np.log(model.predict_proba(
+      x[:5])))
+  assert _fitted_attributes(model) <= _documented(estimators.QS3ORAO)
+  binary = estimators.QSGS2AUC(probability=True, **_DIRECT).fit(x, np.where(
+      y_semi == -1, -1, (y_semi > 10).astype(int)))
+  proba = binary.predict_proba(x)
+  np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-(
+      binary.probability_slope_ * binary.decision_function(x)
+      - binary.probability_cutpoints_[0]))))
+  assert skm.roc_auc_score(y > 10, proba[:, 1]) == pytest.approx(
+      skm.roc_auc_score(y > 10, binary.decision_function(x)), abs=1e-6)
+
+
+def test_probabilities_survive_save_pickle_and_the_cv_estimators_refit(tmp_path):
+  x, _, y_semi = _cv_data.semi_ordinal(n=120)
+  model = estimators.QS3ORAO(probability=True, unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
+  io.save(model, tmp_path / "m.npz")
+  for copy in (io.load(tmp_path / "m.npz"), pickle.loads(pickle.dumps(model))):
+    np.testing.assert_array_equal(copy.predict_proba(x), model.predict_proba(x))
+  grid = {"lam": [1e-3], "length_scale": [0.5], "labeled_weight": [0.5, 1.0]}
+  search = estimators.QS3ORAOCV(grid=grid, cv=3, solver="direct", unlabeled_label=-1,
+                                probability=True).fit(x, y_semi)
+  np.testing.assert_array_equal(search.predict_proba(x),
+                                search.best_estimator_.predict_proba(x))
+  assert search.best_estimator_.probability and not hasattr(
+      estimators.QS3ORAOCV(grid=grid, cv=3, unlabeled_label=-1).fit(x, y_semi), "predict_proba")
+
+
+def test_predict_proba_without_probability_true_says_how_to_get_it():
+  x, _, y_semi = _cv_data.semi_ordinal()
+  model = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
+  assert not hasattr(model, "predict_proba")   # as SVC(probability=False)
+  with pytest.raises(AttributeError) as raised:
+    model.predict_proba(x)
+  assert "fit QS3ORAO(probability=True)" in str(raised.value.__cause__)
+  model.set_params(probability=True)   # after the fit: nothing was fitted for it
+  with pytest.raises(NotFittedError, match="fitted with probability=False"):
+    model.predict_proba(x)
+  model.fit(x, y_semi).set_params(probability=False).fit(x, y_semi)   # a refit without drops it
+  assert not hasattr(model, "probability_slope_")
+  one_row = np.where(np.arange(90) == np.argmax(y_semi == 2), 2, np.where(y_semi == 2, -1, y_semi))
+  with pytest.raises(ValueError, match=r"at least 2 distinct labeled rows of each class.*class 2"):
+    estimators.QS3ORAO(probability=True, unlabeled_label=-1, **_DIRECT).fit(x, one_row)
+  with pytest.raises(TypeError, match="probability must be True or False"):
+    estimators.QS3ORAO(probability="yes", unlabeled_label=-1, **_DIRECT).fit(x, y_semi)

@@ -296,6 +296,11 @@ def test_one_trial_reports_no_spread_rather_than_zero(tmp_path):
   stored = json.loads((tmp_path / "run.json").read_text())
   assert stored["auc_std"] is None and stored["mae_std"] is None
   assert any(line.endswith("(one trial: no spread)") and "ordinal AUC" in line for line in lines)
+  assert any(line.startswith("  MAE: ") for line in lines)
+  binary = run.summary_lines({**stored, "protocol": {**stored["protocol"], "num_classes": 2},
+                              "auc_std": np.nan, "mae_std": np.nan})
+  assert any(line.startswith("  error rate: ") for line in binary)   # a 0/1 error, not "MAE"
+  assert not any("MAE" in line for line in binary)
 
 
 def _wait_for(path, proc, timeout=240):

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 import pytest
+import scipy
 
 from qsg_jax import thresholds as th
 from tests import _bad_inputs as toy
@@ -241,3 +242,96 @@ def test_squared_hinge_returns_the_midpoint_of_a_zero_loss_interval_with_and_wit
     loss = lambda b: float(th.all_threshold_loss(jnp.asarray(b), jnp.asarray(scores),
                                                  jnp.asarray(labels), "squared_hinge", margin))
     assert loss(host) == pytest.approx(0.0, abs=1e-12)   # a minimizer (here the loss is 0)
+
+
+# ---- fit_probabilities / class_probabilities ----------------------------------------------------
+
+
+def _smoothed_objective(params, scores, labels, num_classes):
+  """fit_probabilities' objective written directly: the cross-entropy over the k-1 splits of
+  sigmoid(a f - c_j) against Platt's smoothed targets, in jax.numpy (for jax.grad)."""
+  a, cut = params[0], params[1:]
+  above = labels[:, None] > jnp.arange(num_classes - 1)[None, :]
+  n_above = above.sum(axis=0)
+  targets = jnp.where(above, (n_above + 1.0) / (n_above + 2.0), 1.0 / (labels.size - n_above + 2.0))
+  z = a * scores[:, None] - cut[None, :]
+  return jnp.sum(jax.nn.softplus(z) - targets * z)
+
+
+@pytest.mark.parametrize("num_classes", [2, 3, 5])
+def test_fit_probabilities_is_a_stationary_point_of_its_objective(num_classes):
+  """Interior solutions (slope > 0, cutpoints strictly ordered) have zero gradient (jax.grad of
+  the objective written directly, in float64), and no nearby point is lower."""
+  rng = np.random.default_rng(num_classes)
+  scores = rng.normal(size=400) * 3.0 + 1.0
+  labels = np.digitize(scores + rng.logistic(size=400) * 2.0,
+                       np.quantile(scores, np.linspace(0, 1, num_classes + 1)[1:-1]))
+  slope, cutpoints = th.fit_probabilities(scores, labels, num_classes)
+  assert slope > 0 and np.all(np.diff(cutpoints) > 0)
+  params = np.concatenate([[slope], cutpoints])
+  with jax.enable_x64(True):
+    objective = lambda p: _smoothed_objective(p, jnp.asarray(scores), jnp.asarray(labels),
+                                              num_classes)
+    grad = np.asarray(jax.grad(objective)(jnp.asarray(params)))
+    best = float(objective(jnp.asarray(params)))
+    for step in rng.normal(size=(20, params.size)) * 1e-3:
+      assert float(objective(jnp.asarray(params + step))) >= best - 1e-9
+  np.testing.assert_allclose(grad / scores.size, 0.0, atol=1e-5)
+
+
+def test_two_classes_is_platts_sigmoid():
+  """k = 2: the 2-parameter Platt fit (scipy's BFGS on the objective written directly), and the
+  probabilities are sigmoid(a f - c) in column 1."""
+  rng = np.random.default_rng(0)
+  scores = rng.normal(size=300)
+  labels = (rng.random(300) < 1 / (1 + np.exp(-2 * scores + 0.5))).astype(int)
+  slope, cutpoints = th.fit_probabilities(scores, labels, 2)
+  n_pos = labels.sum()
+  target = np.where(labels == 1, (n_pos + 1) / (n_pos + 2), 1 / (300 - n_pos + 2))
+  platt = scipy.optimize.minimize(
+      lambda p: np.sum(np.logaddexp(0, p[0] * scores - p[1]) - target * (p[0] * scores - p[1])),
+      [1.0, 0.0], method="BFGS", options={"gtol": 1e-10}).x
+  np.testing.assert_allclose([slope, cutpoints[0]], platt, rtol=1e-4, atol=1e-5)
+  proba = th.class_probabilities(scores, slope, cutpoints)
+  np.testing.assert_allclose(proba[:, 1], scipy.special.expit(slope * scores - cutpoints[0]))
+  np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_fit_probabilities_recovers_a_cumulative_logistic_model():
+  """Labels drawn from P(y > j) = sigmoid(2 f - c_j): the fit is within sampling error, and its
+  mean probabilities match the class frequencies."""
+  rng = np.random.default_rng(1)
+  scores = rng.normal(size=20000)
+  true_cut = np.array([-1.0, 0.5, 2.0])
+  above = rng.random((20000, 1)) < scipy.special.expit(2.0 * scores[:, None] - true_cut[None, :])
+  labels = np.sum(np.cumprod(above, axis=1), axis=1)   # y > j for the first j's only
+  slope, cutpoints = th.fit_probabilities(scores, labels, 4)
+  assert slope == pytest.approx(2.0, rel=0.05)
+  np.testing.assert_allclose(cutpoints, true_cut, atol=0.1)
+  proba = th.class_probabilities(scores, slope, cutpoints)
+  np.testing.assert_allclose(proba.mean(axis=0), np.bincount(labels) / labels.size, atol=0.01)
+
+
+def test_class_probabilities_are_ordered_and_degenerate_scores_give_the_frequencies():
+  """Separable scores get a finite slope (Platt's smoothing); equal scores a slope 0 and the
+  smoothed class frequencies; probabilities are >= 0, sum to 1, and P(top class) rises with f."""
+  scores = np.arange(12.0)
+  slope, cutpoints = th.fit_probabilities(scores, (scores > 5).astype(int), 2)
+  assert 0 < slope < np.inf
+  flat_slope, flat_cut = th.fit_probabilities(np.zeros(8), np.array([0, 0, 0, 1, 1, 1, 2, 2]), 3)
+  assert flat_slope == 0.0
+  above = [(5 * 6 / 7 + 3 / 5) / 8, (2 * 3 / 4 + 6 / 8) / 8]   # the splits' mean smoothed targets
+  np.testing.assert_allclose(th.class_probabilities(np.zeros(1), flat_slope, flat_cut)[0],
+                             [1 - above[0], above[0] - above[1], above[1]], rtol=1e-4)
+  proba = th.class_probabilities(np.linspace(-50, 50, 101), 1.0, [-1.0, 0.0, 3.0])
+  assert np.all(proba >= 0) and np.allclose(proba.sum(axis=1), 1.0)
+  assert np.all(np.diff(proba[:, -1]) >= 0) and np.all(np.diff(proba[:, 0]) <= 0)
+
+
+def test_fit_probabilities_refuses_what_fit_thresholds_refuses():
+  with pytest.raises(ValueError, match="have no meaning"):
+    th.fit_probabilities(np.array([0.0, np.nan, 1.0]), np.array([0, 1, 1]), 2)
+  with pytest.raises(ValueError, match=r"class\(es\) \[1\] have no point"):
+    th.fit_probabilities(np.array([0.0, 1.0, 2.0]), np.array([0, 2, 2]), 3)
+  with pytest.raises(ValueError, match="must both have shape"):
+    th.fit_probabilities(np.zeros((3, 1)), np.array([0, 1, 1]), 2)

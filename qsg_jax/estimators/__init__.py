@@ -54,8 +54,12 @@ trains in every fold, as the papers' CV)::
 
 Wrappers that read y themselves see -1 as a class too, and nothing here can see them do it:
 ``CalibratedClassifierCV(QSGS2AUC())`` fitted on semi-supervised y calibrates three classes and
-predicts one (a sweep of 2026-11-29: every row class 0 where the ranker's AUC is about 1). Fit
-the ranker on every row, then calibrate it on labeled rows only::
+predicts one (a sweep of 2026-11-29: every row class 0 where the ranker's AUC is about 1); around
+``QS3ORAO`` (k >= 3) it reads the one score column as class 0's and predicts class 0 for every
+row. For probabilities pass ``probability=True`` (``predict_proba``: Platt scaling of
+out-of-fold scores, for k >= 3 a cumulative logistic model on the one ranking score, as
+``SVC(probability=True)``), or, for two classes, fit the ranker on every row and calibrate it on
+labeled rows only::
 
     ranker = QSGS2AUC().fit(X, y)                                 # unlabeled rows marked -1
     labeled = y != -1

@@ -257,6 +257,15 @@ unlabeled_label : "auto", int, str or None, default="auto"
     convention, need unlabeled_label=0). -1 beside classes 0, 1, 2, ... of an ordinal model, or
     between classes (-2, 0, 1, 2), is ambiguous (it may be a class, as in sentiment -1 / 0 / +1)
     and refused: pass unlabeled_label=-1 or None. None: every row is labeled.""",
+    "probability": """\
+probability : bool, default=False
+    Also fit class probabilities, for ``predict_proba`` (as scikit-learn's
+    ``SVC(probability=True)``): a cumulative logistic model P(y > j) = sigmoid(a f(x) - c_j),
+    for two classes Platt scaling, fitted to out-of-fold scores of the labeled rows (5 folds,
+    or as many as the smallest class's distinct rows allow, at least 2; each a refit with the
+    chosen hyper-parameters, so the fit costs about 5 fits more;
+    ``qsg_jax.thresholds.fit_probabilities``). ``predict`` still compares f(x) with the
+    thresholds, so it may differ from the argmax of ``predict_proba``.""",
 }
 PARAMETERS["deprecated"] = """\
 sigma, gamma, step_size : deprecated

@@ -22,6 +22,8 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
@@ -29,7 +31,9 @@ from sklearn.utils.validation import validate_data
 from qsg_jax import _fit
 from qsg_jax import _validation as validation
 from qsg_jax import config as config_lib
+from qsg_jax import folds
 from qsg_jax import io
+from qsg_jax import thresholds
 from qsg_jax.config import FitConfig
 from qsg_jax.data import preprocessing
 from qsg_jax.direct import ApproximationWarning
@@ -47,6 +51,10 @@ HYPERPARAMS = ("num_steps", "num_frequencies", "unlabeled_batch_size", "labeled_
                "loss", "solver")
 # The values a fit chose or used, stored as fitted attributes and in model files.
 CHOSEN = ("length_scale_", "lam_", "labeled_weight_", "solver_")
+# The fitted state of ``probability=True``; its out-of-fold scores come from at most this many
+# folds (scikit-learn's SVC: 5).
+PROBABILITY = ("probability_slope_", "probability_cutpoints_")
+PROBABILITY_FOLDS = 5
 
 # scikit-learn tools that re-encode y as 0..K-1 before fitting the estimator: -1 becomes class 0.
 ENCODING_TOOLS = ("cross_val_predict, BaggingClassifier, StackingClassifier, VotingClassifier, "
@@ -116,6 +124,9 @@ classes_ : ndarray of shape (k,)
       DSG, per iteration (arrays of shape (num_steps,)): "eta", the step size, and
       "max_abs_score", max |f| on the labeled points. Direct: "solver", "num_features" and
       "kernel_residual" (``qsg_jax.direct.fit``).
+  probability_slope_, probability_cutpoints_ : float, ndarray of shape (k - 1,)
+      Set only with ``probability=True``: the slope a and ordered cutpoints c_j of
+      P(y > j) = sigmoid(a f(x) - c_j) (``predict_proba``).
   n_features_in_ : int
       Number of features seen in ``fit``.
   feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -142,7 +153,7 @@ The objective is lam/2 ||f||^2 + 1/(k-1) sum_j [w_j R_PN^j + (1 - w_j)(R_PU^j + 
   rows, then refined per feature toward them) and chooses lam and labeled_weight again. It
   costs seconds per fit (at most 1,000 labeled and 2,000 unlabeled rows enter the CV;
   ``experiments/reproduction/RESULTS.md#peers``);
-  with fewer than 2 labels in some class the papers' values (sigma 0.1, lam 1e-3,
+  with fewer than 4 distinct labeled rows in some class the papers' values (sigma 0.1, lam 1e-3,
   labeled_weight 0.5) are used. A chosen narrow kernel may leave part of k(x, x) unexplained
   by the 512 landmarks (``training_metrics_["kernel_residual"]``); the CV chose it with that
   approximation, so no ``ApproximationWarning`` is raised then.
@@ -166,7 +177,7 @@ The objective is lam/2 ||f||^2 + 1/(k-1) sum_j [w_j R_PN^j + (1 - w_j)(R_PU^j + 
 PARAMETERS = _params.doc("length_scale", "lam", "labeled_weight", "solver", "learning_rate",
                          "num_steps", "num_frequencies", "unlabeled_batch_size",
                          "labeled_batch_size", "loss", "scale_inputs", "random_state",
-                         "unlabeled_label", "deprecated")
+                         "unlabeled_label", "probability", "deprecated")
 
 
 @io.register
@@ -212,8 +223,8 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
                num_frequencies=FitConfig.num_frequencies,
                unlabeled_batch_size=FitConfig.unlabeled_batch_size,
                labeled_batch_size=FitConfig.labeled_batch_size, loss=FitConfig.loss,
-               scale_inputs="auto", random_state=None, unlabeled_label="auto", sigma=DEPRECATED,
-               gamma=DEPRECATED, step_size=DEPRECATED):
+               scale_inputs="auto", random_state=None, unlabeled_label="auto", probability=False,
+               sigma=DEPRECATED, gamma=DEPRECATED, step_size=DEPRECATED):
     self.length_scale = length_scale
     self.solver = solver
     self.lam = lam
@@ -227,6 +238,7 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     self.scale_inputs = scale_inputs
     self.random_state = random_state
     self.unlabeled_label = unlabeled_label
+    self.probability = probability
     self.sigma = sigma
     self.gamma = gamma
     self.step_size = step_size
@@ -254,6 +266,8 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
       X, unlabeled, classes, codes, (low, scale), ranks = prepare_training_data(self, X, y)
       self._check_classes(classes)
       seed = validation.seed_of(self.random_state)
+      if validation.check_bool("probability", self.probability, allow_none=False):
+        calibration_folds(X[~unlabeled], codes, classes)   # before the fit: errors first
       has_unlabeled = bool(unlabeled.any())
       _params.check_solver(self.solver)
       with _params.estimator_names(papers):
@@ -282,6 +296,8 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
         if sigma is None:   # chosen by a CV of the same Nystrom approximation: it was validated
           warnings.simplefilter("ignore", ApproximationWarning)   # (kernel_residual is kept)
         result = _fit.fit(x_l, codes, x_u, key=seed, num_classes=classes.size, config=config)
+        probabilities = (out_of_fold_probabilities(x_l, codes, x_u, seed, config, classes)
+                         if self.probability else {})
       self.input_min_, self.input_scale_, self.seed_ = low, scale * column_scale, seed
       self.input_ranks_ = ranks
       self.classes_, self.model_ = classes, io.freeze(result)
@@ -292,6 +308,9 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
       self.labeled_weight_ = (float(chosen.gamma) if np.ndim(chosen.gamma) == 0
                               else np.asarray(chosen.gamma, np.float64).tolist())
       self.auto_score_ = chosen.cv_score
+      for name in PROBABILITY:   # a refit without probability keeps none of the last fit's
+        vars(self).pop(name, None)
+      vars(self).update(probabilities)
     return self
 
   def decision_function(self, X) -> np.ndarray:
@@ -314,6 +333,33 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     if self.classes_.size == 2:
       return self.classes_[(scores > 0).astype(int)]
     return self.classes_[np.sum(scores[:, None] > self.model_.thresholds[None, :], axis=1)]
+
+  def _has_probabilities(self) -> bool:
+    """``available_if``'s test: ``probability=True`` (as scikit-learn's SVC), else an
+    AttributeError saying so (``hasattr(model, "predict_proba")`` is then False)."""
+    if not self.probability:
+      raise AttributeError(f"predict_proba is not available when probability=False: fit "
+                           f"{type(self).__name__}(probability=True) (out-of-fold Platt scaling, "
+                           "as SVC), or rank with decision_function.")
+    return True
+
+  @available_if(_has_probabilities)
+  def predict_proba(self, X) -> np.ndarray:
+    """Class probabilities, shape (n_samples, k), columns ordered like ``classes_``: the
+    cumulative logistic model of ``probability=True`` on f(x) (``decision_function``); with two
+    classes Platt scaling, column 1 = sigmoid(a (f(x) - b) - c)."""
+    check_is_fitted(self)
+    if not hasattr(self, PROBABILITY[0]):
+      raise NotFittedError(f"this {type(self).__name__} was fitted with probability=False (it "
+                           "was set afterwards); fit it again to get predict_proba.")
+    return thresholds.class_probabilities(self.decision_function(X), self.probability_slope_,
+                                          self.probability_cutpoints_)
+
+  @available_if(_has_probabilities)
+  def predict_log_proba(self, X) -> np.ndarray:
+    """The log of ``predict_proba`` (-inf where a probability is 0)."""
+    with np.errstate(divide="ignore"):
+      return np.log(self.predict_proba(X))
 
   def score(self, X, y, sample_weight=None) -> float:
     """Mean AUC over the k-1 ordinal splits on the labeled rows of (X, y); binary AUC if k = 2.
@@ -340,6 +386,9 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
                   input_scale=np.asarray(self.input_scale_),
                   input_rank_columns=ranks_of(self).columns,
                   input_rank_quantiles=ranks_of(self).quantiles)
+    if hasattr(self, PROBABILITY[0]):
+      arrays.update(probability_slope=np.asarray(self.probability_slope_, np.float64),
+                    probability_cutpoints=np.asarray(self.probability_cutpoints_, np.float64))
     if hasattr(self, "feature_names_in_"):
       arrays["feature_names_in"] = io.plain_array("feature_names_in_", self.feature_names_in_)
     params = {}
@@ -390,6 +439,9 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
       elif name == "length_scale_" and isinstance(value, list):
         value = np.asarray(value, np.float64)
       setattr(estimator, name, value)
+    if "probability_slope" in arrays:
+      estimator.probability_slope_ = float(arrays["probability_slope"])
+      estimator.probability_cutpoints_ = arrays["probability_cutpoints"]
     if "feature_names_in" in arrays:
       estimator.feature_names_in_ = arrays["feature_names_in"].astype(object)
     return estimator
@@ -422,6 +474,38 @@ def scaled_points(estimator, X, kernel: bool = False) -> np.ndarray:
   if kernel:
     validation.check_kernel_scale("X (scaled)", x, fix=_FAR_ROWS)
   return x.astype(np.float32)
+
+
+def calibration_folds(x_l, codes, classes) -> int:
+  """The folds of ``probability=True``'s out-of-fold scores: ``PROBABILITY_FOLDS``, or the
+  smallest class's number of distinct labeled rows if smaller; fewer than 2 refused."""
+  counts = folds.class_counts(codes, x_l)[1]
+  if counts.min() < 2:
+    raise ValueError(f"probability=True needs at least 2 distinct labeled rows of each class (its "
+                     f"probabilities are fitted to held-out scores); class "
+                     f"{np.asarray(classes)[np.argmin(counts)].tolist()!r} has 1. Label more "
+                     "rows of it, or fit with probability=False.")
+  return int(min(PROBABILITY_FOLDS, counts.min()))
+
+
+def out_of_fold_probabilities(x_l, codes, x_u, seed, config, classes) -> dict:
+  """{"probability_slope_", "probability_cutpoints_"}: ``thresholds.fit_probabilities`` on the
+  scores of refits (same config, seed and unlabeled rows) on the stratified folds of the
+  labeled rows (copies of a row share a fold), each scoring its held-out rows as
+  ``decision_function`` does (binary: f - b). The refits' warnings repeat the fit's: not shown."""
+  num_classes, num_folds = classes.size, calibration_folds(x_l, codes, classes)
+  fold_of = folds.stratified_folds(codes, num_folds, seed, points=x_l)
+  held_out = np.zeros(codes.size, np.float64)
+  for fold in range(num_folds):
+    train = fold_of != fold
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore")
+      result = _fit.fit(x_l[train], codes[train], x_u, key=seed, num_classes=num_classes,
+                        config=config)
+    scores = np.asarray(_fit.decision_function(result, x_l[~train]), np.float64)
+    held_out[~train] = scores - (float(result.thresholds[0]) if num_classes == 2 else 0.0)
+  slope, cutpoints = thresholds.fit_probabilities(held_out, codes, num_classes)
+  return dict(zip(PROBABILITY, (slope, cutpoints)))
 
 
 def refuse_non_finite_scores(scores, x) -> None:

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from qsg_jax import _validation as validation
@@ -31,6 +32,8 @@ __docformat__ = "numpy"
 # The fixed ``FitConfig`` fields of a search (the grid holds the others).
 FIXED = ("num_steps", "num_frequencies", "unlabeled_batch_size", "labeled_batch_size", "loss",
          "solver")
+# The estimator parameters the refit takes as they are (the search does not use them).
+REFIT_ONLY = ("scale_inputs", "unlabeled_label", "probability")
 # The grid's estimator names and their ``FitConfig`` (``cross_validate``) names.
 PAPERS = {new: old for old, new in _params.RENAMED.items()}
 
@@ -137,7 +140,8 @@ def _cv_doc(binary: bool) -> str:
   random_state : int, RandomState instance or None, default=0
       Seed of the CV's subsample and random features and of the refit (None: a fresh one, in
       ``seed_``); the folds keep fold seed 0 (``model_selection.cross_validate``'s default).
-  {_params.doc("unlabeled_label")}
+  {_params.doc("unlabeled_label", "probability")}
+      Here: the refit's (``best_estimator_``).
   per_split_gamma : deprecated
       The former name of per_split_labeled_weight (FutureWarning in ``fit``).
 
@@ -205,7 +209,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
                num_frequencies=FitConfig.num_frequencies,
                unlabeled_batch_size=FitConfig.unlabeled_batch_size,
                labeled_batch_size=FitConfig.labeled_batch_size, loss=FitConfig.loss,
-               scale_inputs="auto", random_state=0, unlabeled_label="auto",
+               scale_inputs="auto", random_state=0, unlabeled_label="auto", probability=False,
                per_split_gamma=DEPRECATED):
     self.grid = grid
     self.protocol = protocol
@@ -221,6 +225,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
     self.scale_inputs = scale_inputs
     self.random_state = random_state
     self.unlabeled_label = unlabeled_label
+    self.probability = probability
     self.per_split_gamma = per_split_gamma
 
   def fit(self, X, y):   # pylint: disable=invalid-name (scikit-learn's name)
@@ -274,7 +279,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
       self.solver_ = result.solver
       with validation.warnings_at(said=list(said) + list(in_cv)):   # each warning once
         best = self._estimator(**self.best_params_, **{name: getattr(self, name) for name in
-                                                       FIXED + ("scale_inputs", "unlabeled_label")},
+                                                       FIXED + REFIT_ONLY},
                                random_state=seed).fit(raw_x, y)
       self.best_score_, self.cv_results_ = result.best_score, _cv_results(result, length_scales)
       self.best_estimator_, self.classes_, self.seed_ = best, best.classes_, seed
@@ -307,6 +312,16 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
   def predict(self, X):   # pylint: disable=invalid-name
     """Predicted classes of the refitted model, shape (n_samples,)."""
     return self._refitted(X).predict(X)
+
+  @available_if(_ranker.QS3ORAO._has_probabilities)   # pylint: disable=protected-access
+  def predict_proba(self, X):   # pylint: disable=invalid-name
+    """Class probabilities of the refitted model, shape (n_samples, k) (``probability``)."""
+    return self._refitted(X).predict_proba(X)
+
+  @available_if(_ranker.QS3ORAO._has_probabilities)   # pylint: disable=protected-access
+  def predict_log_proba(self, X):   # pylint: disable=invalid-name
+    """The log of ``predict_proba``."""
+    return self._refitted(X).predict_log_proba(X)
 
   def score(self, X, y, sample_weight=None):   # pylint: disable=invalid-name
     """Mean AUC over the k-1 ordinal splits on the labeled rows (``QS3ORAO.score``)."""
