@@ -56,6 +56,7 @@ from qsg_jax import data as data_lib
 from qsg_jax import folds as folds_lib
 from qsg_jax import metrics
 from qsg_jax.config import FitConfig
+from qsg_jax.data import preprocessing
 from experiments.common import cli
 from experiments.common import reporting
 from experiments.common import store as store_lib
@@ -445,7 +446,7 @@ class Settings(cli.RunSettings):
   cv_unlabeled: int = cli.setting(2000, "Unlabeled points a semi-supervised method sees during "
                                   "CV.", lower=1)
   publish: str = cli.setting("", "Also write results.md to this path (e.g. "
-                             "experiments/reproduction/peers.md).")
+                             "experiments/reproduction/peers_results.md).")
   output_dir: str = "results/peers"
 
   def __post_init__(self):
@@ -558,8 +559,7 @@ def _checked_features(frame, path):
   line = lambda row: f"line {row + 2}"   # row: the data row read_csv numbered; the header is 1
   for name in frame.columns:
     column = frame[name]
-    if (str(name).startswith("Unnamed: ") and pd.api.types.is_integer_dtype(column)
-        and column.is_monotonic_increasing and column.is_unique):
+    if name == preprocessing.saved_index_column(frame[[name]]):
       raise cli.UserError(f"{path}: column {name!r} counts the rows (a row index pandas saved: "
                           "to_csv's index=True); as a feature it would rank by file order. Drop "
                           "it, or save the file with index=False.")
@@ -577,10 +577,9 @@ def _checked_features(frame, path):
                             f"(first on {line(column.index[bad][0])}); replace or drop them.")
     else:
       text = column.astype(str).str.strip()
-      numbers = pd.to_numeric(text.str.replace(r"[,_\s']", "", regex=True), errors="coerce")
       distinct = text.nunique()
       why = None
-      if numbers.notna().mean() > 0.9:
+      if preprocessing.numbers_written_as_text(text):
         why = (f"reads as numbers written as text (e.g. {text.iloc[0]!r}: thousands separators "
                "or decimal commas); write plain numbers with a decimal point")
       elif _reads_as_dates(text.iloc[:1000]):   # dateutil per cell: a sample is enough
@@ -952,7 +951,7 @@ def render(settings, report):
       f"{', '.join(report['computed']['machines'])}, code at "
       f"{', '.join(report['computed']['commits'])}; this report written "
       f"{report['finished']['time']} ({report['finished']['machine']}).", "",
-      f"Protocol: {s.trials} trials; labeled points drawn stratified by class; every method "
+      f"Protocol: {reporting.count(s.trials, 'trial')}; labeled points drawn stratified by class; every method "
       f"tuned by the same {s.cv_folds}-fold stratified CV on the labeled points (qsg_jax's "
       f"folds, seed 0), semi-supervised ones with {s.cv_unlabeled} unlabeled points during CV "
       "and all of them in the refit; test AUC on a disjoint test set (ordinal: the mean over "

@@ -255,15 +255,14 @@ def summary_lines(summary):
   t = summary["timing"]
   solver = summary["solver_used"] + " solver" + (
       " (chosen by --solver=auto)" if summary["solver"] == "auto" else "")
-  lines = [f"{summary['method']} on {summary['dataset']}, {summary['num_trials']} trials, "
+  lines = [f"{summary['method']} on {summary['dataset']}, {reporting.count(summary['num_trials'], 'trial')}, "
            f"{solver}, scored on {summary['evaluated_on']}:",
            f"  {summary['metric']}: {summary['auc_mean']:.4f}{_spread(summary['auc_std'], 4)}",
            f"  {error_name(summary['protocol']['num_classes'])}: {summary['mae_mean']:.3f}"
            f"{_spread(summary['mae_std'], 3)}"]
   if t["steady_trials"]:
     steady = t["steady_trials"]
-    lines.append(f"  training time per trial (steady state, {steady} "
-                 f"trial{'s' if steady != 1 else ''}): "
+    lines.append(f"  training time per trial (steady state, {reporting.count(steady, 'trial')}): "
                  f"{t['steady_train_time_mean_s']:.2f}{_spread(t['steady_train_time_std_s'], 2)}"
                  " s")
   lines.append(f"  wall time {t['wall_time_s']:.1f} s, of which JAX compilation "
@@ -396,7 +395,7 @@ def run(settings: Settings, log=cli.log_line):
       data, proto, settings, cli.engine_params(settings), log))
   settings = dataclasses.replace(settings, **params)
   log(f"{method} on {data.name}: {data.x.shape[0]} points, {data.x.shape[1]} features, "
-      f"k={proto.num_classes}, {proto.num_labeled} labeled, {settings.trials} trials"
+      f"k={proto.num_classes}, {proto.num_labeled} labeled, {reporting.count(settings.trials, 'trial')}"
       + (f" ({sum(n.startswith('trial_') for n in done)} already done, resumed)"
          if settings.resume else ""))
   _LOG.info("hyper-parameters %s; devices %s", params, jax.devices())

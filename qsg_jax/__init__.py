@@ -31,6 +31,7 @@ from qsg_jax._fit import predict
 from qsg_jax._fit import split_scores
 from qsg_jax._version import __version__
 from qsg_jax.config import FitConfig
+from qsg_jax.errors import ApproximationWarning
 from qsg_jax.errors import ChecksumError
 from qsg_jax.errors import DivergenceError
 from qsg_jax.errors import InsufficientMemoryError
@@ -52,8 +53,8 @@ from qsg_jax.thresholds import fit_thresholds
 from qsg_jax.thresholds import predict_classes
 
 __all__ = (
-    "ChecksumError", "DivergenceError", "FitConfig", "FitResult", "InsufficientMemoryError",
-    "QS3ORAO", "QS3ORAOCV", "QSGS2AUC", "QSGS2AUCCV", "SlowConfigWarning",
+    "ApproximationWarning", "ChecksumError", "DivergenceError", "FitConfig", "FitResult",
+    "InsufficientMemoryError", "QS3ORAO", "QS3ORAOCV", "QSGS2AUC", "QSGS2AUCCV", "SlowConfigWarning",
     "UnscaledFeaturesWarning", "__version__", "auc_scorer", "baselines", "binary_auc",
     "cross_validate", "data", "decision_function", "direct", "distributed", "engine", "errors",
     "estimators", "fit", "fit_thresholds", "io", "masked_auc", "mean_absolute_error", "metrics",

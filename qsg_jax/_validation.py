@@ -4,6 +4,7 @@ import collections.abc
 import contextlib
 import numbers
 import os
+import re
 import sys
 import warnings
 from typing import Optional, Tuple
@@ -91,6 +92,7 @@ def as_numbers(x, name="an input"):
   float8 arrays become float32 (as float16 is computed). A masked array with masked entries is
   refused (``refuse_masked``, naming ``name``)."""
   refuse_masked(name, x)
+  refuse_dates(x, name)   # NumPy would read them as nanoseconds
   arr = np.asarray(x)
   if is_extra_float(arr.dtype):
     return arr.astype(np.float32)
@@ -170,6 +172,7 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
   """
   refuse_unreadable(name, x)
   check_columns(name, x, columns)
+  refuse_dates(x, name)
   if isinstance(x, collections.abc.Iterator):   # NumPy would make a 0-d object array of it
     raise TypeError(f"{name} is an iterator ({type(x).__name__}); pass an array [n, d]. Chunks "
                     "read one at a time: qsg_jax.direct.fit or fit(..., solver='direct').")
@@ -915,6 +918,19 @@ def check_marker(unlabeled_label) -> None:
                     f"{unlabeled_label!r:.40}. Mark every unlabeled row of y with that one value.")
 
 
+def stated_order(y) -> Optional[list]:
+  """The categories of ``y`` when it is an ordered pandas Categorical (a Series or a one-column
+  data frame of that dtype, or the Categorical itself), which state the class order; else None
+  (the sorted order)."""
+  dtype = getattr(y, "dtype", None)
+  dtypes = getattr(y, "dtypes", None)   # y = frame[["target"]]: its column's
+  if dtype is None and dtypes is not None and hasattr(dtypes, "iloc") and len(dtypes) == 1:
+    dtype = dtypes.iloc[0]
+  if not getattr(dtype, "ordered", False) or not hasattr(dtype, "categories"):
+    return None
+  return list(dtype.categories)
+
+
 def _is_text(y: np.ndarray) -> np.ndarray:
   """[n] bool: which entries of a 1-D object array are text (str or bytes)."""
   return np.array([isinstance(v, (str, bytes)) for v in y.tolist()], bool)
@@ -973,10 +989,13 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
                      "mark unlabeled rows with -1 instead, e.g. y = np.where(np.isnan(y), -1, y).")
   nan = _nan_rows(y)
   if nan.any():
+    text = _is_text(y[~nan]).any()   # text classes: a text marker (pandas refuses -1 in them)
     raise ValueError(
         f"y contains {int(nan.sum())} NaN / NA labels (first at row {int(np.argmax(nan))}); NaN "
         f"is neither a class nor the unlabeled marker unlabeled_label={unlabeled_label!r}. Mark "
-        "unlabeled rows with -1 (unlabeled_label=-1), or drop them.")
+        "unlabeled rows " + ("with a text marker, e.g. y.fillna('unlabeled') and "
+                             "unlabeled_label='unlabeled'" if text else
+                             "with -1 (unlabeled_label=-1)") + ", or drop them.")
   if unlabeled_label is None:
     refuse_mixed_labels(y)
     return np.zeros(y.shape, bool)
@@ -995,11 +1014,17 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
   if lookalike.any():
     r = int(np.argmax(lookalike))
     value = y[r].item() if isinstance(y[r], np.generic) else y[r]
+    kind = type(marker).__name__
+    text_classes = isinstance(value, str) and any(   # "-1" among words: NumPy made the -1 text
+        isinstance(v, str) and not _reads_as_float(v) for v in y[~lookalike][:1000].tolist())
+    fix = ("keep -1 a number beside the text classes: y = np.asarray(y, dtype=object) (a list or "
+           "NumPy array of text and -1 turns -1 into '-1')" if text_classes else
+           f"y = y.astype({kind})")
     raise ValueError(
         f"y[{r}] = {value!r} ({type(value).__name__}) looks like the unlabeled marker but "
-        f"unlabeled_label={marker!r} is a {type(marker).__name__}, so it would become a class. "
-        f"Use one type for both: unlabeled_label={value!r} (the marker in y's type), or y = "
-        f"y.astype({type(marker).__name__}).")
+        f"unlabeled_label={marker!r} is {'an' if kind[0] in 'aeiou' else 'a'} {kind}, so it would "
+        f"become a class. Use one type for both: unlabeled_label={value!r} (the marker in y's "
+        f"type), or {fix}.")
   refuse_mixed_labels(y, ~unlabeled)
   labeled = np.unique(y[~unlabeled]) if classes is None else np.asarray(classes)
   if auto and unlabeled.any() and labeled.dtype.kind in "biuf" and marker_may_be_a_class(labeled):
@@ -1136,13 +1161,23 @@ def seed_of(random_state) -> int:
 def check_features(X, name="X"):
   """Short, row- or column-naming errors for the commonest bad X before scikit-learn's
   ``validate_data`` (whose messages print the whole array or do not name the column): complex
-  numbers, text columns, not 2-D, NaN / inf. Sparse matrices and objects ``float()`` cannot read
-  (a dict) are left to ``validate_data`` (it says to densify / raises its TypeError)."""
+  numbers, text columns (numbers written as text too), a saved row index, not 2-D, NaN / inf,
+  sparse matrices (with the fix inside a Pipeline). Objects ``float()`` cannot read (a dict) are
+  left to ``validate_data`` (its TypeError)."""
   if hasattr(X, "toarray") or hasattr(X, "tocsr"):
-    return   # sparse: validate_data says to densify
+    raise TypeError(f"{name} is a scipy sparse matrix; the estimators need dense features. Pass "
+                    f"{name}.toarray(); in a Pipeline, make the step before dense: "
+                    "OneHotEncoder(sparse_output=False), or make_column_transformer(..., "
+                    "sparse_threshold=0).")
   refuse_unreadable(name, X)   # a masked array
-  _refuse_dates(X, name)
+  refuse_dates(X, name)
   _refuse_odd_columns(X, name)
+  index = saved_index_column(X)
+  if index is not None:
+    raise ValueError(f"{name} column {index!r} is a row index pandas saved (to_csv's default "
+                     "index=True): its integers count the rows, so as a feature it would rank by "
+                     f"file order. Drop it ({name}.drop(columns={index!r})), or read the file "
+                     "with index_col=0 (save it with index=False).")
   try:
     values = as_numbers(X, name)
   except ValueError as error:
@@ -1177,21 +1212,21 @@ def check_features(X, name="X"):
                      "those rows.")
 
 
-def _refuse_dates(X, name):
+def refuse_dates(X, name):
   """``ValueError`` naming the date / time columns of ``X`` (a DataFrame's datetime64 /
   timedelta64 columns, or such an array), which the estimators cannot read as numbers."""
   dtypes = getattr(X, "dtypes", None)
   if dtypes is not None and hasattr(dtypes, "items"):
     dates = [column for column, dtype in dtypes.items() if getattr(dtype, "kind", "") in "mM"]
   elif isinstance(X, np.ndarray) and X.dtype.kind in "mM":
-    raise ValueError(f"{name} is an array of {X.dtype} (dates or durations); the estimators take "
+    raise ValueError(f"{name} is an array of {X.dtype} (dates or durations); qsg_jax takes "
                      f"numbers. Convert it first, e.g. ({name} - {name}.min()) / np.timedelta64("
                      "1, 's') (seconds).")
   else:
     return
   if dates:
-    raise ValueError(f"{name} has dates or durations in column(s) {summarize(dates, 6)}; the "
-                     "estimators take numbers. Convert them first, e.g. (X[c] - X[c].min())"
+    raise ValueError(f"{name} has dates or durations in column(s) {summarize(dates, 6)}; "
+                     "qsg_jax takes numbers. Convert them first, e.g. (X[c] - X[c].min())"
                      ".dt.total_seconds() for a date or X[c].dt.total_seconds() for a duration, "
                      "or derive features (month, day of week).")
 
@@ -1250,12 +1285,54 @@ def _text_columns_refused(X, values, name):
                          f"{str(values[row, col])[:30]}); each cell must be one number. Spread "
                          "it into columns first, e.g. pd.DataFrame(X[c].tolist()).")
       text.append((col, row, values[row, col]))
-  names = [X.columns[col] if hasattr(X, "columns") else col for col, _, _ in text]
+  label = lambda col: X.columns[col] if hasattr(X, "columns") else col
+  parsed = [col for col, _, _ in text if numbers_written_as_text(values[:, col])]
+  if parsed:   # one-hot encoding would make one column per number (AUC 0.82 against 0.998)
+    row = next(r for r, v in enumerate(values[:, parsed[0]].tolist())
+               if not _reads_as_float(v) and _number_in_text(v))
+    value = values[row, parsed[0]]
+    raise ValueError(f"{name} has numbers written as text in column(s) "
+                     f"{summarize([label(c) for c in parsed], 6)} (e.g. {str(value)[:20]!r} "
+                     f"at row {row}: thousands separators or decimal commas); parse them first, "
+                     "e.g. pd.to_numeric(X[c].str.replace(',', '')) for '1,910.89', "
+                     "X[c].str.replace(',', '.') for '1910,89', or pd.read_csv(..., thousands=',')"
+                     " / decimal=','.")
+  names = [label(col) for col, _, _ in text]
   col, row, value = text[0]
   raise ValueError(f"{name} has text in column(s) {summarize(names, 6)} (e.g. "
                    f"{str(value)[:20]!r} at row {row}); the estimators take numbers. Encode those "
-                   "columns first, e.g. make_pipeline(make_column_transformer((OneHotEncoder(), "
-                   f"{names[:6]!r}), remainder='passthrough'), estimator).")
+                   "columns first, e.g. make_pipeline(make_column_transformer((OneHotEncoder("
+                   f"sparse_output=False), {names[:6]!r}), remainder='passthrough'), estimator).")
+
+
+# Characters spreadsheets write inside numbers: thousands separators.
+_THOUSANDS = str.maketrans("", "", ",_' \u00a0")
+
+
+def _number_in_text(cell) -> bool:
+  """Whether a cell that is no plain number reads as one once thousands separators are removed
+  ("1,910.89") or its decimal comma is read as a point ("1910,89")."""
+  text = str(cell).strip()
+  return _reads_as_float(text.translate(_THOUSANDS)) or _reads_as_float(text.replace(",", "."))
+
+
+def numbers_written_as_text(values) -> bool:
+  """Whether more than 90% of a column's cells that are not plain numbers read as numbers with
+  thousands separators or a decimal comma: numbers a spreadsheet exported as text, which one-hot
+  encoding would turn into a column per value (a number column with a stray word is text)."""
+  cells = [v for v in np.asarray(values, object).ravel().tolist() if not _reads_as_float(v)]
+  return bool(cells) and sum(map(_number_in_text, cells)) > 0.9 * len(cells)
+
+
+def saved_index_column(X):
+  """The name of a data frame's column that is a row index pandas saved and read back
+  ("Unnamed: 0", from ``to_csv``'s default index=True): integers, each once; else None."""
+  for column in getattr(X, "columns", ()):
+    if isinstance(column, str) and re.fullmatch(r"Unnamed: \d+", column):
+      values = np.asarray(X[column])
+      if values.dtype.kind in "iu" and np.unique(values).size == values.size:
+        return column
+  return None
 
 
 def _reads_as_float(value) -> bool:

@@ -32,5 +32,11 @@ class UnscaledFeaturesWarning(UserWarning):
   """Features lie far outside the min-max range [0, 1] the kernel and its defaults assume."""
 
 
+class ApproximationWarning(UserWarning):
+  """The kernel model approximates the objective poorly for this data: a Nystrom map that leaves
+  much of the kernel unexplained, or a kernel too flat or too narrow for the data (either
+  solver); the message says which and what to change."""
+
+
 class SlowConfigWarning(UserWarning):
   """A configuration that trains correctly but much slower (e.g. a prime num_steps)."""

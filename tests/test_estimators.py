@@ -2,6 +2,7 @@
 names and docstrings."""
 
 import inspect
+import io as io_lib
 import pickle
 import pydoc
 import re
@@ -12,6 +13,7 @@ import pytest
 import scipy.sparse
 from sklearn import base
 from sklearn import metrics as skm
+from sklearn.exceptions import DataConversionWarning
 from sklearn.exceptions import NotFittedError
 from sklearn.gaussian_process.kernels import RBF
 from sklearn.pipeline import make_pipeline
@@ -108,8 +110,20 @@ def test_labels_that_would_silently_become_classes_are_refused():
   with_nan[7] = np.nan
   with pytest.raises(ValueError, match=r"1 NaN / NA labels \(first at row 7\).*Mark unlabeled"):
     model.fit(x, with_nan)
-  with pytest.raises(ValueError, match=r"y\[100\] = '-1' \(str\) looks like the unlabeled marker"):
+  with pytest.raises(ValueError, match=r"y\[100\] = '-1' \(str\) looks like the unlabeled marker"
+                     r".*is an int.*or y = y.astype\(int\)"):
     model.fit(x, y_semi.astype(str))
+  # Sweep V: text classes with an int -1 in a list, which NumPy turns into '-1' (y.astype(int)
+  # cannot read "yes"), and NA among text classes (pandas refuses fillna(-1) there).
+  words = ["yes" if v > 10 else "no" for v in y_semi[:100]] + [-1] * (len(y_semi) - 100)
+  with pytest.raises(ValueError, match=r"looks like the unlabeled marker.*np.asarray\(y, "
+                     r"dtype=object\) \(a list or NumPy array of text and -1 turns -1 into '-1'\)"):
+    estimators.QSGS2AUC(**_FAST).fit(x, words)
+  assert estimators.QSGS2AUC(**_FAST).fit(x, np.asarray(words, dtype=object)).classes_.tolist() \
+      == ["no", "yes"]
+  with pytest.raises(ValueError, match=r"Mark unlabeled rows with a text marker, e.g. "
+                     r"y.fillna\('unlabeled'\) and unlabeled_label='unlabeled'"):
+    estimators.QSGS2AUC(**_FAST).fit(x, np.array(words[:100] + [None] * 50, dtype=object))
   as_objects = y_semi.astype(object)
   as_objects[100] = "-1"
   with pytest.raises(ValueError, match="looks like the unlabeled marker"):
@@ -145,7 +159,8 @@ def test_input_validation_through_sklearn():
   model = estimators.QS3ORAO(**_FAST)
   with pytest.raises(NotFittedError, match="not fitted yet"):
     model.predict(x)
-  with pytest.raises(TypeError, match=r"dense data is required. Use '.toarray\(\)'"):
+  with pytest.raises(TypeError, match=r"X is a scipy sparse matrix.*Pass X.toarray\(\); in a "
+                     r"Pipeline.*OneHotEncoder\(sparse_output=False\)"):
     model.fit(scipy.sparse.csr_matrix(x), y_semi)
   frame = pd.DataFrame(x, columns=["a", "b", "c"])
   model.fit(frame, y_semi)
@@ -505,7 +520,16 @@ def test_x_of_complex_numbers_or_text_is_refused_naming_the_columns():
                         r"np.c_\[X.real, X.imag\]", model.fit, x + 1j, y_semi)
   frame = pd.DataFrame({"a": x[:, 0], "b": np.where(x[:, 1] > 0.5, "v", "w"), "c": x[:, 2]})
   raises_short(ValueError, r"X has text in column\(s\) b \(e.g. 'w' at row 0\).*"
-                        r"OneHotEncoder\(\), \['b'\]\)", model.fit, frame, y_semi)
+                        r"OneHotEncoder\(sparse_output=False\), \['b'\]\)", model.fit, frame, y_semi)
+  # Sweep V: numbers a spreadsheet wrote as text got the one-hot advice (test AUC 0.82 against
+  # 0.998 parsed), and a row index saved by to_csv was trained on (train 1.0, new rows 0.49).
+  for written in ([f"{1e6 * v:,.2f}" for v in x[:, 1]], [f"{v:.3f}".replace(".", ",")
+                                                           for v in x[:, 1]]):
+    raises_short(ValueError, r"X has numbers written as text in column\(s\) b .*pd.to_numeric",
+                 model.fit, frame.assign(b=written), y_semi)
+  saved = pd.read_csv(io_lib.StringIO(pd.DataFrame(x, columns=["a", "b", "c"]).to_csv()))
+  raises_short(ValueError, r"X column 'Unnamed: 0' is a row index pandas saved .*"
+               r"X.drop\(columns='Unnamed: 0'\)", model.fit, saved, y_semi)
   fitted = model.fit(pd.DataFrame(x, columns=["a", "b", "c"]), y_semi)
   raises_short(ValueError, r"text in column\(s\) b", fitted.predict, frame)
   # Dates and durations: named, with the conversion (numpy's DTypePromotionError before).
@@ -535,6 +559,13 @@ def test_an_ordered_categorical_y_states_the_class_order():
   np.testing.assert_array_equal(model.predict(x), names[codes.predict(x)])
   assert model.score(x, ordered) == model.score(x, names[y]) == codes.score(x, y)
   assert estimators.neg_mae_scorer(model, x, names[y]) == estimators.neg_mae_scorer(codes, x, y)
+  # Sweep V: y as a one-column frame (frame[["target"]]) lost the stated order without a word.
+  reversed_order = pd.Series(pd.Categorical(y, categories=[2, 1, 0], ordered=True), name="t")
+  with pytest.warns(DataConversionWarning, match="column-vector y"):   # scikit-learn's, as ever
+    column = estimators.QS3ORAO(unlabeled_label=None, **_DIRECT).fit(x, reversed_order.to_frame())
+  np.testing.assert_array_equal(column.classes_, [2, 1, 0])
+  np.testing.assert_allclose(column.decision_function(x), -codes.decision_function(x),
+                             rtol=1e-5, atol=1e-6)
   # With unlabeled rows marked by a category of their own (not a class).
   marked = pd.Series(pd.Categorical(np.where(y_semi < 0, "?", names[y]),
                                     categories=["?"] + order[:3], ordered=True))

@@ -410,6 +410,21 @@ def test_fit_refuses_sparse_input_with_the_fix(name):
     _tiny_fit(**{name: sp.csr_matrix(dense)})
 
 
+@pytest.mark.parametrize("solver", ["dsg", "direct"])
+def test_fit_and_minmax_name_date_columns_not_nanoseconds(solver):
+  """Sweep V: a frame's date column was read as nanoseconds; the messages blamed norms and
+  sigma, and the advised data.minmax_fit said "encode categorical columns"."""
+  pd = pytest.importorskip("pandas")
+  dates = pd.date_range("2020-01-01", periods=len(toy.X_L), freq="h")
+  frame = pd.DataFrame(toy.X_L, columns=[f"c{j}" for j in range(toy.X_L.shape[1])]).assign(
+      t=dates)
+  with pytest.raises(ValueError, match=r"x_labeled has dates or durations in column\(s\) t; "
+                     r"qsg_jax takes numbers.*total_seconds"):
+    qsg_jax.fit(frame, toy.Y_L, toy.X_U, key=0, solver=solver)
+  with pytest.raises(ValueError, match=r"minmax_fit x has dates or durations in column\(s\) t"):
+    qsg_jax.data.minmax_fit(frame)
+
+
 def test_dsg_fit_refuses_an_iterator_of_chunks_with_the_fix():
   """An iterator reaches DSG's array check as a 0-d object array ("received shape ()"); the
   message names it and the solver that reads chunks."""

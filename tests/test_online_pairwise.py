@@ -806,3 +806,18 @@ def test_ranker_bad_inputs_get_short_errors(stream):
   # Numbers held in objects are numbers: the same model as the float targets.
   np.testing.assert_allclose(op.OnlinePairwiseRanker(mu=50.0).fit(x, y.astype(object)).coef_,
                              fitted.coef_, rtol=1e-12)
+  # Sweep V: an ordered Categorical's stated order was replaced by its values' order, and the
+  # advice for ordered text (np.unique(y, return_inverse=True)[1]) ranked it alphabetically.
+  classes = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+  by_codes = op.OnlinePairwiseRanker(mu=50.0).fit(x, classes.astype(float)).coef_
+  words = np.array(["lo", "mid", "hi"])[classes]
+  for stated in (pd.Categorical(classes, categories=[2, 1, 0], ordered=True),
+                 pd.Series(pd.Categorical(words, categories=["hi", "mid", "lo"], ordered=True))):
+    np.testing.assert_allclose(op.OnlinePairwiseRanker(mu=50.0).fit(x, stated).coef_,
+                               op.OnlinePairwiseRanker(mu=50.0).fit(x, 2.0 - classes).coef_,
+                               rtol=1e-12)
+    assert fitted.score(x, stated) == fitted.score(x, 2.0 - classes)   # scored in its order too
+  np.testing.assert_allclose(op.OnlinePairwiseRanker(mu=50.0).fit(x, pd.Categorical(
+      classes, categories=[0, 1, 2], ordered=True)).coef_, by_codes, rtol=1e-12)
+  raises_short(TypeError, r"State the order of ordered classes: y = pd.Categorical\(y, categories="
+               r"order, ordered=True\)", ranker.fit, x, words)

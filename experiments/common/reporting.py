@@ -276,3 +276,8 @@ def data_files(dataset):
     with open(path, "rb") as f:
       out[path] = hashlib.file_digest(f, "sha256").hexdigest()
   return out
+
+
+def count(number: int, noun: str) -> str:
+  """ "1 trial", "3 trials": a count with its noun in the right number."""
+  return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -64,6 +64,7 @@ def as_numeric(name, x):
   if type(x).__module__.startswith("scipy.sparse"):
     raise TypeError(f"{name} is a scipy sparse matrix; pass {name}.toarray().")
   validation.refuse_masked(name, x)
+  validation.refuse_dates(x, name)   # NumPy would read them as nanoseconds
   dtypes = getattr(x, "dtypes", None)
   dtypes = list(dtypes) if hasattr(dtypes, "__iter__") else [getattr(x, "dtype", None)]
   if hasattr(x, "to_numpy") and any(d is not None and not isinstance(d, np.dtype)

@@ -2,7 +2,9 @@
 
 Both papers scale every feature to [0, 1] with statistics of the training data only, discretize
 regression targets into k = 5 equal-frequency classes (QS3ORAO, Sec. 5), and draw a few labeled
-points (500 ordinal, 200 binary) with the rest unlabeled.
+points (500 ordinal, 200 binary) with the rest unlabeled. Also two checks of a user's data frame
+that the estimators and ``experiments.peers`` share (defined with the estimators' other input
+checks): ``numbers_written_as_text`` ("1,910.89") and ``saved_index_column`` ("Unnamed: 0").
 """
 
 import warnings
@@ -12,6 +14,8 @@ import jax
 import numpy as np
 
 from qsg_jax import _validation as validation
+from qsg_jax._validation import numbers_written_as_text  # pylint: disable=unused-import
+from qsg_jax._validation import saved_index_column  # pylint: disable=unused-import
 from qsg_jax.data.dataset import as_numeric
 from qsg_jax.data.dataset import check_finite
 

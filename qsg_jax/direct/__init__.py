@@ -39,7 +39,7 @@ from qsg_jax.direct import selection
 from qsg_jax.direct import solver
 from qsg_jax.direct import system
 from qsg_jax.direct.bandwidths import learn_length_scales
-from qsg_jax.direct.fitting import ApproximationWarning
+from qsg_jax.errors import ApproximationWarning
 from qsg_jax.direct.fitting import DirectFit
 from qsg_jax.direct.fitting import NystromModel
 from qsg_jax.direct.fitting import decision_function

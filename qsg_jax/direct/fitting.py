@@ -31,6 +31,7 @@ from qsg_jax.direct import feature_maps
 from qsg_jax.direct import moments as moments_lib
 from qsg_jax.direct import system as solve_lib
 from qsg_jax.engine import kernels
+from qsg_jax.errors import ApproximationWarning
 from qsg_jax.numerics import HIGHEST
 
 FEATURE_MAPS = ("rff", "nystrom")
@@ -70,10 +71,6 @@ class DirectFit(NamedTuple):
                                # data frame: a frame scored must have them, in order.
   training_box: Optional[np.ndarray] = None  # Fourier maps: [2, d] float32 column minima and
                                # maxima of the training points (None: chunks or strata).
-
-
-class ApproximationWarning(UserWarning):
-  """The Nystrom map leaves much of the kernel unexplained: raise num_features."""
 
 
 # Above this mean kernel residual ``fit`` warns: at p = 512 it was 0.002-0.003 on sgemm and

@@ -52,7 +52,10 @@ trains in every fold, as the papers' CV)::
                           scoring=get_scorer("roc_auc"))          # or scoring="roc_auc",
     search.fit(X, y)                                              # cv=LabeledStratifiedKFold()
 
-Wrappers that read y themselves see -1 as a class too, and nothing here can see them do it:
+Wrappers and Pipeline steps that read y themselves see -1 as a class too, and nothing here can
+see them do it: a supervised selector (``SelectKBest(f_classif)``, ``SelectFromModel``) picks the
+columns that tell the unlabeled rows from the labeled ones (a sweep: a column shifted in the
+unlabeled rows only, test AUC 0.51; select on the labeled rows, or use an unsupervised step);
 ``CalibratedClassifierCV(QSGS2AUC())`` fitted on semi-supervised y calibrates three classes and
 predicts one (a sweep of 2026-11-29: every row class 0 where the ranker's AUC is about 1); around
 ``QS3ORAO`` (k >= 3) it reads the one score column as class 0's and predicts class 0 for every

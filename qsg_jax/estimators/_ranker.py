@@ -79,15 +79,6 @@ def check_ordinal_classes(classes):
                    "unlabeled_label.")
 
 
-def stated_order(y):
-  """The categories of ``y`` when it is an ordered pandas Categorical (a Series of that dtype,
-  or the Categorical itself), which state the class order; else None (the sorted order)."""
-  dtype = getattr(y, "dtype", None)
-  if not getattr(dtype, "ordered", False) or not hasattr(dtype, "categories"):
-    return None
-  return list(dtype.categories)
-
-
 # The fitted attributes of QS3ORAO and QSGS2AUC (numpydoc).
 ATTRIBUTES = """\
 classes_ : ndarray of shape (k,)
@@ -535,7 +526,7 @@ def prepare_training_data(estimator, X, y):
     raise ValueError(f'scale_inputs must be "auto", True or False; received {scaling!r:.60}.')
   validation.check_features(X)
   validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
-  order = stated_order(y)
+  order = validation.stated_order(y)
   marker = None if y is None else _params.unlabeled_marker(estimator, np.asarray(y).ravel())
   if y is not None:   # NaN or look-alike markers: a clear error before validate_data's
     validation.unlabeled_mask(np.asarray(y).ravel(), marker)

@@ -132,7 +132,8 @@ def _cv_doc(binary: bool) -> str:
       ``cross_validate(per_split_gamma=True)``, DSG only); ``best_params_["labeled_weight"]``
       is then a list of k-1 values.
   {_params.doc("solver")}
-      Here: the solver of the search and of the refit (``model_selection.cross_validate``);
+      Here: the solver of the search and of the refit (``model_selection.cross_validate``;
+      learning_rate is a grid key, its other DSG-only parameters are those below);
       "direct" scores every grid point from shared moments (the 539-point grid in about a
       second at 200 labels), DSG trains every task.
   {_params.doc("num_steps", "num_frequencies", "unlabeled_batch_size", "labeled_batch_size",

@@ -72,21 +72,24 @@ def _precheck_x(X):
   """Short errors for sparse, complex, text, non-2-D or non-finite X before scikit-learn's long
   ones (which print the whole array or name no column): ``_validation.check_features``, the
   estimators' one home for them."""
-  if type(X).__module__.startswith("scipy.sparse"):
-    raise TypeError("X is a scipy sparse matrix; OnlinePairwiseRanker needs dense rows: pass "
-                    "X.toarray().")
   validation.check_features(X)
 
 
 def _precheck_y(y):
   """Numeric targets as a NumPy array (None stays None) after short errors for sparse, complex,
-  text or object targets, before scikit-learn's long ones (which print the whole array)."""
+  text or object targets, before scikit-learn's long ones (which print the whole array). An
+  ordered pandas Categorical whose categories are text or not in sorted order gives its codes
+  (the order it states); numeric categories in sorted order keep their values."""
   if y is None:
     return None   # validate_data: "requires y to be passed"
   if type(y).__module__.startswith("scipy.sparse"):
     raise TypeError("y is a scipy sparse matrix; pass the targets as a dense [n] array "
                     "(y.toarray().ravel()).")
   validation.refuse_masked("y", y)   # (sparse: above) its mask would be read through
+  order = validation.stated_order(y)
+  if order is not None and (any(isinstance(c, str) for c in order) or order != sorted(order)):
+    rank = {c: float(i) for i, c in enumerate(order)}   # its order, not its values' (NaN: NA)
+    return np.array([rank.get(v, np.nan) for v in np.ravel(np.asarray(y, object)).tolist()])
   raw = np.asarray(y)   # text ("1", "2") is not a number, before as_numbers would parse it
   text = raw.dtype.kind in "US" or (raw.dtype == object and any(
       isinstance(v, str) for v in raw.ravel().tolist()))
@@ -103,8 +106,10 @@ def _precheck_y(y):
   except (TypeError, ValueError):
     first = next((v for v in np.ravel(arr).tolist() if not isinstance(v, (int, float))), None)
     raise TypeError(f"y must be real numbers (the targets' order is ranked); received dtype "
-                    f"{arr.dtype} holding e.g. {str(first)[:20]!r}. Encode ordered classes as "
-                    "numbers, e.g. np.unique(y, return_inverse=True)[1].") from None
+                    f"{arr.dtype} holding e.g. {str(first)[:20]!r}. State the order of ordered "
+                    "classes: y = pd.Categorical(y, categories=order, ordered=True), order = the "
+                    "labels from lowest to highest (its codes are ranked; np.unique would sort "
+                    "text alphabetically).") from None
 
 
 def pairwise_ranking_accuracy(scores, targets) -> float:
@@ -276,7 +281,7 @@ class OnlinePairwiseRanker(BaseEstimator):
       raise ValueError(f"scale_inputs changed to {self.scale_inputs} since the first partial_fit;"
                        " the stream's scaling cannot change mid-stream. Call fit to start over.")
     with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
-      X, y = validate_data(self, X, y, reset=first, y_numeric=True, dtype=np.float64,
+      X, y = validate_data(self, X, y if y_arr is None else y_arr, reset=first, y_numeric=True, dtype=np.float64,
                            ensure_min_samples=2 if first and self.mu is None else 1)
     if first:
       low, scale = preprocessing.fit_scaling(X, self.scale_inputs)
@@ -325,7 +330,7 @@ class OnlinePairwiseRanker(BaseEstimator):
     if sample_weight is not None:
       raise ValueError("sample_weight is not supported by the ranking score; pass None.")
     scores = self.decision_function(X)
-    _, targets = _check_scored("decision_function(X)", scores, "y", y)
+    _, targets = _check_scored("decision_function(X)", scores, "y", _precheck_y(y))
     return pairwise_ranking_accuracy(scores, targets)
 
   def __sklearn_tags__(self):
