@@ -1199,9 +1199,11 @@ def check_features(X, name="X"):
     return
   values = values.astype(np.float64)
   if values.ndim != 2:
+    how = ((f"{name}.to_frame() for one feature, {name}.to_frame().T for one sample (a frame's "
+            "row i: df.iloc[[i]])") if hasattr(X, "to_frame") else
+           f"{name}.reshape(-1, 1) for one feature, {name}.reshape(1, -1) for one sample")
     raise ValueError(f"{name} must be 2-D [n_samples, n_features]; received shape "
-                     f"{values.shape}. Reshape your data: for one feature use "
-                     f"{name}.reshape(-1, 1), for one sample {name}.reshape(1, -1).")
+                     f"{values.shape}. Reshape your data: {how}.")
   bad = ~np.isfinite(values)
   if bad.any():
     row, col = (int(i[0]) for i in np.nonzero(bad))

@@ -238,6 +238,8 @@ def test_a_failed_refit_leaves_the_fitted_estimator_as_it_was():
 
 @pytest.mark.parametrize("change, message", [
     (lambda x, y: (x[:, 0], y), r"X must be 2-D \[n_samples, n_features\]; received shape"),
+    (lambda x, y: (__import__("pandas").Series(x[:, 0]), y),   # a Series has no .reshape
+     r"2-D .*X.to_frame\(\) for one feature, X.to_frame\(\).T for one sample"),
     (lambda x, y: (np.where(np.arange(90)[:, None] == 7, np.nan, x), y),
      r"X contains NaN or inf: 1 rows, the first at row 7 \(column 0"),
     (lambda x, y: (__import__("pandas").DataFrame(np.where(np.arange(90)[:, None] == 7, np.nan, x),

@@ -123,6 +123,10 @@ def test_estimator_errors():
     ROCSVM().predict(x)
   with pytest.raises(ValueError, match="Only binary classification is supported.*multiclass"):
     ROCSVM().fit(x, np.arange(400) % 3)
+  semi = np.where(np.arange(400) < 100, y == "pos", -1)   # sweep V: semi-supervised y
+  with pytest.raises(ValueError, match=r"If -1 marks unlabeled rows \(300 here\): ROCSVM is "
+                     r"supervised, fit it on the labeled rows \(y != -1\), or use QSGS2AUC"):
+    ROCSVM().fit(x, semi)
   with pytest.raises(ValueError, match="needs both classes in y; received 1 class"):
     ROCSVM().fit(x, np.zeros(400))
   mixed = np.array([0, "1"] * 200, object)   # 0 and "1": scikit-learn's "Unknown label type"

@@ -261,9 +261,15 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     multiclass.check_classification_targets(y)
     y_type = multiclass.type_of_target(y, input_name="y", raise_unknown=True)
     if y_type != "binary":
+      values = np.unique(y)
+      semi = (values.size == 3 and values.dtype.kind in "iuf" and values[0] == validation.MARKER
+              and values[1] >= 0)   # -1 beside two classes: scikit-learn's unlabeled marker
       raise ValueError(f"Only binary classification is supported. The type of the target is "
                        f"{y_type}. ROCSVM ranks two classes; for more, fit one per class "
-                       "(sklearn.multiclass.OneVsRestClassifier) or binarize y explicitly.")
+                       "(sklearn.multiclass.OneVsRestClassifier) or binarize y explicitly." + (
+                           f" If -1 marks unlabeled rows ({int(np.sum(y == -1))} here): ROCSVM "
+                           "is supervised, fit it on the labeled rows (y != -1), or use QSGS2AUC"
+                           ", which trains on the unlabeled rows too." if semi else ""))
     self.classes_ = np.unique(y)
     if self.classes_.size != 2:
       raise ValueError(f"ROCSVM needs both classes in y; received {self.classes_.size} class "
