@@ -185,6 +185,8 @@ def _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, pro
   divergence_threshold = validation.check_positive("divergence_threshold", divergence_threshold)
   hyper = hyperparams_of(inputs, config, key)
   if mesh is not None:
+    distributed.check_same_on_every_process(**dict(zip(("x_labeled", "y_labeled", "x_unlabeled"),
+                                                       inputs[:3])))
     data = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled, eng.num_shards))
     # Once, not per segment: placing host data on several processes gathers it to check it.
     data = engine.sharding.place_train_data(data, mesh, axis_name)

@@ -368,7 +368,7 @@ def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None,
                      f"{col} = {arr[row, col]}; impute or drop those rows first.")
   refuse_beyond_float32(name, arr, where)
   if kernel:
-    check_kernel_scale(name, arr)
+    check_kernel_scale(name, arr, where=where)
   return arr.astype(np.float32, copy=False)
 
 
@@ -739,7 +739,7 @@ def check_phase_range(name: str, x: ArrayLike, sigma: float | jax.Array) -> None
 
 def check_kernel_scale(name, x, sigma=None, dtype=np.float32,
                        fix="Min-max scale the features (qsg_jax.data.minmax_fit on the training "
-                       "rows)", expansion: bool = True):
+                       "rows)", expansion: bool = True, where=lambda row: row):
   """Refuses points and a kernel width whose Gaussian kernel would be noise or constant.
 
   k(x, z) = exp(-sigma ||x - z||^2) is computed in ``dtype`` as exp(-sigma (|x|^2 + |z|^2 -
@@ -757,6 +757,7 @@ def check_kernel_scale(name, x, sigma=None, dtype=np.float32,
     fix: the messages' advice.
     expansion: whether the kernel is computed through the expansion (check 4); False for a
       kernel that sums squared differences directly (scikit-learn's, SVOREX's C solver).
+    where: the caller's row number of row i of ``x`` (a chunk of a larger source).
 
   Raises:
     ValueError: naming the failing quantity (and for norms the row) and the fix.
@@ -777,7 +778,7 @@ def check_kernel_scale(name, x, sigma=None, dtype=np.float32,
   if not norm2 < big / 4:
     raise ValueError(f"points of {name} have norms up to {np.sqrt(norm2):.3g}: their squares "
                      f"(squared distances, gradient norms) overflow {what} (the largest at row "
-                     f"{row}). {fix}.")
+                     f"{where(row)}). {fix}.")
   if sigma is None:
     return
   sigma = np.atleast_1d(np.asarray(sigma, np.float64))

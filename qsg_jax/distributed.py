@@ -20,7 +20,8 @@ Three recipes with the main job (``qsg_jax.fit(..., mesh=global_mesh())`` in a s
    ``XLA_FLAGS=--xla_force_host_platform_device_count=4`` for 4 devices).
 2. Processes on localhost: ``for i in 0 1; do XLA_FLAGS=--xla_force_host_platform_device_count=2
    python -m experiments.run --mesh --coordinator_address=127.0.0.1:12345 --num_processes=2
-   --process_id=$i & done; wait``.
+   --process_id=$i & done; wait``. A process never started (or two with one process_id)
+   leaves the others waiting ``initialize``'s timeout_s (300 s) before JAX's error.
 3. A cluster: the same command on every host with the three flags (or ``JAX_COORDINATOR_ADDRESS``,
    ``JAX_NUM_PROCESSES``, ``JAX_PROCESS_ID``); under SLURM or Open MPI pass ``--distributed``.
 
@@ -29,12 +30,14 @@ all-reduce costs its latency, not bandwidth: more devices buy memory for the unl
 speed. The direct solver sums its statistics with one all-reduce of the p x p moments.
 """
 
+import hashlib
 import os
 from typing import NamedTuple, Optional
 
 import jax
 import numpy as np
 
+from qsg_jax import _validation as validation
 from qsg_jax.engine import sampling
 
 _P = jax.sharding.PartitionSpec
@@ -62,7 +65,7 @@ def _env_int(name, value):
 
 
 def initialize(coordinator_address: Optional[str] = None, num_processes: Optional[int] = None,
-               process_id: Optional[int] = None) -> bool:
+               process_id: Optional[int] = None, timeout_s: int = 300) -> bool:
   """Joins this process to a multi-process run (``jax.distributed.initialize``); call it first.
 
   Arguments left None are read from the environment: ``JAX_COORDINATOR_ADDRESS``,
@@ -75,6 +78,9 @@ def initialize(coordinator_address: Optional[str] = None, num_processes: Optiona
     coordinator_address: "host:port" of process 0, reachable from every process.
     num_processes: P, the number of processes.
     process_id: this process's index, 0 <= process_id < P.
+    timeout_s: how long to wait for every process to join (JAX's initialization_timeout):
+      a process never started, or two started with the same process_id, leave the others
+      waiting this long, silently, before JAX's error.
 
   Returns:
     True if this call initialized a multi-process run, False for a single process.
@@ -83,6 +89,7 @@ def initialize(coordinator_address: Optional[str] = None, num_processes: Optiona
     ValueError: only some of the three are set, or they are inconsistent.
     RuntimeError: called after JAX computations or a previous initialization.
   """
+  timeout_s = validation.check_count("timeout_s", timeout_s, maximum=None)
   address = coordinator_address or os.environ.get(COORDINATOR_ENV) or None
   count = _env_int(NUM_PROCESSES_ENV, num_processes)
   index = _env_int(PROCESS_ID_ENV, process_id)
@@ -105,7 +112,7 @@ def initialize(coordinator_address: Optional[str] = None, num_processes: Optiona
                        "any JAX computation.")
   jax.config.update("jax_cpu_collectives_implementation", "gloo")
   jax.distributed.initialize(coordinator_address=address, num_processes=count,
-                             process_id=index)
+                             process_id=index, initialization_timeout=timeout_s)
   return True
 
 
@@ -118,6 +125,28 @@ def global_mesh(axis_name: str = "data") -> jax.sharding.Mesh:
   auto = getattr(getattr(jax.sharding, "AxisType", None), "Auto", None)
   return jax.make_mesh((jax.device_count(),), (axis_name,),
                        **({} if auto is None else {"axis_types": (auto,)}))
+
+
+def check_same_on_every_process(**arrays) -> None:
+  """Raises ``ValueError`` naming the first of ``arrays`` (name=array) that is not the same on
+  every process of a multi-process run, as the mesh computations assume (each process passes
+  its own copy: a split drawn per process would train one model per process, the direct
+  solver's without a word). Compares a sha256 per array, gathered from every process; a no-op
+  on one process."""
+  if jax.process_count() == 1:
+    return
+  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+  digests = np.stack([np.frombuffer(hashlib.sha256(
+      np.ascontiguousarray(value).tobytes() + repr((np.shape(value), np.asarray(value).dtype))
+      .encode()).digest()[:16], np.uint32) for value in arrays.values()])
+  every = np.asarray(multihost_utils.process_allgather(digests))   # [P, len(arrays), 4]
+  for i, name in enumerate(arrays):
+    differ = np.nonzero(np.any(every[:, i] != every[0, i], axis=-1))[0]
+    if differ.size:
+      raise ValueError(f"{name} differs between the processes (process {int(differ[0])} of "
+                       f"{every.shape[0]} holds another {name} than process 0); every process "
+                       f"must pass the same {name} (draw splits with a fixed seed, not one per "
+                       "process). Unlabeled rows read per process: distributed.load_unlabeled.")
 
 
 class ShardedUnlabeled(NamedTuple):
@@ -135,14 +164,9 @@ def _aligned_zeros(rows, cols):
   return raw[start:start + size].view(np.float32).reshape(rows, cols)
 
 
-def _finite(rows, first_row):
-  """``rows`` after checking they are finite (a chunk at a time: no array-sized temporaries)."""
-  bad = ~np.isfinite(rows)
-  if bad.any():
-    row = first_row + int(np.nonzero(bad.any(axis=1))[0][0])
-    raise ValueError(f"the unlabeled source has NaN or infinite values (first at row {row}); "
-                     "impute or drop those rows before training.")
-  return rows
+# What the checks of the rows read call them (``_validation.check_chunk``: real numbers, finite,
+# within float32, norms whose squares float32 holds; rows numbered in the whole source).
+_SOURCE = "the unlabeled source"
 
 
 def _npy_reader(path):
@@ -170,13 +194,14 @@ def _npy_reader(path):
         target = out[lo - start:hi - start]
         if dtype == np.float32:   # straight into the stratum: no temporary
           done = f.readinto(memoryview(target).cast("B"))
+          rows = target
         else:
           rows = np.fromfile(f, dtype, count=(hi - lo) * shape[1])
           done = rows.size * dtype.itemsize
-          target[:done // row_bytes] = rows[:done // row_bytes * shape[1]].reshape(-1, shape[1])
+          rows = rows[:done // row_bytes * shape[1]].reshape(-1, shape[1])
         if done != (hi - lo) * row_bytes:
           raise ValueError(f"{path} is truncated: rows {lo}..{hi - 1} are missing.")
-        _finite(target, lo)
+        target[:] = validation.check_chunk(_SOURCE, rows, shape[1], first_row=lo, kernel=True)
 
   return shape, read
 
@@ -189,7 +214,8 @@ def _array_reader(source):
   def read(start, stop, out):
     for lo in range(start, stop, _READ_ROWS):
       hi = min(stop, lo + _READ_ROWS)
-      out[lo - start:hi - start] = _finite(np.asarray(source[lo:hi]), lo)
+      out[lo - start:hi - start] = validation.check_chunk(_SOURCE, source[lo:hi], shape[1],
+                                                          first_row=lo, kernel=True)
 
   return shape, read
 
@@ -211,14 +237,19 @@ def load_unlabeled(source, mesh: jax.sharding.Mesh, axis_name: str = "data") -> 
     ``ShardedUnlabeled``: x [D * L, d] float32 split over ``axis_name``, and n_u.
 
   Raises:
+    TypeError: a mesh that is not one; values that are not real numbers (complex, text).
     ValueError: no such axis, a source that is not [n_u, d], fewer rows than strata, or
-      non-finite values (checked on the rows this process reads).
+      values that are not finite, beyond float32, or whose squared norms overflow it (checked
+      on the rows this process reads, named by their row in the source).
 
   Example:
     >>> unlabeled = load_unlabeled(np.ones((5, 2), np.float32), global_mesh())
     >>> unlabeled.num_unlabeled, unlabeled.x.shape[1], unlabeled.x.sharding.spec
     (5, 2, P('data',))
   """
+  if not isinstance(mesh, jax.sharding.Mesh):
+    raise TypeError(f"mesh must be a jax.sharding.Mesh; received {type(mesh).__name__}. Pass "
+                    "distributed.global_mesh().")
   if axis_name not in mesh.shape:
     raise ValueError(f"mesh has no axis {axis_name!r}; its axes are {tuple(mesh.shape)}.")
   is_path = isinstance(source, (str, os.PathLike))

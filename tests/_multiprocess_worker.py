@@ -81,6 +81,9 @@ def train(data_dir, mesh):
                     unlabeled_batch_size=8, chunk_size=8, cache_unlabeled=False, mesh=mesh)
   results["k2_coef"] = np.asarray(fit.model.coef * fit.model.scale)
   results["k2_scores"] = qsg_jax.decision_function(fit, x_test, mesh=mesh)
+  # Sweep X: 100 rows, a multiple of the devices (nothing padded, so nothing sliced): the
+  # scores stayed split over the devices and a second process could not read them.
+  results["k2_scores_even"] = qsg_jax.decision_function(fit, x_test[:100], mesh=mesh)
   results["k2_thresholds"] = np.asarray(fit.thresholds)
   return results
 

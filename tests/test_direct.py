@@ -446,7 +446,7 @@ def _bad_unlabeled_sources(x_u, tmp_path):
       (memmap("text.npy", np.array([["a", "b", "c"]])), TypeError, "real numbers; received dtype"),
       (iter([x_u, big[:5]]), ValueError, float32_range + r" \(first at row 13"),
       (memmap("huge.npy", huge), ValueError, squares),
-      (iter([x_u, huge]), ValueError, squares),
+      (iter([x_u, huge]), ValueError, squares + r" \(the largest at row 15\)"),   # not 5
       (huge, ValueError, squares),
       (iter([x_u, x_u.astype(np.complex64)]), TypeError, "chunk of dtype complex64 at row 10"),
       (iter([x_u, np.array([["a", "b", "c"]])]), TypeError, "chunk of dtype <U1 at row 10"),
@@ -687,11 +687,16 @@ def test_two_processes_equal_one_process(tmp_path):
     for i in range(2):
       worker = np.load(tmp_path / f"p{i}.npz")
       assert int(worker["device_count"]) == 4 and int(worker["process_index"]) == i
+      assert str(worker["mismatch"]).startswith(
+          "x_labeled differs between the processes (process 1 of 2 holds another x_labeled")
       np.testing.assert_allclose(worker[name], expected, atol=1e-5 * np.abs(expected).max(),
                                  err_msg=f"process {i}: {name}")
       if name == "rff":
         np.testing.assert_allclose(worker["rff_weights"], one.weights, rtol=1e-5,
                                    atol=1e-5 * np.abs(one.weights).max())
+      else:   # and scored on the mesh of both processes
+        np.testing.assert_allclose(worker["nystrom_mesh"], expected[:100],
+                                   atol=1e-5 * np.abs(expected).max(), err_msg=f"process {i}")
 
 
 @pytest.mark.slow   # benchmark smoke run: `make test-slow`

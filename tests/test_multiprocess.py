@@ -100,7 +100,7 @@ def test_two_processes_equal_one_process_of_four_devices(tmp_path):
   [reference] = results[one]
   assert reference["device_count"] == 4 and reference["process_index"] == 0
   names = [n for n in reference if n.startswith("k")]
-  assert len(names) == 6, names
+  assert len(names) == 7, names
   assert np.abs(reference["k3_coef"]).max() > 0.05   # a run that learned something
   for i, worker in enumerate(results[two]):
     assert worker["device_count"] == 4 and worker["process_index"] == i
@@ -174,10 +174,12 @@ def test_initialize_reads_arguments_then_environment(no_launch_env, monkeypatch)
   monkeypatch.setenv(distributed.NUM_PROCESSES_ENV, "8")
   monkeypatch.setenv(distributed.PROCESS_ID_ENV, "5")
   assert distributed.initialize() is True
-  assert distributed.initialize(process_id=6) is True
-  expected = [dict(coordinator_address="10.0.0.1:1234", num_processes=4, process_id=3),
-              dict(coordinator_address="10.0.0.2:99", num_processes=8, process_id=5),
-              dict(coordinator_address="10.0.0.2:99", num_processes=8, process_id=6)]
+  assert distributed.initialize(process_id=6, timeout_s=20) is True
+  wait = dict(initialization_timeout=300)   # JAX's default, which a user can now shorten
+  expected = [dict(coordinator_address="10.0.0.1:1234", num_processes=4, process_id=3, **wait),
+              dict(coordinator_address="10.0.0.2:99", num_processes=8, process_id=5, **wait),
+              dict(coordinator_address="10.0.0.2:99", num_processes=8, process_id=6,
+                   initialization_timeout=20)]
   assert [c for c in no_launch_env if isinstance(c, dict)] == expected
   assert ("jax_cpu_collectives_implementation", "gloo") in no_launch_env
 
@@ -186,7 +188,7 @@ def test_initialize_leaves_scheduler_detection_to_jax(no_launch_env, monkeypatch
   monkeypatch.setenv("SLURM_NTASKS", "16")
   assert distributed.initialize() is True
   assert no_launch_env[-1] == dict(coordinator_address=None, num_processes=None,
-                                   process_id=None)
+                                   process_id=None, initialization_timeout=300)
 
 
 def test_initialize_errors(no_launch_env, monkeypatch):
@@ -199,6 +201,8 @@ def test_initialize_errors(no_launch_env, monkeypatch):
   monkeypatch.setenv(distributed.NUM_PROCESSES_ENV, "two")
   with pytest.raises(ValueError, match="JAX_NUM_PROCESSES='two' must be an integer"):
     distributed.initialize("10.0.0.1:1234", process_id=0)
+  with pytest.raises(ValueError, match="timeout_s must be a whole number >= 1; received 0"):
+    distributed.initialize("10.0.0.1:1234", 2, 0, timeout_s=0)
   monkeypatch.setattr(jax.distributed, "is_initialized", lambda: True)
   with pytest.raises(RuntimeError, match="already initialized"):
     distributed.initialize("10.0.0.1:1234", 2, 0)
@@ -241,6 +245,22 @@ def test_load_unlabeled_errors(tmp_path):
     distributed.load_unlabeled(str(tmp_path / "short.npy"), mesh)
   with pytest.raises(ValueError, match="mesh has no axis 'rows'; its axes are"):
     distributed.load_unlabeled(x, mesh, axis_name="rows")
+  # Sweep X: the checks of every other unlabeled source (complex numbers trained on their real
+  # part, 1e39 became inf and an internal error, norms whose squares overflow trained).
+  ones = np.ones((10, 2))
+  big, huge = ones.copy(), ones.copy()
+  big[6, 0], huge[8, 1] = 1e39, 1e20
+  np.save(tmp_path / "big.npy", big)
+  for source, error, pattern in [
+      (ones + 1j, TypeError, "the unlabeled source must be real numbers"),
+      (np.full((10, 2), "a"), TypeError, "the unlabeled source must be real numbers"),
+      (big, ValueError, r"beyond the float32 range .* \(first at row 6"),
+      (str(tmp_path / "big.npy"), ValueError, r"beyond the float32 range .* \(first at row 6"),
+      (huge, ValueError, r"norms up to 1e\+20: their squares .* \(the largest at row 8\)")]:
+    with pytest.raises(error, match=pattern):
+      distributed.load_unlabeled(source, mesh)
+  with pytest.raises(TypeError, match="mesh must be a jax.sharding.Mesh; received NoneType"):
+    distributed.load_unlabeled(x, None)
 
 
 def test_place_train_data_places_once():

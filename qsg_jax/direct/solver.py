@@ -23,6 +23,7 @@ from qsg_jax.direct import feature_maps
 from qsg_jax.direct import fitting
 from qsg_jax.direct import moments
 from qsg_jax.engine import kernels
+from qsg_jax.engine import sharding as engine_sharding
 from qsg_jax.numerics import HIGHEST
 
 
@@ -101,7 +102,7 @@ def scores_sharded(model: fitting.NystromModel, x, mesh: jax.sharding.Mesh,
     part[:min(rows, n - lo)] = x[lo:lo + rows]
     part = jax.device_put(part, jax.sharding.NamedSharding(mesh, spec(axis_name)))
     scores = _expansion_sharded(landmarks, coef, sigma, part, mesh, axis_name)
-    out.append(np.asarray(jax.reshard(scores, replicated)))
+    out.append(np.asarray(engine_sharding.gathered(scores, rows, replicated)))
   return np.concatenate(out)[:n]
 
 

@@ -166,7 +166,16 @@ def model_scores_sharded(model: Model, x, mesh: jax.sharding.Mesh, axis_name: st
   replicated = jax.sharding.NamedSharding(mesh, _P())
   model = _put(model, replicated)
   scores = _scores_sharded_jit(model, x, mesh, axis_name, block_group, predict_chunk)
-  return jax.reshard(scores, replicated)[:n]
+  return gathered(scores, n, replicated)
+
+
+@functools.partial(jax.jit, static_argnames=("rows", "replicated"))
+def gathered(array: jax.Array, rows: int, replicated: jax.sharding.NamedSharding) -> jax.Array:
+  """The first ``rows`` rows of ``array`` (split over a mesh) laid out whole on every device of
+  ``replicated`` (``NamedSharding(mesh, P())``): an all-gather whose result every process can
+  read. (``jax.reshard`` to P() left a split array split on JAX 0.10.2; on one process it still
+  converted to NumPy, on two it raised "spans non-addressable devices".)"""
+  return jax.lax.with_sharding_constraint(array[:rows], replicated)
 
 
 @functools.partial(jax.jit, static_argnames=("mesh", "axis_name", "block_group", "predict_chunk"))
