@@ -791,6 +791,21 @@ def test_ordinal_probabilities_are_fitted_at_each_refits_origin():
       y[1000:], frequencies) - 0.15   # measured: 0.82 against 1.05
 
 
+def test_probabilities_that_do_not_rank_are_said():
+  """Sweep W: with 2 labeled rows in a class the held-out scores did not rank (slope 0), and
+  predict_proba gave every row the same probabilities without a word."""
+  rng = np.random.default_rng(0)
+  x = rng.random((600, 3))
+  y = np.full(600, -1)
+  y[:100] = 0
+  y[100:102] = 1
+  with pytest.warns(UserWarning, match=r"probability=True: the 2 held-out folds' scores do not "
+                    r"rank the labeled classes \(the fitted slope is 0\)"):
+    model = estimators.QSGS2AUC(probability=True, **_DIRECT).fit(x, y)
+  proba = model.predict_proba(x[:5])
+  np.testing.assert_allclose(proba, np.tile(proba[0], (5, 1)))
+
+
 def test_probabilities_survive_save_pickle_and_the_cv_estimators_refit(tmp_path):
   x, _, y_semi = _cv_data.semi_ordinal(n=120)
   model = estimators.QS3ORAO(probability=True, unlabeled_label=-1, **_DIRECT).fit(x, y_semi)

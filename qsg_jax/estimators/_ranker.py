@@ -504,6 +504,12 @@ def out_of_fold_probabilities(x_l, codes, x_u, seed, config, classes) -> dict:
     scores = np.asarray(_fit.decision_function(result, x_l[~train]), np.float64)
     held_out[~train] = scores - float(np.mean(result.thresholds))   # each refit's own origin
   slope, cutpoints = thresholds.fit_probabilities(held_out, codes, num_classes)
+  if slope == 0.0:   # said, not a silent constant: P(class) is the same for every row
+    warnings.warn(f"probability=True: the {num_folds} held-out folds' scores do not rank the "
+                  "labeled classes (the fitted slope is 0), so predict_proba gives every row the "
+                  "same probabilities, the smoothed class frequencies. Label more rows of the "
+                  "smallest class, or rank with decision_function.", UserWarning,
+                  stacklevel=validation.outside_stacklevel())
   return dict(zip(PROBABILITY, (slope, cutpoints)))
 
 
