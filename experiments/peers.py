@@ -951,9 +951,9 @@ def render(settings, report):
       f"{', '.join(report['computed']['machines'])}, code at "
       f"{', '.join(report['computed']['commits'])}; this report written "
       f"{report['finished']['time']} ({report['finished']['machine']}).", "",
-      f"Protocol: {reporting.count(s.trials, 'trial')}; labeled points drawn stratified by class; every method "
-      f"tuned by the same {s.cv_folds}-fold stratified CV on the labeled points (qsg_jax's "
-      f"folds, seed 0), semi-supervised ones with {s.cv_unlabeled} unlabeled points during CV "
+      f"Protocol: {reporting.count(s.trials, 'trial')}; labeled points drawn stratified by class; "
+      f"every method tuned by the same {s.cv_folds}-fold stratified CV on the labeled points "
+      f"(qsg_jax's folds, seed 0), semi-supervised ones with {s.cv_unlabeled} unlabeled points during CV "
       "and all of them in the refit; test AUC on a disjoint test set (ordinal: the mean over "
       "the k-1 splits), mean +- standard error over trials. 'vs best peer': the paired "
       "difference to the peer with the best mean test AUC, +- SE; wins: trials where the "

@@ -255,7 +255,8 @@ def summary_lines(summary):
   t = summary["timing"]
   solver = summary["solver_used"] + " solver" + (
       " (chosen by --solver=auto)" if summary["solver"] == "auto" else "")
-  lines = [f"{summary['method']} on {summary['dataset']}, {reporting.count(summary['num_trials'], 'trial')}, "
+  trials = reporting.count(summary["num_trials"], "trial")
+  lines = [f"{summary['method']} on {summary['dataset']}, {trials}, "
            f"{solver}, scored on {summary['evaluated_on']}:",
            f"  {summary['metric']}: {summary['auc_mean']:.4f}{_spread(summary['auc_std'], 4)}",
            f"  {error_name(summary['protocol']['num_classes'])}: {summary['mae_mean']:.3f}"
@@ -395,7 +396,8 @@ def run(settings: Settings, log=cli.log_line):
       data, proto, settings, cli.engine_params(settings), log))
   settings = dataclasses.replace(settings, **params)
   log(f"{method} on {data.name}: {data.x.shape[0]} points, {data.x.shape[1]} features, "
-      f"k={proto.num_classes}, {proto.num_labeled} labeled, {reporting.count(settings.trials, 'trial')}"
+      f"k={proto.num_classes}, {proto.num_labeled} labeled, "
+      f"{reporting.count(settings.trials, 'trial')}"
       + (f" ({sum(n.startswith('trial_') for n in done)} already done, resumed)"
          if settings.resume else ""))
   _LOG.info("hyper-parameters %s; devices %s", params, jax.devices())

@@ -54,7 +54,8 @@ from qsg_jax.thresholds import predict_classes
 
 __all__ = (
     "ApproximationWarning", "ChecksumError", "DivergenceError", "FitConfig", "FitResult",
-    "InsufficientMemoryError", "QS3ORAO", "QS3ORAOCV", "QSGS2AUC", "QSGS2AUCCV", "SlowConfigWarning",
+    "InsufficientMemoryError", "QS3ORAO", "QS3ORAOCV", "QSGS2AUC", "QSGS2AUCCV",
+    "SlowConfigWarning",
     "UnscaledFeaturesWarning", "__version__", "auc_scorer", "baselines", "binary_auc",
     "cross_validate", "data", "decision_function", "direct", "distributed", "engine", "errors",
     "estimators", "fit", "fit_thresholds", "io", "masked_auc", "mean_absolute_error", "metrics",

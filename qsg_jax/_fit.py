@@ -185,8 +185,8 @@ def _fit_dsg(x_labeled, y_labeled, x_unlabeled, config, key, *, num_classes, pro
   divergence_threshold = validation.check_positive("divergence_threshold", divergence_threshold)
   hyper = hyperparams_of(inputs, config, key)
   if mesh is not None:
-    distributed.check_same_on_every_process(**dict(zip(("x_labeled", "y_labeled", "x_unlabeled"),
-                                                       inputs[:3])))
+    distributed.check_same_on_every_process(mesh, **dict(zip(
+        ("x_labeled", "y_labeled", "x_unlabeled"), inputs[:3])))
     data = data._replace(x_unlabeled=engine.shard_unlabeled(data.x_unlabeled, eng.num_shards))
     # Once, not per segment: placing host data on several processes gathers it to check it.
     data = engine.sharding.place_train_data(data, mesh, axis_name)
@@ -270,6 +270,12 @@ def _num_shards(mesh, axis_name, num_shards, config):
   if num_shards not in (None, size):
     raise ValueError(f"num_shards={num_shards} differs from the size {size} of mesh axis "
                      f"{axis_name!r}; leave num_shards unset when passing a mesh.")
+  if config.unlabeled_batch_size % size:   # (each device's stratum: the same share per step)
+    raise ValueError(f"mesh axis {axis_name!r} has {size} devices, which must divide "
+                     f"unlabeled_batch_size={config.unlabeled_batch_size} (each device samples "
+                     "the same share per step): use a mesh of a divisor of it (1, 2, 4, ... "
+                     f"devices), an unlabeled_batch_size that is a multiple of {size}, or "
+                     "solver='direct' (any number of devices).")
   return size
 
 

@@ -4,7 +4,6 @@ import collections.abc
 import contextlib
 import numbers
 import os
-import re
 import sys
 import warnings
 from typing import Optional, Tuple
@@ -1159,12 +1158,12 @@ def seed_of(random_state) -> int:
   return int(random_state.randint(np.iinfo(np.int32).max))
 
 
-def check_features(X, name="X"):
+def check_features(X, name="X", training=False):
   """Short, row- or column-naming errors for the commonest bad X before scikit-learn's
   ``validate_data`` (whose messages print the whole array or do not name the column): complex
-  numbers, text columns (numbers written as text too), a saved row index, not 2-D, NaN / inf,
-  sparse matrices (with the fix inside a Pipeline). Objects ``float()`` cannot read (a dict) are
-  left to ``validate_data`` (its TypeError)."""
+  numbers, text columns (numbers written as text too), not 2-D, NaN / inf, sparse matrices
+  (with the fix inside a Pipeline), and with ``training`` (fit's X) a saved row index. Objects
+  ``float()`` cannot read (a dict) are left to ``validate_data`` (its TypeError)."""
   if hasattr(X, "toarray") or hasattr(X, "tocsr"):
     raise TypeError(f"{name} is a scipy sparse matrix; the estimators need dense features. Pass "
                     f"{name}.toarray(); in a Pipeline, make the step before dense: "
@@ -1173,7 +1172,7 @@ def check_features(X, name="X"):
   refuse_unreadable(name, X)   # a masked array
   refuse_dates(X, name)
   _refuse_odd_columns(X, name)
-  index = saved_index_column(X)
+  index = saved_index_column(X) if training else None
   if index is not None:
     raise ValueError(f"{name} column {index!r} is a row index pandas saved (to_csv's default "
                      "index=True): its integers count the rows, so as a feature it would rank by "
@@ -1297,9 +1296,9 @@ def _text_columns_refused(X, values, name):
     raise ValueError(f"{name} has numbers written as text in column(s) "
                      f"{summarize([label(c) for c in parsed], 6)} (e.g. {str(value)[:20]!r} "
                      f"at row {row}: thousands separators or decimal commas); parse them first, "
-                     "e.g. pd.to_numeric(X[c].str.replace(',', '')) for '1,910.89', "
-                     "X[c].str.replace(',', '.') for '1910,89', or pd.read_csv(..., thousands=',')"
-                     " / decimal=','.")
+                     "e.g. pd.to_numeric(X[c].astype(str).str.replace(',', '')) for '1,910.89', "
+                     "with .str.replace(',', '.') for '1910,89', or pd.read_csv(..., "
+                     "thousands=',') / decimal=','.")
   names = [label(col) for col, _, _ in text]
   col, row, value = text[0]
   raise ValueError(f"{name} has text in column(s) {summarize(names, 6)} (e.g. "
@@ -1309,7 +1308,7 @@ def _text_columns_refused(X, values, name):
 
 
 # Characters spreadsheets write inside numbers: thousands separators.
-_THOUSANDS = str.maketrans("", "", ",_' \u00a0")
+_THOUSANDS = str.maketrans("", "", ",_' \u00a0\u2009\u202f")
 
 
 def _number_in_text(cell) -> bool:
@@ -1328,13 +1327,14 @@ def numbers_written_as_text(values) -> bool:
 
 
 def saved_index_column(X):
-  """The name of a data frame's column that is a row index pandas saved and read back
-  ("Unnamed: 0", from ``to_csv``'s default index=True): integers, each once; else None."""
-  for column in getattr(X, "columns", ()):
-    if isinstance(column, str) and re.fullmatch(r"Unnamed: \d+", column):
-      values = np.asarray(X[column])
-      if values.dtype.kind in "iu" and np.unique(values).size == values.size:
-        return column
+  """"Unnamed: 0" where it is a data frame's first column and a row index pandas saved and read
+  back (``to_csv``'s default index=True: integers, each once, increasing); else None."""
+  columns = list(getattr(X, "columns", ()))[:1]
+  if columns != ["Unnamed: 0"]:
+    return None
+  values = np.asarray(X[columns[0]])
+  if values.dtype.kind in "iu" and values.size > 1 and np.all(np.diff(values) > 0):
+    return columns[0]
   return None
 
 

@@ -127,18 +127,26 @@ def global_mesh(axis_name: str = "data") -> jax.sharding.Mesh:
                        **({} if auto is None else {"axis_types": (auto,)}))
 
 
-def check_same_on_every_process(**arrays) -> None:
+def check_same_on_every_process(mesh, **arrays) -> None:
   """Raises ``ValueError`` naming the first of ``arrays`` (name=array) that is not the same on
-  every process of a multi-process run, as the mesh computations assume (each process passes
-  its own copy: a split drawn per process would train one model per process, the direct
-  solver's without a word). Compares a sha256 per array, gathered from every process; a no-op
-  on one process."""
-  if jax.process_count() == 1:
+  every process of ``mesh``, as its computations assume (each process passes its own copy: a
+  split drawn per process would train one model per process, the direct solver's without a
+  word). Compares a sha256 per array, gathered from every process (a collective: every process
+  of the mesh calls it in the same fit); a no-op for a mesh of one process's devices. Values
+  that are not in-memory arrays (a memory map, read by the pass; an iterator; None) are
+  compared by their kind only."""
+  if len({device.process_index for device in mesh.devices.flat}) == 1:
     return
   from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
-  digests = np.stack([np.frombuffer(hashlib.sha256(
-      np.ascontiguousarray(value).tobytes() + repr((np.shape(value), np.asarray(value).dtype))
-      .encode()).digest()[:16], np.uint32) for value in arrays.values()])
+
+  def digest(value):
+    if type(value) is np.ndarray:   # pylint: disable=unidiomatic-typecheck (not np.memmap)
+      data = np.ascontiguousarray(value).tobytes() + repr((value.shape, value.dtype)).encode()
+    else:
+      data = type(value).__name__.encode()
+    return np.frombuffer(hashlib.sha256(data).digest()[:16], np.uint32)
+
+  digests = np.stack([digest(value) for value in arrays.values()])
   every = np.asarray(multihost_utils.process_allgather(digests))   # [P, len(arrays), 4]
   for i, name in enumerate(arrays):
     differ = np.nonzero(np.any(every[:, i] != every[0, i], axis=-1))[0]

@@ -308,6 +308,11 @@ def class_probabilities(scores: ArrayLike, slope: float, cutpoints: ArrayLike) -
   P(y = j) = P(y > j - 1) - P(y > j), with P(y > j) = sigmoid(slope f - c_j), P(y > -1) = 1
   and P(y > k - 1) = 0. Rows sum to 1; no entry is negative (the cutpoints are ordered)."""
   s = np.asarray(scores, np.float64)
-  above = special.expit(slope * s[:, None] - np.asarray(cutpoints, np.float64)[None, :])
+  z = slope * s[:, None] - np.asarray(cutpoints, np.float64)[None, :]   # [n, k-1], decreasing
   ones, zeros = np.ones((s.size, 1)), np.zeros((s.size, 1))
-  return np.maximum(-np.diff(np.concatenate([ones, above, zeros], axis=1), axis=1), 0.0)
+  upper = -np.diff(np.concatenate([ones, special.expit(z), zeros], axis=1), axis=1)
+  lower = np.diff(np.concatenate([zeros, special.expit(-z), ones], axis=1), axis=1)
+  # The same numbers; each difference taken where its two terms are small (no cancellation:
+  # far above the cutpoints 1 - sigmoid(z) is 0, sigmoid(-z) keeps the tail).
+  above_all = np.concatenate([z, -np.ones((s.size, 1))], axis=1) > 0   # class j's lower z > 0
+  return np.maximum(np.where(above_all, lower, upper), 0.0)

@@ -522,7 +522,8 @@ def test_x_of_complex_numbers_or_text_is_refused_naming_the_columns():
                         r"np.c_\[X.real, X.imag\]", model.fit, x + 1j, y_semi)
   frame = pd.DataFrame({"a": x[:, 0], "b": np.where(x[:, 1] > 0.5, "v", "w"), "c": x[:, 2]})
   raises_short(ValueError, r"X has text in column\(s\) b \(e.g. 'w' at row 0\).*"
-                        r"OneHotEncoder\(sparse_output=False\), \['b'\]\)", model.fit, frame, y_semi)
+                        r"OneHotEncoder\(sparse_output=False\), \['b'\]\)", model.fit, frame,
+               y_semi)
   # Sweep V: numbers a spreadsheet wrote as text got the one-hot advice (test AUC 0.82 against
   # 0.998 parsed), and a row index saved by to_csv was trained on (train 1.0, new rows 0.49).
   for written in ([f"{1e6 * v:,.2f}" for v in x[:, 1]], [f"{v:.3f}".replace(".", ",")
@@ -532,6 +533,9 @@ def test_x_of_complex_numbers_or_text_is_refused_naming_the_columns():
   saved = pd.read_csv(io_lib.StringIO(pd.DataFrame(x, columns=["a", "b", "c"]).to_csv()))
   raises_short(ValueError, r"X column 'Unnamed: 0' is a row index pandas saved .*"
                r"X.drop\(columns='Unnamed: 0'\)", model.fit, saved, y_semi)
+  blank = saved.assign(**{"Unnamed: 0": np.arange(len(x)) % 7})   # a blank header, repeated
+  fitted_blank = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(blank, y_semi)
+  assert fitted_blank.predict(saved.iloc[[0]]).shape == (1,)   # predict never refuses rows
   fitted = model.fit(pd.DataFrame(x, columns=["a", "b", "c"]), y_semi)
   raises_short(ValueError, r"text in column\(s\) b", fitted.predict, frame)
   # Dates and durations: named, with the conversion (numpy's DTypePromotionError before).
@@ -738,7 +742,6 @@ def test_tools_that_label_encode_y_are_named_where_the_marker_became_a_class():
     estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
 
 
-
 def test_probability_true_gives_class_probabilities_from_held_out_scores():
   """predict_proba: the cumulative logistic model (``thresholds.fit_probabilities``) on
   f(x), fitted to out-of-fold scores: rows sum to 1, columns follow classes_, P(top class) rises
@@ -819,6 +822,18 @@ def test_probabilities_survive_save_pickle_and_the_cv_estimators_refit(tmp_path)
                                 search.best_estimator_.predict_proba(x))
   assert search.best_estimator_.probability and not hasattr(
       estimators.QS3ORAOCV(grid=grid, cv=3, unlabeled_label=-1).fit(x, y_semi), "predict_proba")
+
+
+def test_pickles_from_before_probability_keep_their_parameters():
+  """A pickle written before the parameter existed has no ``probability`` attribute: its repr,
+  get_params, clone and io.save raised AttributeError (sweep Y)."""
+  x, _, y_semi = _cv_data.semi_ordinal()
+  for model in (estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi),
+                estimators.QS3ORAOCV(unlabeled_label=-1)):
+    del model.__dict__["probability"]   # as unpickled from an older release
+    old = pickle.loads(pickle.dumps(model))
+    assert old.get_params()["probability"] is False and "QS3ORAO" in repr(old)
+    assert base.clone(old).get_params() == old.get_params()
 
 
 def test_predict_proba_without_probability_true_says_how_to_get_it():

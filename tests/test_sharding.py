@@ -72,6 +72,10 @@ def test_fit_and_predict_on_a_mesh_equal_one_device():
                         qsg_jax.decision_function(one, x))
   with pytest.raises(ValueError, match="num_shards=2 differs from the size 4"):
     qsg_jax.fit(data.x_labeled, data.y_labeled, data.x_unlabeled, mesh=mesh, num_shards=2, **args)
+  three = jax.sharding.Mesh(np.array(jax.devices()[:3]), ("data",))   # sweep X: it blamed
+  with pytest.raises(ValueError, match=r"^mesh axis 'data' has 3 devices, which must divide "
+                     r"unlabeled_batch_size=8 .*solver='direct'"):   # EngineConfig, num_shards
+    qsg_jax.fit(data.x_labeled, data.y_labeled, data.x_unlabeled, mesh=three, **args)
 
 
 def test_stratified_sampling_covers_each_stratum():

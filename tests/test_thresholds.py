@@ -326,6 +326,10 @@ def test_class_probabilities_are_ordered_and_degenerate_scores_give_the_frequenc
   proba = th.class_probabilities(np.linspace(-50, 50, 101), 1.0, [-1.0, 0.0, 3.0])
   assert np.all(proba >= 0) and np.allclose(proba.sum(axis=1), 1.0)
   assert np.all(np.diff(proba[:, -1]) >= 0) and np.all(np.diff(proba[:, 0]) <= 0)
+  # Both tails kept (1 - sigmoid(100) was exactly 0 above the cutpoints: log 0 = -inf).
+  far = th.class_probabilities(np.array([-100.0, 100.0]), 1.0, [0.0, 1.0])
+  np.testing.assert_allclose(far[[0, 1], [2, 0]], scipy.special.expit([-101.0, -100.0]),
+                             rtol=1e-12)
 
 
 def test_fit_probabilities_refuses_what_fit_thresholds_refuses():

@@ -39,7 +39,6 @@ from qsg_jax.direct import selection
 from qsg_jax.direct import solver
 from qsg_jax.direct import system
 from qsg_jax.direct.bandwidths import learn_length_scales
-from qsg_jax.errors import ApproximationWarning
 from qsg_jax.direct.fitting import DirectFit
 from qsg_jax.direct.fitting import NystromModel
 from qsg_jax.direct.fitting import decision_function
@@ -50,6 +49,7 @@ from qsg_jax.direct.selection import cross_validate
 from qsg_jax.direct.selection import paper_grid
 from qsg_jax.direct.system import IllPosedSystemError
 from qsg_jax.direct.system import solve
+from qsg_jax.errors import ApproximationWarning
 
 __all__ = (
     "ApproximationWarning",

@@ -446,9 +446,8 @@ def _fit(x_labeled, y_labeled, x_unlabeled, key, num_classes, sigma, lam, gamma,
   names = validation.column_names(x_labeled)
   x_unlabeled = check_unlabeled(x_unlabeled, x_l.shape[1], mesh, axis_name, columns=names)
   if mesh is not None:   # each process's own copy: one landmark set, one sum of moments
-    distributed.check_same_on_every_process(
-        x_labeled=x_l, y_labeled=y_l, **({"x_unlabeled": x_unlabeled}
-                                         if isinstance(x_unlabeled, np.ndarray) else {}))
+    distributed.check_same_on_every_process(mesh, x_labeled=x_l, y_labeled=y_l,
+                                            x_unlabeled=x_unlabeled)
   check_memory(feature_map, num_features, landmarks, k + 1, x_l.shape[0], x_unlabeled)
   if x_unlabeled is None and np.any(gamma < 1):
     raise ValueError(f"no unlabeled data but gamma={[round(float(g), 6) for g in gamma]} < 1 "

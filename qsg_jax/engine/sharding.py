@@ -173,9 +173,12 @@ def model_scores_sharded(model: Model, x, mesh: jax.sharding.Mesh, axis_name: st
 def gathered(array: jax.Array, rows: int, replicated: jax.sharding.NamedSharding) -> jax.Array:
   """The first ``rows`` rows of ``array`` (split over a mesh) laid out whole on every device of
   ``replicated`` (``NamedSharding(mesh, P())``): an all-gather whose result every process can
-  read. (``jax.reshard`` to P() left a split array split on JAX 0.10.2; on one process it still
-  converted to NumPy, on two it raised "spans non-addressable devices".)"""
-  return jax.lax.with_sharding_constraint(array[:rows], replicated)
+  read. Both steps are needed on JAX 0.10.2: ``jax.reshard`` alone left an array on an Auto
+  axis split (on one process it still converted to NumPy, on two it raised "spans
+  non-addressable devices"), the sharding constraint alone leaves an Explicit axis's type
+  split, which cannot be sliced."""
+  whole = jax.lax.with_sharding_constraint(jax.reshard(array, replicated), replicated)
+  return whole[:rows]
 
 
 @functools.partial(jax.jit, static_argnames=("mesh", "axis_name", "block_group", "predict_chunk"))

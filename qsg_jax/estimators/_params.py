@@ -261,11 +261,11 @@ unlabeled_label : "auto", int, str or None, default="auto"
 probability : bool, default=False
     Also fit class probabilities, for ``predict_proba`` (as scikit-learn's
     ``SVC(probability=True)``): a cumulative logistic model P(y > j) = sigmoid(a (f(x) -
-    mean(b)) - c_j) (b the fitted thresholds), for two classes Platt scaling, fitted to out-of-fold scores of the labeled rows (5 folds,
-    or as many as the smallest class's distinct rows allow, at least 2; each a refit with the
-    chosen hyper-parameters, so the fit costs about 5 fits more;
-    ``qsg_jax.thresholds.fit_probabilities``). ``predict`` still compares f(x) with the
-    thresholds, so it may differ from the argmax of ``predict_proba``.""",
+    mean(b)) - c_j) (b the fitted thresholds), for two classes Platt scaling, fitted to
+    out-of-fold scores of the labeled rows (5 folds, or as many as the smallest class's
+    distinct rows allow, at least 2; each a refit with the chosen hyper-parameters, so the fit
+    costs about 5 fits more; ``qsg_jax.thresholds.fit_probabilities``). ``predict`` still
+    compares f(x) with the thresholds, so it may differ from the argmax of ``predict_proba``.""",
 }
 PARAMETERS["deprecated"] = """\
 sigma, gamma, step_size : deprecated

@@ -210,6 +210,8 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
   True
   """
 
+  probability = False   # pickles written before the parameter existed unpickle with it
+
   def __init__(self, length_scale="auto", lam="auto", labeled_weight="auto", solver="auto",
                learning_rate=FitConfig.step_size, num_steps=FitConfig.num_steps,
                num_frequencies=FitConfig.num_frequencies,
@@ -538,7 +540,7 @@ def prepare_training_data(estimator, X, y):
   if not isinstance(scaling, (bool, np.bool_)) and not (isinstance(scaling, str)
                                                           and scaling == "auto"):
     raise ValueError(f'scale_inputs must be "auto", True or False; received {scaling!r:.60}.')
-  validation.check_features(X)
+  validation.check_features(X, training=True)
   validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
   order = validation.stated_order(y)
   marker = None if y is None else _params.unlabeled_marker(estimator, np.asarray(y).ravel())

@@ -204,6 +204,7 @@ def _cv_doc(binary: bool) -> str:
 class QS3ORAOCV(ClassifierMixin, BaseEstimator):
   __doc__ = _cv_doc(binary=False)
   _estimator = _ranker.QS3ORAO
+  probability = False   # pickles written before the parameter existed unpickle with it
 
   def __init__(self, grid=None, protocol="paper", cv=5, cv_unlabeled=2000,
                per_split_labeled_weight=False, solver="auto", num_steps=FitConfig.num_steps,
@@ -254,6 +255,7 @@ class QS3ORAOCV(ClassifierMixin, BaseEstimator):
         per_split = self.per_split_gamma
       raw_x, seed = X, validation.seed_of(self.random_state)
       _params.check_solver(self.solver)
+      validation.check_bool("probability", self.probability, allow_none=False)   # before the CV
       validation.check_bool("per_split_labeled_weight", per_split, allow_none=False)
       model_selection.protocol_grid(self.protocol)   # checked even when a grid replaces it
       # The refit's own checks and scaling, so that the CV sees the points the refit trains on.

@@ -68,11 +68,11 @@ def _check_scored(scores_name, scores, targets_name, targets):
   return scores, targets
 
 
-def _precheck_x(X):
+def _precheck_x(X, training=False):
   """Short errors for sparse, complex, text, non-2-D or non-finite X before scikit-learn's long
   ones (which print the whole array or name no column): ``_validation.check_features``, the
   estimators' one home for them."""
-  validation.check_features(X)
+  validation.check_features(X, training=training)
 
 
 def _precheck_y(y):
@@ -259,7 +259,7 @@ class OnlinePairwiseRanker(BaseEstimator):
     """``partial_fit``'s body (``fit`` calls it too, so warnings point at the caller of either);
     ``whole``: (X, y) is all the data (``fit``), so one-valued targets are refused."""
     self._check_params()
-    _precheck_x(X)
+    _precheck_x(X, training=True)
     y_arr = _precheck_y(y)
     if y_arr is not None and y_arr.ndim == 1:
       targets = _as_real_vector("y", y_arr, _TARGET_FIX)
@@ -281,7 +281,8 @@ class OnlinePairwiseRanker(BaseEstimator):
       raise ValueError(f"scale_inputs changed to {self.scale_inputs} since the first partial_fit;"
                        " the stream's scaling cannot change mid-stream. Call fit to start over.")
     with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
-      X, y = validate_data(self, X, y if y_arr is None else y_arr, reset=first, y_numeric=True, dtype=np.float64,
+      X, y = validate_data(self, X, y if y_arr is None else y_arr, reset=first, y_numeric=True,
+                           dtype=np.float64,
                            ensure_min_samples=2 if first and self.mu is None else 1)
     if first:
       low, scale = preprocessing.fit_scaling(X, self.scale_inputs)

@@ -251,7 +251,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
 
   def _fit(self, X, y):
     self._check_params()
-    validation.check_features(X)   # short errors naming the row or column (complex, text, NaN)
+    validation.check_features(X, training=True)   # short errors naming the row or column
     if y is not None:
       validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
       validation.refuse_mixed_labels(y)   # 0 and "1": scikit-learn's "Unknown label type"
