@@ -953,8 +953,8 @@ def render(settings, report):
       f"{report['finished']['time']} ({report['finished']['machine']}).", "",
       f"Protocol: {reporting.count(s.trials, 'trial')}; labeled points drawn stratified by class; "
       f"every method tuned by the same {s.cv_folds}-fold stratified CV on the labeled points "
-      f"(qsg_jax's folds, seed 0), semi-supervised ones with {s.cv_unlabeled} unlabeled points during CV "
-      "and all of them in the refit; test AUC on a disjoint test set (ordinal: the mean over "
+      f"(qsg_jax's folds, seed 0), semi-supervised ones with {s.cv_unlabeled} unlabeled points "
+      "during CV and all of them in the refit; test AUC on a disjoint test set (ordinal: the mean over "
       "the k-1 splits), mean +- standard error over trials. 'vs best peer': the paired "
       "difference to the peer with the best mean test AUC, +- SE; wins: trials where the "
       "method beats that peer. Seconds per trial (tune: the common CV; the CV estimators tune "
