@@ -548,6 +548,22 @@ def _squared_distances(z):
   return np.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0)
 
 
+def nearest_spacing(points, d2=None) -> float:
+  """The median over ``points`` (up to ``NARROW_SAMPLE`` evenly spaced distinct ones) of the
+  squared distance to the nearest other one (``d2``: their squared distances, when computed);
+  NaN for fewer than 2. sigma times it is the exponent ``warn_if_narrow`` bounds."""
+  if d2 is None:
+    z = np.unique(np.asarray(points, np.float64), axis=0)   # copies are 0 apart: not neighbours
+    if z.shape[0] > NARROW_SAMPLE:
+      z = z[np.linspace(0, z.shape[0] - 1, NARROW_SAMPLE).astype(np.int64)]
+    d2 = _squared_distances(z)
+  if d2.shape[0] < 2:
+    return float("nan")
+  d2 = d2.copy()
+  np.fill_diagonal(d2, np.inf)
+  return float(np.median(d2.min(axis=1)))
+
+
 def warn_if_narrow(points, sigma, what="training point", d2=None, solver=None):
   """``ApproximationWarning`` when the median of ``points`` (landmarks; or up to
   ``NARROW_SAMPLE`` evenly spaced distinct labeled points) has its nearest other one at kernel
@@ -555,15 +571,10 @@ def warn_if_narrow(points, sigma, what="training point", d2=None, solver=None):
   a ``solver`` ("dsg", "direct"), below exp(-``NARROW_LABELED_EXPONENT``); ``d2``: their squared
   distances when already computed.
   Returns whether it warned."""
-  if d2 is None:
-    z = np.unique(np.asarray(points, np.float64), axis=0)   # copies are 0 apart: not neighbours
-    if z.shape[0] > NARROW_SAMPLE:
-      z = z[np.linspace(0, z.shape[0] - 1, NARROW_SAMPLE).astype(np.int64)]
-    d2 = _squared_distances(z)
-  if d2.shape[0] < 2:
+  spacing = nearest_spacing(points, d2)
+  if np.isnan(spacing):
     return False
-  np.fill_diagonal(d2, np.inf)
-  exponent = float(sigma) * float(np.median(d2.min(axis=1)))
+  exponent = float(sigma) * spacing
   if exponent > NARROW_EXPONENT:
     warnings.warn(f"the kernel is too narrow for the data: the median {what}'s nearest other "
                   f"{what} has kernel value exp(-{exponent:.3g}) (sigma={float(sigma):g}, "
