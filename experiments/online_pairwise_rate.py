@@ -52,6 +52,19 @@ class Settings(cli.RunSettings):
   bipartite_dim: int = cli.setting(10, "Features of the bipartite ranking problem.", lower=1)
   test_size: int = cli.setting(20000, "Test points of the bipartite AUC.", lower=2)
 
+  def __post_init__(self):
+    super().__post_init__()
+    marks = rate_checkpoints(self.num_steps)
+    if np.sum(marks >= self.fit_from) < 2:   # before any run store: the run died after a theta
+      raise cli.UserError(f"--fit_from={self.fit_from} leaves fewer than 2 of the checkpoints "
+                          f"(10 .. --num_steps={self.num_steps}) for the slope fit: lower "
+                          f"--fit_from to at most {int(marks[-2])} or raise --num_steps.")
+
+
+def rate_checkpoints(num_steps, num_checkpoints=120):
+  """The T at which the rate is read: about ``num_checkpoints`` log-spaced steps in 10..T."""
+  return np.unique(np.geomspace(10, num_steps, num_checkpoints).astype(int))
+
 
 def fit_slope(steps, values, fit_from):
   """Least-squares slope of log(values) against log(steps) over steps >= fit_from."""
@@ -121,7 +134,7 @@ def rate_experiment(*, thetas=(0.6, 0.75, 0.9), num_steps=10**6, num_repeats=10,
   problem = op.make_linear_problem(seed, dim, rank, scale=scale, noise=noise)
   mu = problem.mu
   num_chunks = -(-num_steps // chunk_size)
-  checkpoints = np.unique(np.geomspace(10, num_steps, num_checkpoints).astype(int))
+  checkpoints = rate_checkpoints(num_steps, num_checkpoints)
   step_metrics = _StepMetrics(problem.w_star, problem.null_basis)
   sample = functools.partial(op.sample_linear, problem, num=chunk_size)
   # A sample of x, to show that x itself is not orthogonal to V_0 (only differences are).

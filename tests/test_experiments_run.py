@@ -180,6 +180,9 @@ def test_run_store_never_replaces_a_run_without_being_asked(tmp_path):
     store_lib.RunStore(tmp_path / "empty", "run").start(settings, resume=True)
   store = store_lib.RunStore(tmp_path / "a", "run")
   assert store.start(settings) == {}
+  # Sweep Z1: a run refused before its first unit (no data) left a manifest that refused the
+  # same command once the data were there; with nothing done there is nothing to lose.
+  assert store_lib.RunStore(tmp_path / "a", "run").start(settings) == {}
   store.cached("trial_0", lambda: {"auc": 0.9})
   with pytest.raises(store_lib.StoreError, match=r"unfinished run \(run.json, 1 units done\); "
                                                  "pass --resume"):

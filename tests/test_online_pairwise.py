@@ -320,6 +320,11 @@ def test_mean_square_prediction_and_slope_fit_closed_forms():
   assert rate.fit_slope(steps, 3.0 * steps ** -0.4, fit_from=10) == pytest.approx(-0.4)
   with pytest.raises(ValueError, match="fewer than 2 checkpoints"):
     rate.fit_slope(steps, steps ** -0.4, fit_from=1000)
+  # Sweep Z1: the script ran a whole theta, then died in fit_slope with a traceback.
+  from experiments.common import cli  # pylint: disable=g-import-not-at-top
+  with pytest.raises(cli.UserError, match=r"--fit_from=1000 leaves fewer than 2 of the "
+                     r"checkpoints .* lower --fit_from to at most \d+"):
+    rate.Settings(num_steps=100, fit_from=1000)
 
 
 @pytest.mark.slow   # reproduction smoke run (experiments.online_pairwise_rate): `make test-slow`

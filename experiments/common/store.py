@@ -133,7 +133,9 @@ class RunStore:
                          "--output_dir.")
       self.cells = {p.stem: json.loads(p.read_text())
                     for p in sorted(self.cells_dir.glob("*.json"))}
-    elif stored is not None and not overwrite:
+    elif stored is not None and not overwrite and (   # nothing done: nothing to lose (a run
+        stored.get("complete", True) or stored.get("cells_done", 0)   # refused before its
+        or any(self.cells_dir.glob("*.json"))):                     # first unit, e.g. no data)
       if stored.get("complete", True):
         raise StoreError(
             f"{self.dir} holds the finished results {self.manifest.name}; pass "
