@@ -91,7 +91,6 @@ def as_numbers(x, name="an input"):
   float8 arrays become float32 (as float16 is computed). A masked array with masked entries is
   refused (``refuse_masked``, naming ``name``)."""
   refuse_masked(name, x)
-  refuse_dates(x, name)   # NumPy would read them as nanoseconds
   arr = np.asarray(x)
   if is_extra_float(arr.dtype):
     return arr.astype(np.float32)
@@ -171,7 +170,7 @@ def check_points(name: str, x: ArrayLike, dim: Optional[int] = None,
   """
   refuse_unreadable(name, x)
   check_columns(name, x, columns)
-  refuse_dates(x, name)
+  refuse_dates(x, name)   # NumPy would read them as nanoseconds
   if isinstance(x, collections.abc.Iterator):   # NumPy would make a 0-d object array of it
     raise TypeError(f"{name} is an iterator ({type(x).__name__}); pass an array [n, d]. Chunks "
                     "read one at a time: qsg_jax.direct.fit or fit(..., solver='direct').")
@@ -346,6 +345,7 @@ def check_chunk(name: str, chunk, dim: int, first_row: int = 0, rows=None,
       source's row.
   """
   refuse_unreadable(name, chunk)
+  refuse_dates(chunk, name)   # NumPy would read them as nanoseconds
   where = lambda i: int(first_row + i if rows is None else rows[i])
   try:
     arr = as_numbers(chunk, name)

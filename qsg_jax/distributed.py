@@ -141,10 +141,11 @@ def check_same_on_every_process(mesh, **arrays) -> None:
 
   def digest(value):
     if type(value) is np.ndarray:   # pylint: disable=unidiomatic-typecheck (not np.memmap)
-      data = np.ascontiguousarray(value).tobytes() + repr((value.shape, value.dtype)).encode()
+      sha = hashlib.sha256(repr((value.shape, value.dtype)).encode())
+      sha.update(np.ascontiguousarray(value))   # its buffer: no copy of the bytes
     else:
-      data = type(value).__name__.encode()
-    return np.frombuffer(hashlib.sha256(data).digest()[:16], np.uint32)
+      sha = hashlib.sha256(type(value).__name__.encode())
+    return np.frombuffer(sha.digest()[:16], np.uint32)
 
   digests = np.stack([digest(value) for value in arrays.values()])
   every = np.asarray(multihost_utils.process_allgather(digests))   # [P, len(arrays), 4]

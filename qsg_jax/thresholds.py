@@ -118,10 +118,7 @@ def fit_thresholds(scores: ArrayLike, labels: ArrayLike, num_classes: int, surro
   if any(validation.is_traced(v) for v in (scores, labels, margin)):
     return _fit_thresholds(jnp.asarray(scores), jnp.asarray(labels), num_classes, surrogate,
                            margin)
-  validation.check_scores("scores", scores, meaning="thresholds fitted to them have no meaning. "
-                          + validation.diverged("fit the thresholds"))
-  validation.check_class_labels(labels, num_classes)
-  _check_every_class(labels, num_classes)
+  _check_labeled_scores(scores, labels, num_classes, "the thresholds")
   margin = validation.check_positive("margin", margin, allow_zero=True)
   exact, host = _host_scores(scores)
   labels = np.asarray(labels).astype(np.int64)
@@ -149,6 +146,15 @@ def _check_shapes(scores, labels):
     raise ValueError(f"scores and labels must both have shape [n] (one score and one class per "
                      f"labeled point); received {score_shape} and {label_shape}. Pass the "
                      "labeled points' scores as a vector (scores.reshape(-1) for [n, 1]).")
+
+
+def _check_labeled_scores(scores, labels, num_classes, what):
+  """The concrete checks of a fit to labeled scores (``what``: "the thresholds" or "the
+  probabilities"): finite scores, labels 0..k-1, every class present."""
+  validation.check_scores("scores", scores, meaning=f"{what.split()[-1]} fitted to them have no "
+                          f"meaning. " + validation.diverged(f"fit {what}"))
+  validation.check_class_labels(labels, num_classes)
+  _check_every_class(labels, num_classes)
 
 
 def _check_every_class(labels, num_classes):
@@ -270,10 +276,7 @@ def fit_probabilities(scores: ArrayLike, labels: ArrayLike, num_classes: int):
   """
   num_classes = validation.check_num_classes(num_classes)
   _check_shapes(scores, labels)
-  validation.check_scores("scores", scores, meaning="probabilities fitted to them have no "
-                          "meaning. " + validation.diverged("fit the probabilities"))
-  validation.check_class_labels(labels, num_classes)
-  _check_every_class(labels, num_classes)
+  _check_labeled_scores(scores, labels, num_classes, "the probabilities")
   s = np.asarray(scores, np.float64)
   labels = np.asarray(labels).astype(np.int64)
   above = labels[:, None] > np.arange(num_classes - 1)[None, :]               # [n, k-1]
