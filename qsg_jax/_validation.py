@@ -514,6 +514,29 @@ def check_whole_numbers(arr: np.ndarray, name: str, want: str, non_finite_fix: s
                      f"{fraction_fix}".rstrip())
 
 
+def refuse_fractional_labels(labels, marker=None, binary=False) -> None:
+  """``ValueError`` where float class labels hold fractions (0.0, 0.5, 1.0), which scikit-learn
+  reads as a continuous target ("Unknown label type: continuous", from deep inside it); whole
+  floats (1.0, 2.0) are classes as they are. ``marker``: that of the unlabeled rows when some
+  are marked (the fix maps the labeled rows only); ``binary``: two classes (the cut shown)."""
+  arr = np.asarray(labels)
+  if arr.dtype.kind != "f":
+    return
+  with np.errstate(invalid="ignore"):
+    fractional = np.isfinite(arr) & (np.mod(arr, 1) != 0)
+  if not fractional.any():
+    return
+  first = list(dict.fromkeys(arr[fractional].ravel().tolist()))[:2]
+  shown = f"{first[0]:g}{', ...' if len(first) > 1 else ''}"
+  mask, rows = ("", "y") if marker is None else (f"m = y != {marker!r}; ", "y[m]")
+  mapped = f"{mask}{rows} = np.unique({rows}, return_inverse=True)[1]"
+  values = f"{rows}.astype(float)" if isinstance(marker, str) else rows   # (objects beside text)
+  cut = f"{rows} = pd.qcut({values}, {2 if binary else 3}, labels=False)"
+  raise ValueError(f"y holds labels that are not whole numbers ({shown}): a continuous target, "
+                   f"not classes. Map classes to 0..k-1 in order, {mapped} (or an ordered "
+                   f"Categorical); cut a continuous target, e.g. {cut}.")
+
+
 def check_num_classes(num_classes: int):
   """k as a Python int >= 2 (a static argument of the metrics and thresholds)."""
   return check_count("num_classes", num_classes, minimum=2)
@@ -918,17 +941,60 @@ def check_marker(unlabeled_label) -> None:
                     f"{unlabeled_label!r:.40}. Mark every unlabeled row of y with that one value.")
 
 
-def stated_order(y) -> Optional[list]:
-  """The categories of ``y`` when it is an ordered pandas Categorical (a Series or a one-column
-  data frame of that dtype, or the Categorical itself), which state the class order; else None
-  (the sorted order)."""
+def _label_dtype(y):
+  """The dtype of labels ``y``: its own, or a one-column data frame's column's."""
   dtype = getattr(y, "dtype", None)
   dtypes = getattr(y, "dtypes", None)   # y = frame[["target"]]: its column's
   if dtype is None and dtypes is not None and hasattr(dtypes, "iloc") and len(dtypes) == 1:
     dtype = dtypes.iloc[0]
+  return dtype
+
+
+def stated_order(y) -> Optional[list]:
+  """The categories of ``y`` when it is an ordered pandas Categorical (a Series or a one-column
+  data frame of that dtype, or the Categorical itself), which state the class order; else None
+  (the sorted order)."""
+  dtype = _label_dtype(y)
   if not getattr(dtype, "ordered", False) or not hasattr(dtype, "categories"):
     return None
   return list(dtype.categories)
+
+
+def marking_advice(given, labels, unlabeled_label) -> str:
+  """How to mark the NaN / NA rows of ``given`` (y as the user passed it) as unlabeled, as code
+  that runs on that form of y: "e.g. y = ... with unlabeled_label=...". A pandas Categorical
+  needs its marker added as a category first (``fillna`` refuses a new value), a NumPy array
+  has no ``fillna``, ``np.isnan`` refuses text. The marker is the user's ``unlabeled_label``
+  where it is of the labels' kind (text or number), else 'unlabeled' or -1 (or a number below
+  the classes where -1 is one). ``labels``: the other rows' labels, [n] array."""
+  categories = getattr(_label_dtype(given), "categories", None)
+  known = labels[~_nan_rows(labels)]
+  if categories is not None:
+    text = categories.dtype.kind not in "biuf"
+    known = np.concatenate([known.astype(object), np.asarray(categories, object)])
+  else:
+    text = known.dtype.kind in "US" or bool(_is_text(known).any())
+  numbers_known = [v for v in known.tolist() if isinstance(v, numbers.Number)]
+  user = unlabeled_label
+  if user is not None and not (isinstance(user, str) and user == "auto") and (
+      isinstance(user, str) == text) and not (isinstance(user, float) and np.isnan(user)):
+    marker = user.item() if isinstance(user, np.generic) else user
+  elif text:
+    marker = "unlabeled"
+  else:
+    marker = -1 if -1 not in numbers_known else int(np.floor(min(numbers_known))) - 1
+  if categories is not None:   # a Series' .cat, a frame column's, the Categorical itself
+    column, accessor = (("y", "") if hasattr(given, "add_categories") else
+                        ("y", ".cat") if hasattr(given, "cat") else ("y.iloc[:, 0]", ".cat"))
+    added = "" if marker in list(categories) else f"{accessor}.add_categories({marker!r})"
+    code = f"y = {column}{added}.fillna({marker!r})"
+  elif hasattr(given, "fillna"):   # pandas: a Series, a nullable array, a one-column frame
+    code = f"y = y.fillna({marker!r})"
+  elif np.asarray(given).dtype.kind == "f":
+    code = f"y = np.where(np.isnan(y), {marker!r}, y)"
+  else:   # objects (text or numbers beside None): np.isnan refuses them
+    code = f"y = np.where(pd.isna(y), {marker!r}, y)"
+  return f"e.g. {code} with unlabeled_label={marker!r}"
 
 
 def _is_text(y: np.ndarray) -> np.ndarray:
@@ -961,7 +1027,7 @@ def refuse_mixed_labels(y, labeled=None):
                      "y.astype(str), or y = y.astype(int) where the text holds numbers.")
 
 
-def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
+def unlabeled_mask(y, unlabeled_label, classes=None, given=None) -> np.ndarray:
   """[n] bool mask of the rows of ``y`` marked unlabeled, after refusing labels that would
   silently become a class or silently vanish.
 
@@ -972,6 +1038,8 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
       marker (ordinal classes 0, 1, ... may well have a class -1 below them, as sentiment -1 / 0
       / +1 does: it would be dropped as unlabeled without a word).
     classes: the fitted classes (scorers); default the labeled values of ``y``.
+    given: ``y`` as the user passed it (a pandas Series, Categorical or data frame), whose form
+      the advice for NaN labels follows (``marking_advice``); default ``y``.
 
   Raises:
     ValueError: NaN / NA labels, the marker written as another type ("-1" for -1), or an
@@ -982,20 +1050,20 @@ def unlabeled_mask(y, unlabeled_label, classes=None) -> np.ndarray:
     [False, True, False]
   """
   refuse_unreadable("y", y)
+  given = y if given is None else given
   y = np.asarray(y)
   check_marker(unlabeled_label)
   if isinstance(unlabeled_label, (float, np.floating)) and np.isnan(unlabeled_label):
     raise ValueError("unlabeled_label=nan is not supported (NaN equals nothing, not even NaN): "
-                     "mark unlabeled rows with -1 instead, e.g. y = np.where(np.isnan(y), -1, y).")
+                     "mark the unlabeled rows with another marker, "
+                     f"{marking_advice(given, y.ravel(), None)}.")
   nan = _nan_rows(y)
   if nan.any():
-    text = _is_text(y[~nan]).any()   # text classes: a text marker (pandas refuses -1 in them)
     raise ValueError(
         f"y contains {int(nan.sum())} NaN / NA labels (first at row {int(np.argmax(nan))}); NaN "
         f"is neither a class nor the unlabeled marker unlabeled_label={unlabeled_label!r}. Mark "
-        "unlabeled rows " + ("with a text marker, e.g. y.fillna('unlabeled') and "
-                             "unlabeled_label='unlabeled'" if text else
-                             "with -1 (unlabeled_label=-1)") + ", or drop them.")
+        f"those rows with a marker, {marking_advice(given, y.ravel(), unlabeled_label)}; or "
+        "drop them.")
   if unlabeled_label is None:
     refuse_mixed_labels(y)
     return np.zeros(y.shape, bool)

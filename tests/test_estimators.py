@@ -1,6 +1,7 @@
 """scikit-learn style estimators: the semi-supervised convention, clone, scores, parameter
 names and docstrings."""
 
+import ast
 import inspect
 import io as io_lib
 import pickle
@@ -108,7 +109,7 @@ def test_labels_that_would_silently_become_classes_are_refused():
   model = estimators.QS3ORAO(**_FAST)
   with_nan = y_semi.astype(float)
   with_nan[7] = np.nan
-  with pytest.raises(ValueError, match=r"1 NaN / NA labels \(first at row 7\).*Mark unlabeled"):
+  with pytest.raises(ValueError, match=r"1 NaN / NA labels \(first at row 7\).*Mark those"):
     model.fit(x, with_nan)
   with pytest.raises(ValueError, match=r"y\[100\] = '-1' \(str\) looks like the unlabeled marker"
                      r".*is an int.*or y = y.astype\(int\)"):
@@ -121,8 +122,8 @@ def test_labels_that_would_silently_become_classes_are_refused():
     estimators.QSGS2AUC(**_FAST).fit(x, words)
   assert estimators.QSGS2AUC(**_FAST).fit(x, np.asarray(words, dtype=object)).classes_.tolist() \
       == ["no", "yes"]
-  with pytest.raises(ValueError, match=r"Mark unlabeled rows with a text marker, e.g. "
-                     r"y.fillna\('unlabeled'\) and unlabeled_label='unlabeled'"):
+  with pytest.raises(ValueError, match=r"Mark those rows with a marker, e.g. y = np.where\("
+                     r"pd.isna\(y\), 'unlabeled', y\) with unlabeled_label='unlabeled'"):
     estimators.QSGS2AUC(**_FAST).fit(x, np.array(words[:100] + [None] * 50, dtype=object))
   as_objects = y_semi.astype(object)
   as_objects[100] = "-1"
@@ -587,6 +588,129 @@ def test_an_ordered_categorical_y_states_the_class_order():
   with pytest.raises(ValueError, match="sorted order is alphabetical.*pd.Categorical"):
     estimators.QS3ORAO(unlabeled_label=None, **_DIRECT).fit(
         x, pd.Series(pd.Categorical(names[y])))
+
+
+def _follow(message, pattern, y, **names):
+  """The y the advice in ``message`` makes: its code (``pattern``'s first group, "y = ...") run
+  on ``y``, with NumPy, pandas and ``names`` at hand; and the marker it names (second group)."""
+  pd = pytest.importorskip("pandas")
+  advice = re.search(pattern, message)
+  assert advice, message
+  scope = dict(np=np, pd=pd, y=y, **names)
+  exec(advice.group(1), scope)   # pylint: disable=exec-used  (the user's next line)
+  marker = ast.literal_eval(advice.group(2)) if advice.re.groups > 1 else None
+  return scope["y"], marker
+
+
+# A marking advice: "e.g. y = <code> with unlabeled_label=<marker>".
+_MARKING = r"e\.g\. (y = .+?) with unlabeled_label=('[^']*'|-?\d+)"
+# The alphabetical refusal's advice: "State it: y = pd.Categorical(...), order = the classes".
+_STATE_ORDER = r"State it: (y = .+?), order = the classes"
+
+
+def test_advice_for_missing_labels_runs_on_the_y_given():
+  """Sweep Z4: NaN labels in an ordered Categorical were told y.fillna('unlabeled') (pandas
+  refuses a new category), unlabeled_label=nan was told np.where(np.isnan(y), -1, y) (np.isnan
+  refuses text), and a NumPy array has no fillna. Every advice, run as given on the y that got
+  it (then the order's advice where text classes need one), fits: the fit of the codes with
+  -1 on the same rows."""
+  pd = pytest.importorskip("pandas")
+  x, y, y_semi = _cv_data.semi_ordinal()
+  missing = y_semi < 0
+  order = ["low", "mid", "high"]
+  text = np.array(order, object)[y]
+  text[missing] = None
+  cat = pd.Categorical(text, categories=order, ordered=True)
+  numbers = np.where(missing, np.nan, y)
+  reference = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
+  cases = [(cat, {}, order), (pd.Series(cat), {}, order), (pd.Series(cat).to_frame(), {}, order),
+           (cat, dict(unlabeled_label=np.nan), order),
+           (pd.Series(cat), dict(unlabeled_label="?"), order),
+           (pd.Categorical(numbers, ordered=True), {}, [0, 1, 2]), (text, {}, order),
+           (list(text), {}, order), (pd.Series(text), {}, order),
+           (text, dict(unlabeled_label=np.nan), order), (numbers, {}, [0, 1, 2]),
+           (list(numbers), {}, [0, 1, 2]), (pd.Series(numbers), {}, [0, 1, 2]),
+           (numbers, dict(unlabeled_label=np.nan), [0, 1, 2]),
+           (pd.array(np.where(missing, None, y), dtype="Int64"), {}, [0, 1, 2]),
+           (numbers - 1, {}, [-1, 0, 1])]   # -1 a class (sentiment -1 / 0 / +1): another marker
+  for given, params, classes in cases:
+    message = raises_short(ValueError, r"NaN", estimators.QS3ORAO(**params, **_DIRECT).fit, x,
+                           given)
+    marked, marker = _follow(message, _MARKING, given)
+    model = estimators.QS3ORAO(**dict(params, unlabeled_label=marker), **_DIRECT)
+    try:
+      model.fit(x, marked)
+    except ValueError as error:   # text classes: their order stated, as that error advises
+      marked, _ = _follow(str(error), _STATE_ORDER, marked, order=order)
+      model.fit(x, marked)
+    assert model.classes_.tolist() == classes, (type(given), params)
+    np.testing.assert_allclose(model.decision_function(x), reference.decision_function(x),
+                               rtol=1e-6, atol=1e-6)
+  # score and the labeled folds read y as fit does: the same advice for the same y.
+  marked = pd.Series(cat).cat.add_categories("unlabeled").fillna("unlabeled")
+  model = estimators.QS3ORAO(unlabeled_label="unlabeled", **_DIRECT).fit(x, marked)
+  folds = estimators.LabeledStratifiedKFold(3, unlabeled_label="unlabeled")
+  for call in (model.score, lambda x, y: list(folds.split(x, y))):
+    message = raises_short(ValueError, r"NaN", call, x, pd.Series(cat))
+    assert _follow(message, _MARKING, pd.Series(cat))[0].equals(marked)
+
+
+def test_the_order_advice_keeps_the_marker_the_user_passed():
+  """Sweep Z4: text classes with unlabeled_label='unlabeled' given were still told "If one marks
+  unlabeled rows, pass it as unlabeled_label", and pd.Categorical(y, categories=order) made the
+  marked rows NaN. The advice keeps the marker among the categories; run as given, it fits the
+  codes' model."""
+  x, y, y_semi = _cv_data.semi_ordinal()
+  order = ["low", "mid", "high"]
+  reference = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
+  for marker in ("unlabeled", -1):
+    words = np.array(order, object)[y]
+    words[y_semi < 0] = marker
+    model = estimators.QS3ORAO(unlabeled_label=marker, **_DIRECT)
+    message = raises_short(ValueError, r"sorted order is alphabetical", model.fit, x, words)
+    assert "pass it as unlabeled_label" not in message
+    stated, _ = _follow(message, _STATE_ORDER, words, order=order)
+    np.testing.assert_array_equal(model.fit(x, stated).classes_, order)
+    np.testing.assert_allclose(model.decision_function(x), reference.decision_function(x),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_fractional_labels_are_refused_at_the_boundary_with_a_fix_that_runs():
+  """Sweep Z4: labels 0.0 / 0.5 / 1.0 got scikit-learn's "Unknown label type: continuous" from
+  deep inside it. Refused naming y, the values and the fix, which run as given fits the codes'
+  model; whole floats stay float classes."""
+  x, y, y_semi = _cv_data.semi_ordinal()
+  reference = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
+  # The marker -1, or a text marker beside numbers (scikit-learn's "Unknown label type:
+  # unknown" even for whole numbers before).
+  for marker in (-1, "u"):
+    halves = (y_semi * 0.5).astype(object if marker == "u" else float)
+    halves[y_semi < 0] = marker
+    model = estimators.QS3ORAO(unlabeled_label=marker, **_DIRECT)
+    message = raises_short(ValueError, r"^y holds labels that are not whole numbers \(0.5\): a "
+                           r"continuous target", model.fit, x, halves)
+    mapped, _ = _follow(message, rf"in order, (m = y != {marker!r}; y\[m\] = .+?\[1\])", halves)
+    np.testing.assert_array_equal(model.fit(x, mapped).classes_, [0, 1, 2])
+    np.testing.assert_array_equal(model.decision_function(x), reference.decision_function(x))
+    # A continuous target: the advised cut (on the labeled rows) makes 3 classes of it.
+    target = x.sum(axis=1).astype(halves.dtype)
+    target[y_semi < 0] = marker
+    message = raises_short(ValueError, "not whole numbers", model.fit, x, target)
+    assert f"m = y != {marker!r};" in message   # the labeled rows m the cut runs on
+    cut, _ = _follow(message, r"e\.g\. (y\[m\] = pd.qcut.+)\.$", target, m=target != marker)
+    np.testing.assert_array_equal(model.fit(x, cut).classes_, [0, 1, 2])
+  for model in (estimators.QS3ORAO(**_DIRECT), estimators.QSGS2AUC(**_DIRECT),
+                estimators.QS3ORAOCV(), estimators.QSGS2AUCCV(), ROCSVM()):
+    codes = (y > 0).astype(int) if type(model) in (estimators.QSGS2AUC, estimators.QSGS2AUCCV,
+                                                   ROCSVM) else y
+    message = raises_short(ValueError, r"^y holds labels that are not whole numbers \(0.5\)",
+                           model.fit, x, codes * 0.5)
+    if type(model) in (estimators.QS3ORAO, estimators.QSGS2AUC):
+      mapped, _ = _follow(message, r"in order, (y = .+?\[1\])", codes * 0.5)
+      np.testing.assert_array_equal(model.fit(x, mapped).decision_function(x),
+                                    base.clone(model).fit(x, codes).decision_function(x))
+  whole = estimators.QS3ORAO(**_DIRECT).fit(x, y + 1.0)
+  assert whole.classes_.dtype == np.float64 and whole.classes_.tolist() == [1.0, 2.0, 3.0]
 
 
 def test_two_ordered_categories_are_sorted_as_scikit_learns_scorers_read_them():

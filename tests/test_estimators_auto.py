@@ -321,9 +321,9 @@ def test_auto_length_scale_is_ard_where_the_labels_can_tell_features_apart(defau
 def test_auto_length_scale_learns_one_per_kind_where_indicators_sit_beside_other_features():
   """5 positives among 60 labels, 3 informative continuous features and two noise indicator
   columns: too few labels for 5 scales (2 rows each), enough for 2, one per kind
-  (``bandwidths.scale_groups``), without the warning "ard" gives. On this draw the descent widens
-the noise kind (on others it keeps s0, its held-out AUC not beaten: the tying is what this
-checks, the descent's choice is test_bandwidths')."""
+  (``bandwidths.scale_groups``), then refined per feature, without the warning "ard" gives. On
+  this draw the descent widens the noise kind beyond every informative feature (the tying and
+  the refinement's pull: test_bandwidths)."""
   x, semi, _ = _binary()
   rng = np.random.default_rng(0)
   noise = np.stack([rng.integers(0, 2, x.shape[0]), rng.integers(0, 2, (x.shape[0], 1))[:, 0]])
@@ -334,9 +334,36 @@ checks, the descent's choice is test_bandwidths')."""
     warnings.simplefilter("error", bandwidths.LengthScaleWarning)
     auto = QSGS2AUC(random_state=0).fit(x, few)
   assert auto.length_scale_.shape == (5,)
-  np.testing.assert_array_equal(auto.length_scale_[:3], auto.length_scale_[0])
-  np.testing.assert_array_equal(auto.length_scale_[3:], auto.length_scale_[3])
-  assert auto.length_scale_[3] > 2 * auto.length_scale_[0]
+  assert auto.length_scale_[3:].min() > 1.1 * auto.length_scale_[:3].max()
+
+
+def test_ard_starts_from_the_one_se_point_and_the_peak_and_keeps_the_better_second_choice(
+    monkeypatch):
+  """The length scales are learned from the smoothed CV's one-SE choice and from its highest
+  point (``Choice.peak``), and the start whose second choice scores higher is kept: at the
+  one-SE lam (up to the grid's largest) a feature's effect can be hidden (sweep Z3)."""
+  x, semi, _ = _binary()
+  choices, starts = [], []
+  choose, learn = defaults.choose, bandwidths.learn_length_scales
+  monkeypatch.setattr(defaults, "choose", lambda *a, **k: choices.append(choose(*a, **k))
+                      or choices[-1])
+  monkeypatch.setattr(bandwidths, "learn_length_scales", lambda *a, **k: starts.append(
+      (k, learn(*a, **k))) or starts[-1][1])
+  model = QSGS2AUC(random_state=0).fit(x, semi)
+  first, scores = choices[0], choices[0].scores
+  peak = np.unravel_index(np.nanargmax(scores), scores.shape)      # brute force
+  assert first.peak == {name: first.grid[name][i] for name, i in zip(("lam", "sigma", "gamma"),
+                                                                      peak)}
+  assert first.peak != first.best and len(starts) == 2 and len(choices) == 3
+  for (options, _), point in zip(starts, (first.best, first.peak)):
+    assert (options["lam"], options["gamma"]) == (point["lam"], point["gamma"])
+    assert options["length_scale"] == _length_scale_of(point["sigma"])
+  kept = int(choices[2].score > choices[1].score)
+  assert model.auto_score_ == choices[1 + kept].score
+  span = x.max(axis=0) - x.min(axis=0)
+  np.testing.assert_allclose(model.length_scale_ * span, starts[kept][1] * span, rtol=1e-12)
+  fixed = defaults.choose(x[:60], semi[:60], lam=1.0, sigma=2.0)    # no CV: the given values
+  assert fixed.peak == fixed.best == {"lam": 1.0, "sigma": 2.0, "gamma": 1.0}
 
 
 def test_ard_learns_one_length_scale_per_feature_folded_into_the_input_scale(default_fits):

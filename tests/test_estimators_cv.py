@@ -1,6 +1,7 @@
 """QS3ORAOCV / QSGS2AUCCV and select_hyperparams against model_selection.cross_validate."""
 
 import inspect
+import re
 import warnings
 
 import numpy as np
@@ -95,6 +96,29 @@ def test_cv_estimator_takes_what_the_plain_one_takes():
   model = estimators.QS3ORAOCV(grid=grid, cv=3, random_state=None, **_TINY).fit(x_l, y_l)
   assert isinstance(model.seed_, int) and model.best_params_["labeled_weight"] == 1.0
   assert model.best_estimator_.get_params()["random_state"] == model.seed_
+
+
+def _entry(cls, name):
+  """The numpydoc entry of attribute ``name`` in ``cls``'s docstring, on one line."""
+  lines = inspect.getdoc(cls).splitlines()
+  start = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{name} :"))
+  end = next(i for i in range(start + 1, len(lines)) if re.match(r"\s*\w+(, \w+)* :", lines[i]))
+  return " ".join(line.strip() for line in lines[start + 1:end])
+
+
+def test_cv_classes_follow_an_ordered_categorical_as_documented():
+  """Sweep Z4: QS3ORAOCV's doc said classes_ are in "sorted (ordinal) order"; they follow an
+  ordered Categorical's stated order, as QS3ORAO's (whose doc says so)."""
+  x_l, y_l, x_u = _ordinal()
+  order = ["low", "mid", "high"]   # alphabetically high < low < mid
+  y = pd.Series(pd.Categorical(np.array(order)[y_l], categories=order, ordered=True))
+  grid = dict(_GRID, lam=[1e-3], labeled_weight=[1.0])
+  model = estimators.QS3ORAOCV(grid=grid, cv=3, **_TINY).fit(x_l, y)
+  np.testing.assert_array_equal(model.classes_, order)
+  np.testing.assert_array_equal(model.best_estimator_.classes_, order)
+  for cls in (estimators.QS3ORAOCV, estimators.QS3ORAO):
+    assert "ordered pandas Categorical" in _entry(cls, "classes_"), _entry(cls, "classes_")
+    assert "categories' order" in _entry(cls, "classes_")
 
 
 def test_select_hyperparams_is_the_cross_validated_choice():

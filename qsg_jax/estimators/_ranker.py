@@ -55,16 +55,21 @@ CHOSEN = ("length_scale_", "lam_", "labeled_weight_", "solver_")
 # folds (scikit-learn's SVC: 5).
 PROBABILITY = ("probability_slope_", "probability_cutpoints_")
 PROBABILITY_FOLDS = 5
+# The model file's arrays of ``training_metrics_`` (DSG's per-step "eta", "max_abs_score").
+METRIC_PREFIX = "training_metrics."
 
 # scikit-learn tools that re-encode y as 0..K-1 before fitting the estimator: -1 becomes class 0.
 ENCODING_TOOLS = ("cross_val_predict, BaggingClassifier, StackingClassifier, VotingClassifier, "
                   "CalibratedClassifierCV")
 
 
-def check_ordinal_classes(classes):
+def check_ordinal_classes(classes, marker=None, auto=False):
   """Refuses k > 2 classes given as strings whose sorted (alphabetical) order may not be the
   ordinal one: words ("high" < "low" < "medium") or numbers sorting differently as text
-  ("10" < "2"). Numeric strings already in numeric order ("10", "20", "30") are accepted."""
+  ("10" < "2"). Numeric strings already in numeric order ("10", "20", "30") are accepted.
+  ``marker``: that of the rows marked unlabeled, None where none is (the advised categories
+  keep it: pd.Categorical makes values outside them NaN); ``auto``: unlabeled_label is "auto"
+  and marks no row (the message asks whether one of the classes is the marker)."""
   if classes.size <= 2 or np.issubdtype(classes.dtype, np.number) or classes.dtype == bool or all(
       isinstance(c, numbers.Number) for c in classes.tolist()):
     return
@@ -72,11 +77,14 @@ def check_ordinal_classes(classes):
   if np.all(np.isfinite(values)) and np.all(np.diff(values) > 0):
     return
   shown = [str(c) for c in classes.tolist()[:6]]
+  categories, then = "order", (". If one marks unlabeled rows, pass it as unlabeled_label"
+                               if auto else "")
+  if marker is not None:
+    categories, then = f"[*order, {marker!r}]", " (the marker, a category too, stays unlabeled)"
   raise ValueError(f"y's classes are strings ({shown}{'...' if classes.size > 6 else ''}) whose "
                    "sorted order is alphabetical, maybe not the ordinal one. State it: "
-                   "y = pd.Categorical(y, categories=order, ordered=True), order = the labels "
-                   "from lowest to highest. If one marks unlabeled rows, pass it as "
-                   "unlabeled_label.")
+                   f"y = pd.Categorical(y, categories={categories}, ordered=True), order = the "
+                   f"classes from lowest to highest{then}.")
 
 
 # The fitted attributes of QS3ORAO and QSGS2AUC (numpydoc).
@@ -114,7 +122,8 @@ classes_ : ndarray of shape (k,)
   training_metrics_ : dict
       DSG, per iteration (arrays of shape (num_steps,)): "eta", the step size, and
       "max_abs_score", max |f| on the labeled points. Direct: "solver", "num_features" and
-      "kernel_residual" (``qsg_jax.direct.fit``).
+      "kernel_residual" (``qsg_jax.direct.fit``). Kept in model files (``qsg_jax.io.save``);
+      empty after loading a file written before they were stored.
   probability_slope_, probability_cutpoints_ : float, ndarray of shape (k - 1,)
       Set only with ``probability=True``: the slope a and ordered cutpoints c_j of
       P(y > j) = sigmoid(a (f(x) - mean(b)) - c_j), b the fitted thresholds
@@ -408,6 +417,15 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     if hasattr(self, "auto_score_"):
       meta["chosen"]["auto_score_"] = (None if not np.isfinite(self.auto_score_)
                                        else float(self.auto_score_))
+    if self.classes_.dtype == object:   # text labels of a pandas y: stored as unicode
+      meta["classes_dtype"] = "object"
+    meta["training_metrics"] = {}
+    for name, value in getattr(self, "training_metrics_", {}).items():
+      if np.ndim(value):   # DSG's per-step arrays: as arrays, their dtype kept
+        arrays[METRIC_PREFIX + name] = np.asarray(value)
+      else:                # the direct solver's str / int / float
+        meta["training_metrics"][name] = np.asarray(value).item() if hasattr(
+            value, "dtype") else value
     return arrays, meta
 
   @classmethod
@@ -428,7 +446,14 @@ class QS3ORAO(ClassifierMixin, BaseEstimator):
     if "solver" not in meta["params"]:   # written before the solver switch: DSG fitted it
       params["solver"] = "dsg"
     estimator = cls(**params)
-    estimator.model_, estimator.classes_, estimator.seed_ = frozen, arrays["classes"], meta["seed"]
+    classes = arrays["classes"]   # (text classes of a pandas y were objects when fitted)
+    if meta.get("classes_dtype") == "object":
+      classes = classes.astype(object)
+    estimator.model_, estimator.classes_, estimator.seed_ = frozen, classes, meta["seed"]
+    estimator.training_metrics_ = {   # empty in files written before they were stored
+        **meta.get("training_metrics", {}),
+        **{name[len(METRIC_PREFIX):]: value for name, value in arrays.items()
+           if name.startswith(METRIC_PREFIX)}}
     estimator.input_min_, estimator.input_scale_ = arrays["input_min"], arrays["input_scale"]
     estimator.input_ranks_ = (   # absent from files written before scale_inputs="auto"
         preprocessing.Ranks(arrays["input_rank_columns"].astype(np.int64),
@@ -550,12 +575,12 @@ def prepare_training_data(estimator, X, y):
   order = validation.stated_order(y)
   marker = None if y is None else _params.unlabeled_marker(estimator, np.asarray(y).ravel())
   if y is not None:   # NaN or look-alike markers: a clear error before validate_data's
-    validation.unlabeled_mask(np.asarray(y).ravel(), marker)
+    validation.unlabeled_mask(np.asarray(y).ravel(), marker, given=y)
   with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
     X, y = validate_data(estimator, X, y, dtype=[np.float64, np.float32])
   y = validation.unbox_numbers(y)   # ints kept as objects: scikit-learn's "unknown" type
   unlabeled = validation.unlabeled_mask(y, marker)
-  y_labeled = y[~unlabeled]
+  y_labeled = validation.unbox_numbers(y[~unlabeled])   # numbers beside a text marker: numbers
   shown = validation.MARKER if isinstance(marker, str) and marker == "auto" else marker
   minus_ones = int(np.sum(y == validation.MARKER)) if y.dtype.kind in "biuf" else 0
   if shown is not None and shown != validation.MARKER and minus_ones and not unlabeled.any():
@@ -573,6 +598,8 @@ def prepare_training_data(estimator, X, y):
   if not y_labeled.size:
     raise ValueError(f"y has no labeled rows: all {y.size} rows are marked unlabeled ({shown!r}); "
                      "a ranking needs labeled rows of at least 2 classes.")
+  validation.refuse_fractional_labels(y_labeled, shown if unlabeled.any() else None,
+                                      binary=getattr(estimator, "_binary_only", False))
   check_classification_targets(y_labeled)
   if order is not None and sum(np.any(y_labeled == c) for c in order) == 2:
     order = None   # two classes: sorted, as scikit-learn's binary scorers read them (classes_[1]
@@ -589,7 +616,8 @@ def prepare_training_data(estimator, X, y):
                      f"{int(unlabeled.sum())} rows marked unlabeled ({shown!r}); a ranking needs "
                      f"at least 2 classes.{fix}")
   if order is None:
-    check_ordinal_classes(classes)
+    check_ordinal_classes(classes, shown if unlabeled.any() else None,
+                          auto=isinstance(marker, str) and marker == "auto")
   validation.refuse_one_point("X's labeled rows", X[~unlabeled])
   if not estimator.scale_inputs:   # the fit casts X to float32 as it is
     validation.warn_if_float32_merges("X", X)

@@ -57,7 +57,7 @@ def labeled_rows(estimator, X, y):
 def _labeled(estimator, X, y):
   """``labeled_rows`` and the [n] bool mask of those rows."""
   validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
-  y = validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
+  given, y = y, validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
   if y.ndim == 2 and y.shape[1] == 1:   # a column vector: as fit takes it (validate_data)
     y = column_or_1d(y, warn=True)      # DataConversionWarning, as in fit
   if y.ndim != 1:
@@ -67,7 +67,7 @@ def _labeled(estimator, X, y):
                      "per row of X (the estimator's unlabeled_label on unlabeled rows).")
   classes = getattr(estimator, "classes_", None)
   marker = _params.unlabeled_marker(estimator, y, classes)
-  labeled = ~validation.unlabeled_mask(y, marker, classes)
+  labeled = ~validation.unlabeled_mask(y, marker, classes, given=given)
   if not labeled.any():
     raise ValueError("every row of y is unlabeled: a score needs labeled rows.")
   if classes is not None:   # a label no class has (a typo, another encoding): refused, not a miss
@@ -300,13 +300,13 @@ class LabeledStratifiedKFold:
     if y is None:
       raise ValueError("LabeledStratifiedKFold needs y (the labels with the unlabeled marker).")
     validation.refuse_unreadable("y", y)
-    y = validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
+    given, y = y, validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
     if X is not None and y.ndim and _num_rows(X) != y.shape[0]:   # rows beyond y: no fold
       raise ValueError(f"Found input variables with inconsistent numbers of samples: "
                        f"[{_num_rows(X)}, {y.shape[0]}]: X has {_num_rows(X)} rows and y "
                        f"{y.shape[0]} labels; pass one label per row of X (the marker "
                        f"{self.unlabeled_label!r} on unlabeled rows).")
-    unlabeled = validation.unlabeled_mask(y, self.unlabeled_label)
+    unlabeled = validation.unlabeled_mask(y, self.unlabeled_label, given=given)
     labeled, rest = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
     if not labeled.size:
       raise ValueError(f"y has no labeled rows: all {y.size} rows are marked unlabeled "

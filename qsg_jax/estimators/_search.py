@@ -161,7 +161,8 @@ def _cv_doc(binary: bool) -> str:
   best_estimator_ : {model}
       The refitted estimator; ``predict``, ``decision_function`` and ``score`` are its own.
   classes_ : ndarray of shape (k,)
-      The labeled classes in sorted (ordinal) order.
+      The labeled classes in ordinal order, as ``best_estimator_.classes_``: sorted, or for y
+      an ordered pandas Categorical of k >= 3 classes in its categories' order.
   seed_ : int
       The seed used (from ``random_state``).
   n_splits_ : int

@@ -258,6 +258,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
     with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
       X, y = skvalidation.validate_data(self, X, y, dtype=np.float64)
     y = validation.unbox_numbers(y)   # ints kept as objects: scikit-learn's "unknown" type
+    validation.refuse_fractional_labels(y, binary=True)   # scikit-learn's "continuous"
     multiclass.check_classification_targets(y)
     y_type = multiclass.type_of_target(y, input_name="y", raise_unknown=True)
     if y_type != "binary":
