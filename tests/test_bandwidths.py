@@ -443,6 +443,18 @@ def test_penalty_split_into_anisotropy_and_scale():
     np.testing.assert_allclose(shape, jnp.var(s), rtol=1e-12)
 
 
+def test_pair_auc_is_the_weighted_mann_whitney_double_sum_with_ties():
+  rng = np.random.default_rng(3)
+  f = np.round(rng.normal(size=(4, 300)), 1)            # many ties
+  pos = rng.random((4, 300)) * (rng.random((4, 300)) < 0.3)
+  neg = rng.random((4, 300)) * (rng.random((4, 300)) < 0.5)
+  wins = (f[:, :, None] > f[:, None, :]) + 0.5 * (f[:, :, None] == f[:, None, :])
+  reference = np.einsum("ia,ib,iab->i", pos, neg, wins)
+  with jax.enable_x64(True):
+    auc = jax.jit(jax.vmap(bandwidths.pair_auc))(f, pos, neg)
+  np.testing.assert_allclose(np.asarray(auc), reference, rtol=1e-12)
+
+
 def test_held_out_auc_is_roc_auc_per_fold_and_split():
   x_l, y, _, _, problem = _problem(k=3, seed=2)
   with jax.enable_x64(True):

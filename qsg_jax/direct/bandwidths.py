@@ -307,10 +307,18 @@ SURROGATES = ("squared", "logistic")
 
 
 def pair_auc(f, pos, neg):
-  """Weighted Mann-Whitney AUC: sum_{a, b} pos_a neg_b (1{f_a > f_b} + 1{f_a = f_b} / 2)."""
-  diff = f[:, None] - f[None, :]
-  wins = jnp.where(diff > 0, 1.0, 0.0) + jnp.where(diff == 0, 0.5, 0.0)
-  return jnp.sum(pos[:, None] * neg[None, :] * wins)
+  """Weighted Mann-Whitney AUC: sum_{a, b} pos_a neg_b (1{f_a > f_b} + 1{f_a = f_b} / 2).
+
+  By sorting, O(n log n): pos_a times the weight of negatives below f_a plus half of those at
+  f_a. (The [n, n] comparison it replaced took 84 of a descent step's 90 ms at 1,024 rows, 6
+  folds and 4 splits.)
+  """
+  order = jnp.argsort(f)
+  below = jnp.concatenate([jnp.zeros(1, neg.dtype), jnp.cumsum(neg[order])])   # [n + 1]
+  sorted_f = f[order]
+  left = jnp.searchsorted(sorted_f, f, side="left")
+  right = jnp.searchsorted(sorted_f, f, side="right")
+  return 0.5 * jnp.dot(pos, below[left] + below[right])
 
 
 def cv_terms(log_scales, problem: Problem, lam, jitter=JITTER, surrogate: str = "squared"):
