@@ -528,13 +528,14 @@ def refuse_fractional_labels(labels, marker=None, binary=False) -> None:
     return
   first = list(dict.fromkeys(arr[fractional].ravel().tolist()))[:2]
   shown = f"{first[0]:g}{', ...' if len(first) > 1 else ''}"
-  mask, rows = ("", "y") if marker is None else (f"m = y != {marker!r}; ", "y[m]")
-  mapped = f"{mask}{rows} = np.unique({rows}, return_inverse=True)[1]"
+  # a list: y != -1 is one bool, and y[m] = ... sets y[1]; an array compares per row
+  mask, rows, also = ("M", "y", " (or an ordered Categorical)") if marker is None else (
+      f"With y = np.asarray(y); m = y != {marker!r}: m", "y[m]", "")
   values = f"{rows}.astype(float)" if isinstance(marker, str) else rows   # (objects beside text)
-  cut = f"{rows} = pd.qcut({values}, {2 if binary else 3}, labels=False)"
   raise ValueError(f"y holds labels that are not whole numbers ({shown}): a continuous target, "
-                   f"not classes. Map classes to 0..k-1 in order, {mapped} (or an ordered "
-                   f"Categorical); cut a continuous target, e.g. {cut}.")
+                   f"not classes. {mask}ap classes to 0..k-1 in order, {rows} = np.unique("
+                   f"{rows}, return_inverse=True)[1]{also}; cut a continuous target, e.g. "
+                   f"{rows} = pd.qcut({values}, {2 if binary else 3}, labels=False).")
 
 
 def check_num_classes(num_classes: int):
@@ -902,7 +903,7 @@ def check_count(name: str, value: object, minimum: int = 1, allow_none: bool = F
 MARKER = -1
 
 
-def _nan_rows(y):
+def nan_rows(y):
   """[n] bool: entries of ``y`` that are float NaN or pandas' NA (also inside object arrays)."""
   if y.dtype.kind == "f":
     return np.isnan(y)
@@ -966,9 +967,11 @@ def marking_advice(given, labels, unlabeled_label) -> str:
   needs its marker added as a category first (``fillna`` refuses a new value), a NumPy array
   has no ``fillna``, ``np.isnan`` refuses text. The marker is the user's ``unlabeled_label``
   where it is of the labels' kind (text or number), else 'unlabeled' or -1 (or a number below
-  the classes where -1 is one). ``labels``: the other rows' labels, [n] array."""
+  the classes where -1 is one). A nullable boolean or unsigned y holds no -1: a Series / frame
+  is made objects first (bool labels stay bool classes), a bare pandas array takes np.where.
+  ``labels``: the other rows' labels, [n] array."""
   categories = getattr(_label_dtype(given), "categories", None)
-  known = labels[~_nan_rows(labels)]
+  known = labels[~nan_rows(labels)]
   if categories is not None:
     text = categories.dtype.kind not in "biuf"
     known = np.concatenate([known.astype(object), np.asarray(categories, object)])
@@ -983,18 +986,35 @@ def marking_advice(given, labels, unlabeled_label) -> str:
     marker = "unlabeled"
   else:
     marker = -1 if -1 not in numbers_known else int(np.floor(min(numbers_known))) - 1
+  narrow = getattr(_label_dtype(given), "kind", "") in "bu"   # boolean / UInt: no -1 fits
   if categories is not None:   # a Series' .cat, a frame column's, the Categorical itself
     column, accessor = (("y", "") if hasattr(given, "add_categories") else
                         ("y", ".cat") if hasattr(given, "cat") else ("y.iloc[:, 0]", ".cat"))
     added = "" if marker in list(categories) else f"{accessor}.add_categories({marker!r})"
     code = f"y = {column}{added}.fillna({marker!r})"
-  elif hasattr(given, "fillna"):   # pandas: a Series, a nullable array, a one-column frame
+  elif hasattr(given, "iloc"):   # a pandas Series or one-column frame
+    code = f"y = y{'.astype(object)' if narrow else ''}.fillna({marker!r})"
+  elif hasattr(given, "fillna") and not narrow:   # a nullable pandas array
     code = f"y = y.fillna({marker!r})"
-  elif np.asarray(given).dtype.kind == "f":
+  elif np.asarray(given).dtype.kind == "f" and not narrow:
     code = f"y = np.where(np.isnan(y), {marker!r}, y)"
-  else:   # objects (text or numbers beside None): np.isnan refuses them
+  else:   # objects (text or numbers beside None), pandas' NA: np.isnan refuses them
     code = f"y = np.where(pd.isna(y), {marker!r}, y)"
   return f"e.g. {code} with unlabeled_label={marker!r}"
+
+
+def _marker_in_use(y) -> str:
+  """"unlabeled_label=<m> if <m> marks the unlabeled rows, or " where [n] labels ``y`` hold a
+  conventional marker <m> (-1, or text of ``MARKER_WORDS``), else ""."""
+  text = _is_text(y)
+  words = [v for v in y[text].tolist() if v.strip().lower() in MARKER_WORDS]
+  if any(as_float(v) == MARKER for v in y[~text].tolist()):
+    found = MARKER
+  elif words:
+    found = words[0]
+  else:
+    return ""
+  return f"unlabeled_label={found!r} if {found!r} marks the unlabeled rows, or "
 
 
 def _is_text(y: np.ndarray) -> np.ndarray:
@@ -1053,11 +1073,14 @@ def unlabeled_mask(y, unlabeled_label, classes=None, given=None) -> np.ndarray:
   given = y if given is None else given
   y = np.asarray(y)
   check_marker(unlabeled_label)
+  nan = nan_rows(y)
   if isinstance(unlabeled_label, (float, np.floating)) and np.isnan(unlabeled_label):
-    raise ValueError("unlabeled_label=nan is not supported (NaN equals nothing, not even NaN): "
-                     "mark the unlabeled rows with another marker, "
-                     f"{marking_advice(given, y.ravel(), None)}.")
-  nan = _nan_rows(y)
+    said = "unlabeled_label=nan is not supported (NaN equals nothing, not even NaN)"
+    if nan.any():
+      raise ValueError(f"{said}: mark the unlabeled rows with another marker, "
+                       f"{marking_advice(given, y.ravel(), None)}.")
+    raise ValueError(f"{said}, and y holds no NaN: pass {_marker_in_use(y.ravel())}"
+                     "unlabeled_label=None if every row is labeled.")
   if nan.any():
     raise ValueError(
         f"y contains {int(nan.sum())} NaN / NA labels (first at row {int(np.argmax(nan))}); NaN "

@@ -4,6 +4,7 @@ jax.grad, direct.fit on the same map, finite differences, and a synthetic ARD pr
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 from sklearn import metrics as sk_metrics
 
@@ -453,6 +454,18 @@ def test_pair_auc_is_the_weighted_mann_whitney_double_sum_with_ties():
   with jax.enable_x64(True):
     auc = jax.jit(jax.vmap(bandwidths.pair_auc))(f, pos, neg)
   np.testing.assert_allclose(np.asarray(auc), reference, rtol=1e-12)
+
+
+def test_an_iterate_must_beat_the_best_held_out_auc_by_more_than_rounding():
+  """Iterates sharing one held-out AUC keep the first: rounding in the sums (their order, the
+  host's instruction set) does not pick another (``bandwidths.AUC_TIE``)."""
+  with jax.enable_x64(True):
+    state = bandwidths.init(jnp.zeros(2), optax.adam(0.1))
+    state = bandwidths._keep_better(state, jnp.ones(2), 1.0, 0.75, "auc")
+    tied = bandwidths._keep_better(state, 2 * jnp.ones(2), 0.5, 0.75 + 1e-12, "auc")
+    ahead = bandwidths._keep_better(state, 3 * jnp.ones(2), 0.5, 0.75 + 1e-6, "auc")
+  np.testing.assert_array_equal(tied.best_log_scales, 1.0)
+  np.testing.assert_array_equal(ahead.best_log_scales, 3.0)
 
 
 def test_held_out_auc_is_roc_auc_per_fold_and_split():

@@ -611,9 +611,11 @@ _STATE_ORDER = r"State it: (y = .+?), order = the classes"
 def test_advice_for_missing_labels_runs_on_the_y_given():
   """Sweep Z4: NaN labels in an ordered Categorical were told y.fillna('unlabeled') (pandas
   refuses a new category), unlabeled_label=nan was told np.where(np.isnan(y), -1, y) (np.isnan
-  refuses text), and a NumPy array has no fillna. Every advice, run as given on the y that got
-  it (then the order's advice where text classes need one), fits: the fit of the codes with
-  -1 on the same rows."""
+  refuses text), and a NumPy array has no fillna. Sweep Z5: labels -1 / +1 (or -1 / 0) beside
+  NaN were told to fill NaN with -1, a class ("auto" counted NaN as the second class), and
+  nullable boolean / UInt y were told y.fillna(-1), which pandas refuses; bool labels came back
+  as int classes. Every advice, run as given on the y that got it (then the order's advice
+  where text classes need one), fits: the fit of the codes with -1 on the same rows."""
   pd = pytest.importorskip("pandas")
   x, y, y_semi = _cv_data.semi_ordinal()
   missing = y_semi < 0
@@ -623,7 +625,20 @@ def test_advice_for_missing_labels_runs_on_the_y_given():
   cat = pd.Categorical(text, categories=order, ordered=True)
   numbers = np.where(missing, np.nan, y)
   reference = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
-  cases = [(cat, {}, order), (pd.Series(cat), {}, order), (pd.Series(cat).to_frame(), {}, order),
+  binary = (y > 0).astype(int)
+  two = estimators.QSGS2AUC(unlabeled_label=-1, **_DIRECT).fit(x, np.where(missing, -1, binary))
+  signs = np.where(missing, np.nan, 2.0 * binary - 1)   # -1 a class: the marker is -2
+  flags = np.where(missing, None, binary.astype(bool))
+  boolean = pd.array(flags, dtype="boolean")
+  unsigned = np.where(missing, None, y)
+  binary_cases = [(signs, {}, [-1, 1]), (signs / 2 - 0.5, {}, [-1, 0]), (list(signs), {}, [-1, 1]),
+                  (pd.Series(signs), {}, [-1, 1]), (pd.Series(signs).astype("Int64"), {}, [-1, 1]),
+                  (pd.Series(boolean), {}, [False, True]), (boolean, {}, [False, True]),
+                  (pd.Series(flags), {}, [False, True]),
+                  (pd.Series(pd.Categorical(flags)), {}, [False, True])]
+  cases = [(pd.Series(pd.array(unsigned, dtype="UInt8")), {}, [0, 1, 2]),
+           (pd.array(unsigned, dtype="UInt16"), {}, [0, 1, 2]),
+           (cat, {}, order), (pd.Series(cat), {}, order), (pd.Series(cat).to_frame(), {}, order),
            (cat, dict(unlabeled_label=np.nan), order),
            (pd.Series(cat), dict(unlabeled_label="?"), order),
            (pd.Categorical(numbers, ordered=True), {}, [0, 1, 2]), (text, {}, order),
@@ -633,17 +648,34 @@ def test_advice_for_missing_labels_runs_on_the_y_given():
            (numbers, dict(unlabeled_label=np.nan), [0, 1, 2]),
            (pd.array(np.where(missing, None, y), dtype="Int64"), {}, [0, 1, 2]),
            (numbers - 1, {}, [-1, 0, 1])]   # -1 a class (sentiment -1 / 0 / +1): another marker
-  for given, params, classes in cases:
-    message = raises_short(ValueError, r"NaN", estimators.QS3ORAO(**params, **_DIRECT).fit, x,
-                           given)
+  for kind, fitted, given, params, classes in (
+      [(estimators.QS3ORAO, reference, *case) for case in cases]
+      + [(estimators.QSGS2AUC, two, *case) for case in binary_cases]):
+    message = raises_short(ValueError, r"NaN", kind(**params, **_DIRECT).fit, x, given)
+    assert "unlabeled_label='auto'" in message or params, message   # the user's, not resolved
     marked, marker = _follow(message, _MARKING, given)
-    model = estimators.QS3ORAO(**dict(params, unlabeled_label=marker), **_DIRECT)
+    assert marker not in classes or isinstance(marker, str), message   # never a class
+    np.testing.assert_array_equal(np.asarray(marked, object).ravel() == marker, missing)
+    model = kind(**dict(params, unlabeled_label=marker), **_DIRECT)
     try:
       model.fit(x, marked)
     except ValueError as error:   # text classes: their order stated, as that error advises
       marked, _ = _follow(str(error), _STATE_ORDER, marked, order=order)
       model.fit(x, marked)
     assert model.classes_.tolist() == classes, (type(given), params)
+    assert (model.classes_.dtype == bool) == isinstance(classes[0], bool), model.classes_
+    np.testing.assert_allclose(model.decision_function(x), fitted.decision_function(x),
+                               rtol=1e-6, atol=1e-6)
+  # Sweep Z5: unlabeled_label=nan on a y without NaN, its unlabeled rows marked -1 (or '?'), was
+  # told to mark them with -2, which trained the -1 rows as a class; now: pass y's marker.
+  words = pd.Series(pd.Categorical(np.where(missing, "?", text), categories=[*order, "?"],
+                                   ordered=True))
+  for given, classes in ((y_semi, [0, 1, 2]), (words, order)):
+    message = raises_short(ValueError, "holds no NaN", estimators.QS3ORAO(
+        unlabeled_label=np.nan, **_DIRECT).fit, x, given)
+    marker = ast.literal_eval(re.search(r"pass unlabeled_label=(-1|'\?') if", message).group(1))
+    model = estimators.QS3ORAO(unlabeled_label=marker, **_DIRECT).fit(x, given)
+    assert model.classes_.tolist() == classes
     np.testing.assert_allclose(model.decision_function(x), reference.decision_function(x),
                                rtol=1e-6, atol=1e-6)
   # score and the labeled folds read y as fit does: the same advice for the same y.
@@ -653,6 +685,24 @@ def test_advice_for_missing_labels_runs_on_the_y_given():
   for call in (model.score, lambda x, y: list(folds.split(x, y))):
     message = raises_short(ValueError, r"NaN", call, x, pd.Series(cat))
     assert _follow(message, _MARKING, pd.Series(cat))[0].equals(marked)
+  # Sweep Z5: the folds neither raveled a one-column frame (text with NaN rows was told "y mixes
+  # numbers and text", a Categorical's marker "looks like the unlabeled marker") nor unboxed
+  # numbers held as objects beside a text marker (scikit-learn's "Got 'unknown'").
+  from sklearn.model_selection import cross_val_score   # pylint: disable=import-outside-toplevel
+  folds = estimators.LabeledStratifiedKFold(3, unlabeled_label="u")
+  expected = [test.tolist() for _, test in estimators.LabeledStratifiedKFold(3).split(x, y_semi)]
+  frame = pd.DataFrame({"t": text})
+  message = raises_short(ValueError, r"NaN", lambda: list(folds.split(x, frame)))
+  filled, marker = _follow(message, _MARKING, frame)
+  assert marker == "u" and [test.tolist() for _, test in folds.split(x, filled)] == expected
+  stated = pd.Categorical(np.where(missing, "u", text), categories=[*order, "u"], ordered=True)
+  assert [test.tolist() for _, test in folds.split(x, pd.DataFrame({"t": stated}))] == expected
+  boxed = y.astype(object)
+  boxed[missing] = "u"
+  np.testing.assert_allclose(
+      cross_val_score(estimators.QS3ORAO(unlabeled_label="u", **_DIRECT), x, boxed, cv=folds),
+      cross_val_score(estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT), x, y_semi,
+                      cv=estimators.LabeledStratifiedKFold(3)), rtol=1e-6)
 
 
 def test_the_order_advice_keeps_the_marker_the_user_passed():
@@ -683,22 +733,27 @@ def test_fractional_labels_are_refused_at_the_boundary_with_a_fix_that_runs():
   reference = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
   # The marker -1, or a text marker beside numbers (scikit-learn's "Unknown label type:
   # unknown" even for whole numbers before).
-  for marker in (-1, "u"):
+  # Sweep Z5: on a list, the advised m = y != -1 is one bool and y[m] = ... set y[1]: y as an
+  # array first.
+  for marker, form in ((-1, np.asarray), ("u", np.asarray), (-1, list)):
     halves = (y_semi * 0.5).astype(object if marker == "u" else float)
     halves[y_semi < 0] = marker
     model = estimators.QS3ORAO(unlabeled_label=marker, **_DIRECT)
     message = raises_short(ValueError, r"^y holds labels that are not whole numbers \(0.5\): a "
-                           r"continuous target", model.fit, x, halves)
-    mapped, _ = _follow(message, rf"in order, (m = y != {marker!r}; y\[m\] = .+?\[1\])", halves)
+                           r"continuous target", model.fit, x, form(halves))
+    steps = rf"With (y = np.asarray\(y\); m = y != {re.escape(repr(marker))}): .*"
+    advice = re.search(steps + r"in order, (y\[m\] = .+?\[1\]);", message)
+    mapped, _ = _follow("; ".join(advice.groups()), "(.+)", form(halves))
     np.testing.assert_array_equal(model.fit(x, mapped).classes_, [0, 1, 2])
     np.testing.assert_array_equal(model.decision_function(x), reference.decision_function(x))
-    # A continuous target: the advised cut (on the labeled rows) makes 3 classes of it.
+    # A continuous target: the advised cut (on the labeled rows m) makes 3 classes of it.
     target = x.sum(axis=1).astype(halves.dtype)
     target[y_semi < 0] = marker
-    message = raises_short(ValueError, "not whole numbers", model.fit, x, target)
-    assert f"m = y != {marker!r};" in message   # the labeled rows m the cut runs on
-    cut, _ = _follow(message, r"e\.g\. (y\[m\] = pd.qcut.+)\.$", target, m=target != marker)
+    message = raises_short(ValueError, "not whole numbers", model.fit, x, form(target))
+    advice = re.search(steps + r"e\.g\. (y\[m\] = pd.qcut.+)\.$", message)
+    cut, _ = _follow("; ".join(advice.groups()), "(.+)", form(target))
     np.testing.assert_array_equal(model.fit(x, cut).classes_, [0, 1, 2])
+    np.testing.assert_array_equal(cut == marker, y_semi < 0)
   for model in (estimators.QS3ORAO(**_DIRECT), estimators.QSGS2AUC(**_DIRECT),
                 estimators.QS3ORAOCV(), estimators.QSGS2AUCCV(), ROCSVM()):
     codes = (y > 0).astype(int) if type(model) in (estimators.QSGS2AUC, estimators.QSGS2AUCCV,

@@ -337,11 +337,11 @@ def test_auto_length_scale_learns_one_per_kind_where_indicators_sit_beside_other
   assert auto.length_scale_[3:].min() > 1.1 * auto.length_scale_[:3].max()
 
 
-def test_ard_starts_from_the_one_se_point_and_the_peak_and_keeps_the_better_second_choice(
+def test_ard_starts_from_the_peak_too_where_the_one_se_lam_is_the_largest_and_keeps_the_better(
     monkeypatch):
-  """The length scales are learned from the smoothed CV's one-SE choice and from its highest
-  point (``Choice.peak``), and the start whose second choice scores higher is kept: at the
-  one-SE lam (up to the grid's largest) a feature's effect can be hidden (sweep Z3)."""
+  """The length scales are learned from the smoothed CV's one-SE choice, and where its lam is
+  the grid's largest also from its highest point (``Choice.peak``), the start whose second
+  choice scores higher kept: so regularized a start can hide a feature (sweep Z3)."""
   x, semi, _ = _binary()
   choices, starts = [], []
   choose, learn = defaults.choose, bandwidths.learn_length_scales
@@ -354,7 +354,8 @@ def test_ard_starts_from_the_one_se_point_and_the_peak_and_keeps_the_better_seco
   peak = np.unravel_index(np.nanargmax(scores), scores.shape)      # brute force
   assert first.peak == {name: first.grid[name][i] for name, i in zip(("lam", "sigma", "gamma"),
                                                                       peak)}
-  assert first.peak != first.best and len(starts) == 2 and len(choices) == 3
+  assert first.best["lam"] == defaults.LAMS.max() and first.peak != first.best
+  assert len(starts) == 2 and len(choices) == 3
   for (options, _), point in zip(starts, (first.best, first.peak)):
     assert (options["lam"], options["gamma"]) == (point["lam"], point["gamma"])
     assert options["length_scale"] == _length_scale_of(point["sigma"])
@@ -362,6 +363,12 @@ def test_ard_starts_from_the_one_se_point_and_the_peak_and_keeps_the_better_seco
   assert model.auto_score_ == choices[1 + kept].score
   span = x.max(axis=0) - x.min(axis=0)
   np.testing.assert_allclose(model.length_scale_ * span, starts[kept][1] * span, rtol=1e-12)
+  inside = dict(first.best, lam=float(defaults.LAMS[-2]))          # one-SE lam inside the grid
+  choices.clear(), starts.clear()
+  monkeypatch.setattr(defaults, "choose", lambda *a, **k: choices.append(
+      choose(*a, **k)._replace(best=inside) if not choices else choose(*a, **k)) or choices[-1])
+  QSGS2AUC(random_state=0).fit(x, semi)
+  assert len(starts) == 1 and starts[0][0]["lam"] == inside["lam"]
   fixed = defaults.choose(x[:60], semi[:60], lam=1.0, sigma=2.0)    # no CV: the given values
   assert fixed.peak == fixed.best == {"lam": 1.0, "sigma": 2.0, "gamma": 1.0}
 

@@ -84,6 +84,8 @@ SELECTIONS = ("auc", "surrogate")
 MIN_PER_SCALE = 2.0      # smallest-class points per feature needed to learn one scale each.
 REFINE_PENALTY = 3.0     # pull of the per-feature refinement toward the per-kind factors.
 JITTER = 1e-8            # added to K_ZZ's diagonal (its diagonal is 1).
+AUC_TIE = 1e-9           # held-out AUCs closer than this are one (``_keep_better``); one held-
+                         # out pair moves it by 1 / (|P| |N| F s), above 1e-7 at 1,000 labels.
 MAX_SHRINK = 20.0        # s_d >= s0_d / MAX_SHRINK.
 MAX_GROWTH = 1000.0      # s_d <= s0_d * MAX_GROWTH (a feature that far is switched off).
 
@@ -378,8 +380,11 @@ def init(log_scales0, optimizer: optax.GradientTransformation) -> State:
 
 def _keep_better(state: State, log_scales, loss, auc, select: str) -> State:
   """``state`` with (log_scales, loss, auc) as its best iterate if it is strictly better by
-  ``select`` ("auc": higher held-out AUC; "surrogate": lower objective); NaN never is."""
-  better = auc > state.best_auc if select == "auc" else loss < state.best_loss
+  ``select`` ("auc": held-out AUC higher by more than ``AUC_TIE``; "surrogate": lower
+  objective); NaN never is. Iterates often share one held-out AUC (a count of ordered pairs),
+  which rounding in the sums would otherwise break by the order of summation: on one of 36
+  peers' trials the sorted ``pair_auc`` picked another iterate than the [n, n] one."""
+  better = auc > state.best_auc + AUC_TIE if select == "auc" else loss < state.best_loss
   return state._replace(best_log_scales=jnp.where(better, log_scales, state.best_log_scales),
                         best_loss=jnp.where(better, loss, state.best_loss),
                         best_auc=jnp.where(better, auc, state.best_auc))

@@ -78,10 +78,10 @@ class Choice(NamedTuple):
 
   @property
   def peak(self) -> dict:
-    """lam, sigma, gamma of the highest smoothed score (``best`` where no CV ran). The
-    estimators' length-scale descent starts from it as well as from ``best``, whose one-SE lam
-    can hide a feature's effect (sweep Z3: d = 30, lam = 8 left sin(3 x0) unseen, test AUC 0.76
-    against 0.88; ``RESULTS.md#ard-start``)."""
+    """lam, sigma, gamma of the highest smoothed score (``best`` where no CV ran). Where the
+    one-SE ``best`` is at the grid's largest lam, the estimators' length-scale descent starts
+    from it too: so regularized a start can hide a feature's effect (sweep Z3: d = 30, lam = 8
+    left sin(3 x0) unseen, test AUC 0.76 against 0.88; ``RESULTS.md#ard-start``)."""
     if self.scores is None:
       return dict(self.best)
     index = np.unravel_index(np.argmax(np.where(np.isfinite(self.scores), self.scores, -np.inf)),

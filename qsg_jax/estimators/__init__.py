@@ -81,8 +81,9 @@ error of the best, ``direct.defaults.simplest_within_one_se``), on inputs whose 
 features are replaced by their ranks (``scale_inputs="auto"``, ``input_ranks_``) before the
 min-max scaling. Where the smallest labeled class has at
 least 2 rows per feature, one length scale per feature is then learned
-(``qsg_jax.direct.learn_length_scales``, from the CV's one-SE point and from its best point,
-the start whose own choice scores higher kept) and lam and labeled_weight are chosen again; with
+(``qsg_jax.direct.learn_length_scales``, from the CV's one-SE point; where that is at the
+largest lam, from its best point too, the start whose own choice scores higher kept) and lam
+and labeled_weight are chosen again; with
 fewer, where the features are of two kinds (two-valued indicators such as one-hot codes, and
 the others) and the smallest class has at least 4 rows, one length scale per kind, then
 refined per feature with a pull toward it;

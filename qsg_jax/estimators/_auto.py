@@ -10,9 +10,10 @@ scaled as the fit sees them:
   stay fixed);
 * "ard": the isotropic choice first, then ``qsg_jax.direct.learn_length_scales`` from it (one
   length scale per feature), then lam and labeled_weight chosen again ("auto" ones) on the
-  rescaled inputs with sigma = 1/2; the descent runs from the choice's one-SE point and from
-  its peak (``Choice.peak``) where they differ, and the start whose second choice scores higher
-  is kept;
+  rescaled inputs with sigma = 1/2; the descent runs from the choice's one-SE point, and where
+  that is at the lam grid's largest value also from its peak (``Choice.peak``), the start whose
+  second choice scores higher kept (with lam and labeled_weight both given there is no second
+  choice: the one-SE start);
 * length_scale "auto": "ard" where the labels allow more than one scale (``bandwidths.
   scale_groups``: one per feature with ``bandwidths.MIN_PER_SCALE`` rows of the smallest class
   per feature; with fewer, one per kind where two-valued indicator columns sit beside others
@@ -105,11 +106,14 @@ def resolve(length_scale, sigma: Optional[float], lam, gamma, x_l, y_l, x_u, *, 
   if fixed_lam is not None and not free_gamma:   # no second choice to compare starts with
     return Resolved(0.5, fixed_lam, gamma, _learn(length_scale, best, x_l, y_l, x_u,
                                                   num_classes, seed), choice.score)
-  # ARD descends to a local optimum from the isotropic choice; from the CV's one-SE point and
-  # from its peak when they differ, the start whose second choice scores higher kept (ties: the
-  # one-SE one). Either alone lost 0.12 AUC where the other won (RESULTS.md#ard-start).
+  # ARD descends to a local optimum from the isotropic choice: from the CV's one-SE point, and
+  # where that sits at the grid's largest lam (the rule ran off the grid: the CV is flat in lam
+  # there, and so regularized a start can hide a feature) from its peak too, the start whose
+  # second choice scores higher kept (ties: the one-SE one; RESULTS.md#ard-start).
+  lams = choice.grid["lam"]
   fits = []
-  for start in [best] + ([choice.peak] if choice.peak != best else []):
+  for start in [best] + ([choice.peak] if choice.peak != best and lams.size > 1
+                         and best["lam"] == lams.max() else []):
     scales = _learn(length_scale if not fits else _params.AUTO, start, x_l, y_l, x_u,
                     num_classes, seed)
     again = defaults.choose(x_l / scales, y_l, None if x_u is None else x_u / scales,

@@ -578,9 +578,10 @@ def prepare_training_data(estimator, X, y):
     validation.unlabeled_mask(np.asarray(y).ravel(), marker, given=y)
   with np.errstate(over="ignore", invalid="ignore"):   # its finite check sums huge values
     X, y = validate_data(estimator, X, y, dtype=[np.float64, np.float32])
-  y = validation.unbox_numbers(y)   # ints kept as objects: scikit-learn's "unknown" type
+  boxed, y = y, validation.unbox_numbers(y)   # ints kept as objects: scikit-learn's "unknown"
   unlabeled = validation.unlabeled_mask(y, marker)
-  y_labeled = validation.unbox_numbers(y[~unlabeled])   # numbers beside a text marker: numbers
+  # numbers beside a text marker: numbers; bools beside -1 (objects): bool classes
+  y_labeled = validation.unbox_numbers(boxed[~unlabeled])
   shown = validation.MARKER if isinstance(marker, str) and marker == "auto" else marker
   minus_ones = int(np.sum(y == validation.MARKER)) if y.dtype.kind in "biuf" else 0
   if shown is not None and shown != validation.MARKER and minus_ones and not unlabeled.any():

@@ -54,14 +54,22 @@ def labeled_rows(estimator, X, y):
   return X, y
 
 
-def _labeled(estimator, X, y):
-  """``labeled_rows`` and the [n] bool mask of those rows."""
+def _labels(y, warn=True):
+  """[n] labels ``y`` as fit reads them: a column vector (a one-column frame) raveled (``warn``:
+  with fit's DataConversionWarning; scikit-learn's folds ravel without one), numbers held as
+  objects unboxed (ints, as in fit)."""
   validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
-  given, y = y, validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
+  y = validation.unbox_numbers(np.asarray(y))
   if y.ndim == 2 and y.shape[1] == 1:   # a column vector: as fit takes it (validate_data)
-    y = column_or_1d(y, warn=True)      # DataConversionWarning, as in fit
+    y = column_or_1d(y, warn=warn)
   if y.ndim != 1:
     raise ValueError(f"y must have shape [n] (or [n, 1]); received shape {y.shape}.")
+  return y
+
+
+def _labeled(estimator, X, y):
+  """``labeled_rows`` and the [n] bool mask of those rows."""
+  given, y = y, _labels(y)
   if y.shape[0] != _num_rows(X):
     raise ValueError(f"y has {y.shape[0]} labels but X has {_num_rows(X)} rows; pass one label "
                      "per row of X (the estimator's unlabeled_label on unlabeled rows).")
@@ -299,9 +307,8 @@ class LabeledStratifiedKFold:
     """Yields (train indices, test indices) for each fold (``groups``: the class docstring)."""
     if y is None:
       raise ValueError("LabeledStratifiedKFold needs y (the labels with the unlabeled marker).")
-    validation.refuse_unreadable("y", y)
-    given, y = y, validation.unbox_numbers(np.asarray(y))   # ints held as objects: ints, as in fit
-    if X is not None and y.ndim and _num_rows(X) != y.shape[0]:   # rows beyond y: no fold
+    given, y = y, _labels(y, warn=False)
+    if X is not None and _num_rows(X) != y.shape[0]:   # rows beyond y: no fold
       raise ValueError(f"Found input variables with inconsistent numbers of samples: "
                        f"[{_num_rows(X)}, {y.shape[0]}]: X has {_num_rows(X)} rows and y "
                        f"{y.shape[0]} labels; pass one label per row of X (the marker "
@@ -326,7 +333,8 @@ class LabeledStratifiedKFold:
         raise ValueError(f"groups must have one entry per row of y {y.shape}; received shape "
                          f"{groups.shape}.")
       groups = groups[labeled]
-    for train, test in folds.split(labeled, y[labeled], groups):
+    # numbers beside a text marker: numbers (scikit-learn's "unknown" type as objects), as in fit
+    for train, test in folds.split(labeled, validation.unbox_numbers(y[labeled]), groups):
       yield np.sort(np.concatenate([labeled[train], rest])), labeled[test]
 
   def get_n_splits(self, X=None, y=None, groups=None):  # pylint: disable=unused-argument
