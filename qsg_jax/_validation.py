@@ -529,11 +529,11 @@ def refuse_fractional_labels(labels, marker=None, binary=False) -> None:
   first = list(dict.fromkeys(arr[fractional].ravel().tolist()))[:2]
   shown = f"{first[0]:g}{', ...' if len(first) > 1 else ''}"
   # a list: y != -1 is one bool, and y[m] = ... sets y[1]; an array compares per row
-  mask, rows, also = ("M", "y", " (or an ordered Categorical)") if marker is None else (
-      f"With y = np.asarray(y); m = y != {marker!r}: m", "y[m]", "")
+  lead, rows, also = ("Map", "y", " (or an ordered Categorical)") if marker is None else (
+      f"With y = np.asarray(y); m = y != {marker!r}: map", "y[m]", "")
   values = f"{rows}.astype(float)" if isinstance(marker, str) else rows   # (objects beside text)
   raise ValueError(f"y holds labels that are not whole numbers ({shown}): a continuous target, "
-                   f"not classes. {mask}ap classes to 0..k-1 in order, {rows} = np.unique("
+                   f"not classes. {lead} classes to 0..k-1 in order, {rows} = np.unique("
                    f"{rows}, return_inverse=True)[1]{also}; cut a continuous target, e.g. "
                    f"{rows} = pd.qcut({values}, {2 if binary else 3}, labels=False).")
 
@@ -970,7 +970,8 @@ def marking_advice(given, labels, unlabeled_label) -> str:
   the classes where -1 is one). A nullable boolean or unsigned y holds no -1: a Series / frame
   is made objects first (bool labels stay bool classes), a bare pandas array takes np.where.
   ``labels``: the other rows' labels, [n] array."""
-  categories = getattr(_label_dtype(given), "categories", None)
+  dtype = _label_dtype(given)
+  categories = getattr(dtype, "categories", None)
   known = labels[~nan_rows(labels)]
   if categories is not None:
     text = categories.dtype.kind not in "biuf"
@@ -986,7 +987,7 @@ def marking_advice(given, labels, unlabeled_label) -> str:
     marker = "unlabeled"
   else:
     marker = -1 if -1 not in numbers_known else int(np.floor(min(numbers_known))) - 1
-  narrow = getattr(_label_dtype(given), "kind", "") in "bu"   # boolean / UInt: no -1 fits
+  narrow = getattr(dtype, "kind", "") in "bu"   # boolean / UInt: no -1 fits
   if categories is not None:   # a Series' .cat, a frame column's, the Categorical itself
     column, accessor = (("y", "") if hasattr(given, "add_categories") else
                         ("y", ".cat") if hasattr(given, "cat") else ("y.iloc[:, 0]", ".cat"))

@@ -104,18 +104,18 @@ def resolve(length_scale, sigma: Optional[float], lam, gamma, x_l, y_l, x_u, *, 
       or not wants_ard(length_scale, best["lam"], y_l, num_classes, x_l, x_u)):
     return Resolved(best["sigma"], best["lam"], chosen_gamma, ones, choice.score)
   if fixed_lam is not None and not free_gamma:   # no second choice to compare starts with
-    return Resolved(0.5, fixed_lam, gamma, _learn(length_scale, best, x_l, y_l, x_u,
-                                                  num_classes, seed), choice.score)
+    return Resolved(0.5, fixed_lam, gamma, _learn(length_scale == _params.AUTO, best, x_l, y_l,
+                                                  x_u, num_classes, seed), choice.score)
   # ARD descends to a local optimum from the isotropic choice: from the CV's one-SE point, and
   # where that sits at the grid's largest lam (the rule ran off the grid: the CV is flat in lam
   # there, and so regularized a start can hide a feature) from its peak too, the start whose
   # second choice scores higher kept (ties: the one-SE one; RESULTS.md#ard-start).
-  lams = choice.grid["lam"]
+  lams, peak = choice.grid["lam"], choice.peak
   fits = []
-  for start in [best] + ([choice.peak] if choice.peak != best and lams.size > 1
-                         and best["lam"] == lams.max() else []):
-    scales = _learn(length_scale if not fits else _params.AUTO, start, x_l, y_l, x_u,
-                    num_classes, seed)
+  for start in [best] + ([peak] if peak != best and lams.size > 1 and best["lam"] == lams.max()
+                         else []):
+    scales = _learn(length_scale == _params.AUTO or bool(fits), start, x_l, y_l, x_u,
+                    num_classes, seed)   # (the second start's warnings repeat the first's)
     again = defaults.choose(x_l / scales, y_l, None if x_u is None else x_u / scales,
                             num_classes=num_classes, seed=seed, lam=fixed_lam, sigma=0.5,
                             gamma=shared_gamma)
@@ -125,11 +125,11 @@ def resolve(length_scale, sigma: Optional[float], lam, gamma, x_l, y_l, x_u, *, 
                   again.score)
 
 
-def _learn(length_scale, start, x_l, y_l, x_u, num_classes, seed) -> np.ndarray:
-  """[d] length scales learned from the isotropic point ``start`` (lam, sigma, gamma); "auto"
-  asked for what the labels allow, so its ``LengthScaleWarning`` is not shown."""
+def _learn(quiet, start, x_l, y_l, x_u, num_classes, seed) -> np.ndarray:
+  """[d] length scales learned from the isotropic point ``start`` (lam, sigma, gamma); ``quiet``:
+  no ``LengthScaleWarning`` (length_scale "auto" asked for what the labels allow)."""
   with warnings.catch_warnings():
-    if length_scale == _params.AUTO:
+    if quiet:
       warnings.simplefilter("ignore", bandwidths.LengthScaleWarning)
     return np.asarray(bandwidths.learn_length_scales(
         x_l, y_l, x_u, num_classes=num_classes, lam=start["lam"], gamma=start["gamma"],

@@ -68,13 +68,6 @@ def _check_scored(scores_name, scores, targets_name, targets):
   return scores, targets
 
 
-def _precheck_x(X, training=False):
-  """Short errors for sparse, complex, text, non-2-D or non-finite X before scikit-learn's long
-  ones (which print the whole array or name no column): ``_validation.check_features``, the
-  estimators' one home for them."""
-  validation.check_features(X, training=training)
-
-
 def _precheck_y(y):
   """Numeric targets as a NumPy array (None stays None) after short errors for sparse, complex,
   text or object targets, before scikit-learn's long ones (which print the whole array). An
@@ -259,7 +252,7 @@ class OnlinePairwiseRanker(BaseEstimator):
     """``partial_fit``'s body (``fit`` calls it too, so warnings point at the caller of either);
     ``whole``: (X, y) is all the data (``fit``), so one-valued targets are refused."""
     self._check_params()
-    _precheck_x(X, training=True)
+    validation.check_features(X, training=True)   # short errors before scikit-learn's
     y_arr = _precheck_y(y)
     if y_arr is not None and y_arr.ndim == 1:
       targets = _as_real_vector("y", y_arr, _TARGET_FIX)
@@ -321,7 +314,7 @@ class OnlinePairwiseRanker(BaseEstimator):
   def decision_function(self, X) -> np.ndarray:
     """Ranking scores f(x) = w . x' on the scaled inputs x': [n] float64."""
     check_is_fitted(self, "coef_")
-    _precheck_x(X)
+    validation.check_features(X)
     with np.errstate(over="ignore", invalid="ignore"):
       X = validate_data(self, X, reset=False, dtype=np.float64)
     return preprocessing.minmax_apply(X, self.input_min_, self.input_scale_) @ self.coef_
