@@ -15,7 +15,10 @@ training points, a random subset of the trial's):
              defaults), the exact minimizer and scikit-learn's SVC (binary; SVR on the class
              index for ordinal sgemm), defaults of each; the speed ratio direct / DSG.
   unlabeled: time of the statistics pass over every unlabeled sgemm point (241,100) at each
-             --pass_chunk_rows, its rate (the floating-point operations the pass executes per
+             --pass_chunk_rows, from host memory (``direct.moments.group_moments``: chunks
+             checked and copied to the device) and on the devices (``distributed.load_unlabeled``
+             then ``moments.sharded_unlabeled_moments``: the chunk loop inside one compiled
+             program, the device's own work), its rate (the floating-point operations the pass executes per
              second, ``pass_flops``) against the rate of one --peak_size square float32 matmul
              at HIGHEST precision on the same device in the same run (run it with
              JAX_PLATFORMS=cuda for a GPU's figure), and time and peak resident memory against
@@ -346,14 +349,20 @@ def part_unlabeled():
   shift = direct.moments.feature_shift(psi, x_l)
   rows = []
   peak = matmul_rate(_PEAK_SIZE.value)
-  for chunk_rows in [int(c) for c in _PASS_CHUNKS.value]:
-    seconds, _ = timed(lambda: direct.moments.group_moments(psi, x_all, shift,
-                                                            chunk_rows=chunk_rows), repeats=3)
-    rate = pass_flops(psi, x_all.shape[0]) / seconds
-    rows.append(dict(what="in-memory array", n_u=x_all.shape[0], chunk_rows=chunk_rows,
-                     seconds=seconds, pass_gflops=rate / 1e9, matmul_gflops=peak / 1e9,
-                     fraction_of_matmul=rate / peak, device=str(jax.devices()[0])))
-    print(json.dumps(rows[-1]), flush=True)
+  mesh = qsg_jax.distributed.global_mesh()
+  resident = qsg_jax.distributed.load_unlabeled(x_all, mesh)
+  passes = {"in-memory array": lambda rows: direct.moments.group_moments(
+                psi, x_all, shift, chunk_rows=rows),
+            "on the devices": lambda rows: direct.moments.sharded_unlabeled_moments(
+                psi, resident, shift, mesh, chunk_rows=rows)}
+  for what, run in passes.items():
+    for chunk_rows in [int(c) for c in _PASS_CHUNKS.value]:
+      seconds, _ = timed(lambda: run(chunk_rows), repeats=3)
+      rate = pass_flops(psi, x_all.shape[0]) / seconds
+      rows.append(dict(what=what, n_u=x_all.shape[0], chunk_rows=chunk_rows, seconds=seconds,
+                       pass_gflops=rate / 1e9, matmul_gflops=peak / 1e9,
+                       fraction_of_matmul=rate / peak, device=str(jax.devices()[0])))
+      print(json.dumps(rows[-1]), flush=True)
   with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "x_u.npy")
     np.save(path, x_all)
