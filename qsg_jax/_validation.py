@@ -499,6 +499,12 @@ def whole_labels(labels: ArrayLike, name: str, want: str, fix: str = "",
   return arr.astype(np.int64)
 
 
+def fractional(arr: np.ndarray) -> np.ndarray:
+  """Where numeric ``arr`` holds finite values that are not whole numbers (NaN and inf: False)."""
+  with np.errstate(invalid="ignore"):
+    return np.isfinite(arr) & (np.mod(arr, 1) != 0)
+
+
 def check_whole_numbers(arr: np.ndarray, name: str, want: str, non_finite_fix: str,
                         fraction_fix: str) -> None:
   """Raises ``ValueError`` (count / first row, and the fix) unless numeric ``arr`` holds finite
@@ -507,9 +513,9 @@ def check_whole_numbers(arr: np.ndarray, name: str, want: str, non_finite_fix: s
   if bad.any():
     raise ValueError(f"{name} contain {int(bad.sum())} NaN or infinite values (first at row "
                      f"{int(np.argmax(bad))}). {non_finite_fix}")
-  fractional = np.mod(arr, 1) != 0
-  if fractional.any():
-    row = int(np.argmax(fractional))
+  parts = fractional(arr)
+  if parts.any():
+    row = int(np.argmax(parts))
     raise ValueError(f"{name} must be {want}; received {arr[row].item()!r} at row {row}. "
                      f"{fraction_fix}".rstrip())
 
@@ -522,11 +528,10 @@ def refuse_fractional_labels(labels, marker=None, binary=False) -> None:
   arr = np.asarray(labels)
   if arr.dtype.kind != "f":
     return
-  with np.errstate(invalid="ignore"):
-    fractional = np.isfinite(arr) & (np.mod(arr, 1) != 0)
-  if not fractional.any():
+  bad = fractional(arr)
+  if not bad.any():
     return
-  first = list(dict.fromkeys(arr[fractional].ravel().tolist()))[:2]
+  first = list(dict.fromkeys(arr[bad].ravel().tolist()))[:2]
   shown = f"{first[0]:g}{', ...' if len(first) > 1 else ''}"
   # a list: y != -1 is one bool, and y[m] = ... sets y[1]; an array compares per row
   lead, rows, also = ("Map", "y", " (or an ordered Categorical)") if marker is None else (
