@@ -558,6 +558,18 @@ def distinct_values(values) -> list:
     return distinct
 
 
+def order_unstated(classes) -> bool:
+  """Whether sorted distinct labels ``classes`` are k > 2 strings whose sorted (alphabetical)
+  order may not be the ordinal one: words ("high" < "low" < "medium") or numbers sorting
+  differently as text ("10" < "2"); numeric strings in numeric order ("10", "20", "30") are not."""
+  classes = np.asarray(classes)
+  if classes.size <= 2 or np.issubdtype(classes.dtype, np.number) or classes.dtype == bool or all(
+      isinstance(c, numbers.Number) for c in classes.tolist()):
+    return False
+  values = np.array([as_float(c) for c in classes.tolist()])
+  return not (np.all(np.isfinite(values)) and np.all(np.diff(values) > 0))
+
+
 def diverged(then: str) -> str:
   """The advice for scores that are not finite, ending with what to do ``then`` again."""
   return ("A model whose scores are not finite has diverged: lower the step size or increase "
@@ -993,6 +1005,13 @@ def marking_advice(given, labels, unlabeled_label) -> str:
   else:
     marker = -1 if -1 not in numbers_known else int(np.floor(min(numbers_known))) - 1
   narrow = getattr(dtype, "kind", "") in "bu"   # boolean / UInt: no -1 fits
+  classes = [v for v in distinct_values(known) if not _same(v, marker)]
+  if categories is None and text and order_unstated(np.asarray(classes, object)):
+    # words of k > 2 classes: their order is stated in the same line (an ordinal estimator
+    # refuses the alphabetical one next: two errors in turn before)
+    return (f"e.g. y = pd.Categorical(np.where(pd.isna(y), {marker!r}, y).ravel(), [*order, "
+            f"{marker!r}], True) with unlabeled_label={marker!r}, order = the classes, lowest "
+            "first")
   if categories is not None:   # a Series' .cat, a frame column's, the Categorical itself
     column, accessor = (("y", "") if hasattr(given, "add_categories") else
                         ("y", ".cat") if hasattr(given, "cat") else ("y.iloc[:, 0]", ".cat"))
@@ -1089,10 +1108,9 @@ def unlabeled_mask(y, unlabeled_label, classes=None, given=None) -> np.ndarray:
                      "unlabeled_label=None if every row is labeled.")
   if nan.any():
     raise ValueError(
-        f"y contains {int(nan.sum())} NaN / NA labels (first at row {int(np.argmax(nan))}); NaN "
-        f"is neither a class nor the unlabeled marker unlabeled_label={unlabeled_label!r}. Mark "
-        f"those rows with a marker, {marking_advice(given, y.ravel(), unlabeled_label)}; or "
-        "drop them.")
+        f"y contains {int(nan.sum())} NaN / NA labels (first at row {int(np.argmax(nan))}), "
+        f"neither a class nor unlabeled_label={unlabeled_label!r}. Mark them, "
+        f"{marking_advice(given, y.ravel(), unlabeled_label)}; or drop them.")
   if unlabeled_label is None:
     refuse_mixed_labels(y)
     return np.zeros(y.shape, bool)

@@ -109,7 +109,7 @@ def test_labels_that_would_silently_become_classes_are_refused():
   model = estimators.QS3ORAO(**_FAST)
   with_nan = y_semi.astype(float)
   with_nan[7] = np.nan
-  with pytest.raises(ValueError, match=r"1 NaN / NA labels \(first at row 7\).*Mark those"):
+  with pytest.raises(ValueError, match=r"1 NaN / NA labels \(first at row 7\).*Mark them"):
     model.fit(x, with_nan)
   with pytest.raises(ValueError, match=r"y\[100\] = '-1' \(str\) looks like the unlabeled marker"
                      r".*is an int.*or y = y.astype\(int\)"):
@@ -122,7 +122,7 @@ def test_labels_that_would_silently_become_classes_are_refused():
     estimators.QSGS2AUC(**_FAST).fit(x, words)
   assert estimators.QSGS2AUC(**_FAST).fit(x, np.asarray(words, dtype=object)).classes_.tolist() \
       == ["no", "yes"]
-  with pytest.raises(ValueError, match=r"Mark those rows with a marker, e.g. y = np.where\("
+  with pytest.raises(ValueError, match=r"Mark them, e.g. y = np.where\("
                      r"pd.isna\(y\), 'unlabeled', y\) with unlabeled_label='unlabeled'"):
     estimators.QSGS2AUC(**_FAST).fit(x, np.array(words[:100] + [None] * 50, dtype=object))
   as_objects = y_semi.astype(object)
@@ -614,8 +614,9 @@ def test_advice_for_missing_labels_runs_on_the_y_given():
   refuses text), and a NumPy array has no fillna. Sweep Z5: labels -1 / +1 (or -1 / 0) beside
   NaN were told to fill NaN with -1, a class ("auto" counted NaN as the second class), and
   nullable boolean / UInt y were told y.fillna(-1), which pandas refuses; bool labels came back
-  as int classes. Every advice, run as given on the y that got it (then the order's advice
-  where text classes need one), fits: the fit of the codes with -1 on the same rows."""
+  as int classes. Every advice, run as given on the y that got it, fits: the fit of the codes
+  with -1 on the same rows. Text classes get their order stated in the same advice (they got
+  the alphabetical refusal next: two errors in turn)."""
   pd = pytest.importorskip("pandas")
   x, y, y_semi = _cv_data.semi_ordinal()
   missing = y_semi < 0
@@ -653,15 +654,10 @@ def test_advice_for_missing_labels_runs_on_the_y_given():
       + [(estimators.QSGS2AUC, two, *case) for case in binary_cases]):
     message = raises_short(ValueError, r"NaN", kind(**params, **_DIRECT).fit, x, given)
     assert "unlabeled_label='auto'" in message or params, message   # the user's, not resolved
-    marked, marker = _follow(message, _MARKING, given)
+    marked, marker = _follow(message, _MARKING, given, order=order)
     assert marker not in classes or isinstance(marker, str), message   # never a class
     np.testing.assert_array_equal(np.asarray(marked, object).ravel() == marker, missing)
-    model = kind(**dict(params, unlabeled_label=marker), **_DIRECT)
-    try:
-      model.fit(x, marked)
-    except ValueError as error:   # text classes: their order stated, as that error advises
-      marked, _ = _follow(str(error), _STATE_ORDER, marked, order=order)
-      model.fit(x, marked)
+    model = kind(**dict(params, unlabeled_label=marker), **_DIRECT).fit(x, marked)
     assert model.classes_.tolist() == classes, (type(given), params)
     assert (model.classes_.dtype == bool) == isinstance(classes[0], bool), model.classes_
     np.testing.assert_allclose(model.decision_function(x), fitted.decision_function(x),
@@ -693,7 +689,7 @@ def test_advice_for_missing_labels_runs_on_the_y_given():
   expected = [test.tolist() for _, test in estimators.LabeledStratifiedKFold(3).split(x, y_semi)]
   frame = pd.DataFrame({"t": text})
   message = raises_short(ValueError, r"NaN", lambda: list(folds.split(x, frame)))
-  filled, marker = _follow(message, _MARKING, frame)
+  filled, marker = _follow(message, _MARKING, frame, order=order)
   assert marker == "u" and [test.tolist() for _, test in folds.split(x, filled)] == expected
   stated = pd.Categorical(np.where(missing, "u", text), categories=[*order, "u"], ordered=True)
   assert [test.tolist() for _, test in folds.split(x, pd.DataFrame({"t": stated}))] == expected

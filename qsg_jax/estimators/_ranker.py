@@ -16,7 +16,6 @@ fitted estimator exactly as it was.
 """
 
 import json
-import numbers
 import warnings
 
 import numpy as np
@@ -70,11 +69,7 @@ def check_ordinal_classes(classes, marker=None, auto=False):
   ``marker``: that of the rows marked unlabeled, None where none is (the advised categories
   keep it: pd.Categorical makes values outside them NaN); ``auto``: unlabeled_label is "auto"
   and marks no row (the message asks whether one of the classes is the marker)."""
-  if classes.size <= 2 or np.issubdtype(classes.dtype, np.number) or classes.dtype == bool or all(
-      isinstance(c, numbers.Number) for c in classes.tolist()):
-    return
-  values = np.array([validation.as_float(c) for c in classes.tolist()])
-  if np.all(np.isfinite(values)) and np.all(np.diff(values) > 0):
+  if not validation.order_unstated(classes):
     return
   shown = [str(c) for c in classes.tolist()[:6]]
   categories, then = "order", (". If one marks unlabeled rows, pass it as unlabeled_label"
