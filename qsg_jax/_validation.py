@@ -1047,6 +1047,17 @@ def _is_text(y: np.ndarray) -> np.ndarray:
   return np.array([isinstance(v, (str, bytes)) for v in y.tolist()], bool)
 
 
+def keep_label_types(y):
+  """``y`` as an object array where it is a list or tuple of labels mixing numbers and text, the
+  numbers kept numbers (NumPy makes every label text: [0, 1, 2, 'u'] gave classes '0', '1', '2'
+  and predictions in text, so predict(X) == y_true held nowhere); any other ``y`` as it is."""
+  if not isinstance(y, (list, tuple)) or not all(
+      isinstance(v, (str, bytes, numbers.Number)) for v in y):
+    return y
+  text = [isinstance(v, (str, bytes)) for v in y]
+  return np.asarray(y, dtype=object) if any(text) and not all(text) else y
+
+
 def unbox_numbers(y: np.ndarray) -> np.ndarray:
   """``y`` in its numbers' own dtype where it is an object array holding no text (a pandas object
   column of ints, which scikit-learn calls an "unknown" label type); any other ``y`` as it is."""
@@ -1132,8 +1143,8 @@ def unlabeled_mask(y, unlabeled_label, classes=None, given=None) -> np.ndarray:
     kind = type(marker).__name__
     text_classes = isinstance(value, str) and any(   # "-1" among words: NumPy made the -1 text
         isinstance(v, str) and not _reads_as_float(v) for v in y[~lookalike][:1000].tolist())
-    fix = ("keep -1 a number beside the text classes: y = np.asarray(y, dtype=object) (a list or "
-           "NumPy array of text and -1 turns -1 into '-1')" if text_classes else
+    fix = ("keep -1 a number where y is built: np.array(labels, dtype=object) (a NumPy array of "
+           "text turns -1 into '-1')" if text_classes else
            f"y = y.astype({kind})")
     raise ValueError(
         f"y[{r}] = {value!r} ({type(value).__name__}) looks like the unlabeled marker but "

@@ -114,12 +114,22 @@ def test_labels_that_would_silently_become_classes_are_refused():
   with pytest.raises(ValueError, match=r"y\[100\] = '-1' \(str\) looks like the unlabeled marker"
                      r".*is an int.*or y = y.astype\(int\)"):
     model.fit(x, y_semi.astype(str))
-  # Sweep V: text classes with an int -1 in a list, which NumPy turns into '-1' (y.astype(int)
-  # cannot read "yes"), and NA among text classes (pandas refuses fillna(-1) there).
+  # Sweep V: text classes with an int -1 in a NumPy array, which makes it '-1' (y.astype(int)
+  # cannot read "yes"), and NA among text classes (pandas refuses fillna(-1) there). A list
+  # keeps its types (the twenty-fifth session: [0, 1, 2, 'u'] gave classes '0', '1', '2').
   words = ["yes" if v > 10 else "no" for v in y_semi[:100]] + [-1] * (len(y_semi) - 100)
-  with pytest.raises(ValueError, match=r"looks like the unlabeled marker.*np.asarray\(y, "
-                     r"dtype=object\) \(a list or NumPy array of text and -1 turns -1 into '-1'\)"):
-    estimators.QSGS2AUC(**_FAST).fit(x, words)
+  with pytest.raises(ValueError, match=r"looks like the unlabeled marker.*np.array\(labels, "
+                     r"dtype=object\) \(a NumPy array of text turns -1 into '-1'\)"):
+    estimators.QSGS2AUC(**_FAST).fit(x, np.array(words))
+  listed = estimators.QSGS2AUC(**_FAST).fit(x, words)
+  assert listed.classes_.tolist() == ["no", "yes"]
+  numbers = [*y_semi[:100].tolist(), *["u"] * (len(y_semi) - 100)]   # classes 10, 20, 30
+  reference = estimators.QS3ORAO(unlabeled_label=-1, **_FAST).fit(x, y_semi)
+  for kind in (list, tuple):
+    kept = estimators.QS3ORAO(unlabeled_label="u", **_FAST).fit(x, kind(numbers))
+    assert kept.classes_.tolist() == [10, 20, 30] and kept.classes_.dtype.kind == "i"
+    np.testing.assert_array_equal(kept.predict(x), reference.predict(x))   # not '10', '20'
+    assert kept.score(x, kind(numbers)) == reference.score(x, y_semi)
   assert estimators.QSGS2AUC(**_FAST).fit(x, np.asarray(words, dtype=object)).classes_.tolist() \
       == ["no", "yes"]
   with pytest.raises(ValueError, match=r"Mark them, e.g. y = np.where\("

@@ -567,6 +567,7 @@ def prepare_training_data(estimator, X, y):
     raise ValueError(f'scale_inputs must be "auto", True or False; received {scaling!r:.60}.')
   validation.check_features(X, training=True)
   validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
+  y = validation.keep_label_types(y)
   order = validation.stated_order(y)
   marker = None if y is None else _params.unlabeled_marker(estimator, np.asarray(y).ravel())
   if y is not None:   # NaN or look-alike markers: a clear error before validate_data's

@@ -57,9 +57,9 @@ def labeled_rows(estimator, X, y):
 def _labels(y, warn=True):
   """[n] labels ``y`` as fit reads them: a column vector (a one-column frame) raveled (``warn``:
   with fit's DataConversionWarning; scikit-learn's folds ravel without one), numbers held as
-  objects unboxed (ints, as in fit)."""
+  objects unboxed (ints, as in fit), a list mixing numbers and text kept so."""
   validation.refuse_unreadable("y", y)   # a masked y: its mask would be read through
-  y = validation.unbox_numbers(np.asarray(y))
+  y = validation.unbox_numbers(np.asarray(validation.keep_label_types(y)))
   if y.ndim == 2 and y.shape[1] == 1:   # a column vector: as fit takes it (validate_data)
     y = column_or_1d(y, warn=warn)
   if y.ndim != 1:
