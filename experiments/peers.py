@@ -34,17 +34,20 @@ counts as a peer like the others.
 
 Adding a method is one ``Method`` entry in ``METHODS``. Each (dataset, trial, method) is one cell
 of ``experiments.common.store`` (``--resume``; a finished directory is never replaced without
-``--overwrite``). Output in --output_dir: results.md (tables), results.json (everything).
+``--overwrite``; a --csv run is tied to the file's contents, its sha256, not only its path).
+Output in --output_dir: results.md (tables), results.json (everything).
 """
 
 import dataclasses
 import hashlib
 import importlib
+import io
 import itertools
 import json
 import os
 import pathlib
 import platform
+import shlex
 import time
 import warnings
 from typing import Callable, NamedTuple, Optional
@@ -474,66 +477,108 @@ class Labeled:
   y_test: Optional[np.ndarray]
   num_classes: int
   note: str                       # how the labels were made
+  # (lowest, highest) target value of each class as text, so that a note can name the classes
+  # in the user's values (() = the class indices).
+  classes: tuple = ()
+  # How a CSV was read (``read_csv_facts``) and a regression target's cut points: the report's.
+  read: dict = dataclasses.field(default_factory=dict)
 
 
 def read_csv(path, target, num_classes):
   """A user CSV as a ``qsg_jax.data.Dataset``: numeric columns as they are, others one-hot."""
+  return read_csv_facts(path, target, num_classes)[0]
+
+
+def _plain_value(value):
+  """A NumPy scalar as a Python one, a whole float as an int (the classes of a target read as
+  floats because of an empty cell are shown as 0, 1, 2, not 0.0, 1.0, 2.0)."""
+  value = value.item() if isinstance(value, np.generic) else value
+  return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def read_csv_facts(path, target, num_classes):
+  """(``read_csv``'s dataset, what the report says of the reading): the sha256 of the file's
+  bytes (the bytes parsed: the run's identity, so that results of a file's old contents are
+  never reused for new ones), the rows left out for want of a target, the classes' values, the
+  one-hot encoded and constant columns."""
   import pandas as pd  # pylint: disable=g-import-not-at-top
-  frame = _read_frame(path)
+  data = pathlib.Path(path).read_bytes()   # read once: the bytes hashed are the bytes parsed
+  frame = _read_frame(path, data)
   if target not in frame.columns:
     near = [c for c in frame.columns if str(c).strip().lower() == target.strip().lower()]
     columns = list(frame.columns)
     raise cli.UserError(f"--target={target!r} is not a column of {path}; its {len(columns)} "
                         f"columns are {columns[:30]}{' ...' if len(columns) > 30 else ''}." + (
                             f" Did you mean --target={near[0]!r}?" if near else ""))
-  missing = int(frame[target].isna().sum())
-  if missing:   # said, never silent: the protocol needs a label for every row it draws
-    warnings.warn(f"{missing} of {len(frame)} rows of {path} have no --target={target!r} value "
-                  "and are left out of the comparison.", UserWarning, stacklevel=2)
-  frame = frame.dropna(subset=[target])
+  missing = frame[target].isna().to_numpy()
+  facts = {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "rows": len(frame),
+           "rows_without_target": int(missing.sum()),
+           "lines_without_target": [int(r) + 2 for r in frame.index[missing][:10]]}
+  if missing.any():   # said, never silent: the protocol needs a label for every row it draws
+    warnings.warn(f"{int(missing.sum())} of {len(frame)} rows of {path} have no --target="
+                  f"{target!r} value and are left out of the comparison.", UserWarning,
+                  stacklevel=2)
+  frame = frame[~missing]
   raw = frame.pop(target).to_numpy()
   if frame.shape[1] == 0:
     raise cli.UserError(f"{path} has no column besides --target={target!r}: there is nothing "
                         "to rank by. Add the feature columns.")
-  x = pd.get_dummies(_checked_features(frame, path), dtype=np.float64)
+  features = _checked_features(frame, path)
+  x = pd.get_dummies(features, dtype=np.float64)
   values = np.unique(raw)
   if values.size < 2:
     raise cli.UserError(f"--target={target!r} of {path} takes {values.size} value(s) "
                         f"({values.tolist()[:1]}): a ranking needs at least 2.")
+  constant = [str(c) for c in features.columns if features[c].nunique() < 2]
+  if len(constant) == features.shape[1]:   # every method would rank all rows alike
+    raise cli.UserError(f"{path}: every feature column is constant ({constant[:10]}"
+                        f"{' ...' if len(constant) > 10 else ''}, one value in all "
+                        f"{len(features)} rows): there is nothing to rank by. Add columns that "
+                        "vary from row to row.")
+  text = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
+  facts.update(one_hot={str(c): int(features[c].nunique()) for c in text}, constant=constant)
+  facts["columns"] = "; ".join(
+      [f"{features.shape[1] - len(text)} numeric as read"]
+      + (["one-hot: " + ", ".join(f"{c!r} ({n} columns)" for c, n in facts["one_hot"].items())]
+         if text else [])
+      + ([f"constant (kept): {', '.join(map(repr, constant))}"] if constant else []))
   numeric = np.issubdtype(raw.dtype, np.number)
   name = "csv_" + pathlib.Path(path).stem
   if values.size == 2:
     y, task = (raw == values[1]).astype(np.int64), "binary"
-    positive = values[1].item() if isinstance(values[1], np.generic) else values[1]
-    note = f"binary, positive = {positive!r}"
+    note = f"binary, positive = {_plain_value(values[1])!r}"
   elif numeric and np.all(values == np.round(values)) and values.size <= 20:
     y, task = np.searchsorted(values, raw).astype(np.int64), "ordinal"
-    note = f"ordinal, classes {values.tolist()}"
+    note = f"ordinal, classes {[_plain_value(v) for v in values]}"
   elif numeric:
     y, task, note = raw.astype(np.float64), "regression", "regression target"
   else:
-    shown = [v.item() if isinstance(v, np.generic) else v for v in values[:8]]
+    shown = [_plain_value(v) for v in values[:8]]
     raise cli.UserError(f"--target={target!r} has {values.size} non-numeric values "
                         f"{shown}{' ...' if values.size > 8 else ''}; their order is unknown. Map "
                         "them to ordered whole numbers first (and check for stray spaces).")
+  if task != "regression":
+    facts["classes"] = [(str(_plain_value(v)),) * 2 for v in values]
   if task != "regression" and num_classes != NUM_CLASSES:   # said, never ignored
     raise cli.UserError(f"--num_classes={num_classes} cuts regression targets only; --target="
                         f"{target!r} has {values.size} values, taken as {values.size} "
                         f"{task} classes. Drop --num_classes, or map the target to the classes "
                         "you want first.")
+  facts["labels"] = note
   return data_lib.make_dataset(name, task, x.to_numpy(), y, feature_names=list(x.columns),
-                               description=f"{path}: {note}")
+                               description=f"{path}: {note}"), facts
 
 
-def _read_frame(path):
-  """The CSV as a data frame: separated by commas, or, where the comma read finds one column
-  whose header holds ";", a tab or "|", by that (";" files with decimal commas, "1,5", as
-  numbers); spaces after a separator are skipped."""
+def _read_frame(path, data):
+  """The CSV (``data``: the bytes of the file at ``path``) as a data frame: separated by
+  commas, or, where the comma read finds one column whose header holds ";", a tab or "|", by
+  that (";" files with decimal commas, "1,5", as numbers); spaces after a separator are
+  skipped."""
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
   def read(**how):
     try:
-      return pd.read_csv(path, skipinitialspace=True, **how)
+      return pd.read_csv(io.BytesIO(data), skipinitialspace=True, **how)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as e:
       raise cli.UserError(f"{path} cannot be read as a CSV file with a header row "
                           f"({type(e).__name__}: {str(e).strip()[:120]}).") from None
@@ -550,10 +595,17 @@ def _read_frame(path):
   return frame
 
 
+# Distinct non-numeric values a column of numbers may hold and still be taken for one with
+# missing-value markers ("?", "-", "missing"), not for categories.
+MAX_MISSING_MARKERS = 5
+
+
 def _checked_features(frame, path):
   """The feature columns of a user CSV, refused where one-hot encoding or the numbers would be
-  wrong without a word: missing or infinite cells, and text columns that read as numbers
-  ("1,257.30"), as dates, or have a value in most rows (an ID). True / False become 1 / 0."""
+  wrong without a word: missing, infinite or beyond-float32 cells, whole numbers that count the
+  rows (a row number or ID in file order: a file sorted by the target would rank perfectly),
+  and text columns that read as numbers ("1,257.30"), as numbers with missing-value markers
+  ("?", "-"), as dates, or have a value in most rows (an ID). True / False become 1 / 0."""
   import pandas as pd  # pylint: disable=g-import-not-at-top
   frame = frame.copy()
   line = lambda row: f"line {row + 2}"   # row: the data row read_csv numbered; the header is 1
@@ -571,17 +623,23 @@ def _checked_features(frame, path):
         isinstance(v, (bool, np.bool_)) for v in column.tolist())):
       frame[name] = column.astype(np.float64)
     elif pd.api.types.is_numeric_dtype(column):
-      bad = ~np.isfinite(column.to_numpy(np.float64))
-      if bad.any():
-        raise cli.UserError(f"{path}: column {name!r} has {int(bad.sum())} infinite values "
-                            f"(first on {line(column.index[bad][0])}); replace or drop them.")
+      _check_numbers(column, name, path, line)
     else:
       text = column.astype(str).str.strip()
       distinct = text.nunique()
+      numbers = pd.to_numeric(text, errors="coerce").notna().to_numpy()
+      markers = sorted(set(text[~numbers]))
       why = None
       if preprocessing.numbers_written_as_text(text):
         why = (f"reads as numbers written as text (e.g. {text.iloc[0]!r}: thousands separators "
                "or decimal commas); write plain numbers with a decimal point")
+      elif markers and numbers.mean() >= 0.5 and len(markers) <= MAX_MISSING_MARKERS:
+        why = (f"holds numbers but {int((~numbers).sum())} cells are text {markers} (first on "
+               f"{line(column.index[~numbers][0])}): missing-value markers? As text the column "
+               "would be one-hot encoded (a column per number, its order lost). Replace them by "
+               f"numbers or drop their rows (pandas: read_csv(..., na_values={markers}), then "
+               "fillna or dropna, and save again), or drop the column; for a category, write its "
+               "values as words")
       elif _reads_as_dates(text.iloc[:1000]):   # dateutil per cell: a sample is enough
         why = (f"reads as dates (e.g. {text.iloc[0]!r}); convert them to numbers (e.g. days "
                "since the first) or drop the column")
@@ -594,6 +652,34 @@ def _checked_features(frame, path):
   return frame
 
 
+def _check_numbers(column, name, path, line):
+  """Refuses a numeric feature column with infinite cells, cells float32 cannot hold (the
+  estimators compute in float32: they would become inf, and a traceback mid-run), or whole
+  numbers increasing down the file (a row number or ID: as a feature it ranks by file order)."""
+  values = column.to_numpy(np.float64)
+  bad = ~np.isfinite(values)
+  if bad.any():
+    raise cli.UserError(f"{path}: column {name!r} has {int(bad.sum())} infinite values "
+                        f"(first on {line(column.index[bad][0])}); replace or drop them.")
+  big = np.abs(values) > np.finfo(np.float32).max
+  if big.any():
+    first = column.index[big][0]
+    raise cli.UserError(
+        f"{path}: column {name!r} has {int(big.sum())} values beyond the float32 range "
+        f"+-3.4e38 (first on {line(first)}: {column[first]:.3g}); the estimators compute in "
+        "float32, where they would become inf. Rescale the column in the file (e.g. divide it "
+        "by a power of ten, or take the logarithm of its size), or drop it.")
+  if values.size > 2 and np.all(values == np.round(values)) and np.all(np.diff(values) > 0):
+    by_one = np.all(np.diff(values) == 1)
+    raise cli.UserError(
+        f"{path}: column {name!r} counts the rows: whole numbers increasing "
+        f"{'by one' if by_one else 'from row to row'} down the file ({values[0]:.0f}, "
+        f"{values[1]:.0f}, ..., {values[-1]:.0f}), a row number or ID"
+        f"{'' if by_one else ' (or a time stamp of a file sorted by time)'}; as a feature it "
+        "would rank by file order (a file sorted by the target would look perfectly ranked). "
+        "Drop the column (a real measurement: shuffle the file's rows to keep it).")
+
+
 def _reads_as_dates(text):
   """Whether most cells of a text column parse as dates (pandas' own parser, quietly)."""
   import pandas as pd  # pylint: disable=g-import-not-at-top
@@ -604,35 +690,62 @@ def _reads_as_dates(text):
     return pd.to_datetime(text, errors="coerce", format="mixed").notna().mean() > 0.9
 
 
+def _left_out(read):
+  """The note on the rows a CSV's reading left out for want of a target ("" for none)."""
+  count = read.get("rows_without_target", 0)
+  if not count:
+    return ""
+  lines = read["lines_without_target"]
+  shown = ", ".join(map(str, lines)) + (" ..." if count > len(lines) else "")
+  return (f"; {count} of {read['rows']} rows without a target value left out (line"
+          f"{'s' if count > 1 else ''} {shown})")
+
+
 def labeled_dataset(name, settings):
   """Loads ``name`` (or the CSV) with labels 0..k-1."""
+  read = {}
   if name.startswith("csv_") and settings.csv:
-    ds = read_csv(settings.csv, settings.target, settings.num_classes)
+    with warnings.catch_warnings():   # the rows left out: said in the note (the run prints it)
+      warnings.filterwarnings("ignore", r".* have no --target=", UserWarning)
+      ds, read = read_csv_facts(settings.csv, settings.target, settings.num_classes)
   else:
     ds = data_lib.load(name, data_dir=settings.data_dir)
   if ds.task == "regression":
+    k = settings.num_classes
     try:
-      y, edges = data_lib.discretize_equal_frequency(ds.y, settings.num_classes)
+      y, edges = data_lib.discretize_equal_frequency(ds.y, k)
     except ValueError as error:   # ties: said in the flag's name
-      raise cli.UserError(f"--num_classes={settings.num_classes}: {error} (--num_classes "
+      raise cli.UserError(f"--num_classes={k}: {error} (--num_classes "
                           "sets the bins; or map the target to classes first).") from None
     y_test = None if ds.y_test is None else data_lib.discretize_with_edges(ds.y_test, edges)
-    return Labeled(ds.name, "ordinal", ds.x, y, ds.x_test, y_test, settings.num_classes,
-                   f"regression target cut into {settings.num_classes} equal-frequency classes")
+    cuts = [float(e) for e in edges[1:-1]]
+    classes = tuple((f"{ds.y[y == j].min():.6g}", f"{ds.y[y == j].max():.6g}") for j in range(k))
+    return Labeled(ds.name, "ordinal", ds.x, y, ds.x_test, y_test, k,
+                   f"regression target cut into {k} equal-frequency classes at "
+                   f"{', '.join(f'{e:.6g}' for e in cuts)} (quantiles of all {ds.y.size} rows; a "
+                   "value equal to a cut goes to the class below)" + _left_out(read),
+                   classes, dict(read, cut_points=cuts))
   k = int(ds.num_classes)
+  # a CSV's own note: which text class is the positive one, or the classes
+  note = read["labels"] if read else f"{ds.task} labels as loaded"
   return Labeled(ds.name, ds.task, ds.x, np.asarray(ds.y, np.int64), ds.x_test,
                  None if ds.y_test is None else np.asarray(ds.y_test, np.int64), k,
-                 # a CSV's own note: which text class is the positive one, or the classes
-                 ds.description.split(": ", 1)[-1] if settings.csv and name.startswith("csv_")
-                 else f"{ds.task} labels as loaded")
+                 note + _left_out(read), tuple(read.get("classes", ())), read)
+
+
+def _class_text(group):
+  """"5" for a class of one value, "5 to 7" for one of several (its lowest and highest)."""
+  return group[0] if group[0] == group[1] else f"{group[0]} to {group[1]}"
 
 
 def merge_rare_classes(labeled, num_labeled, min_count):
   """Merges each ordinal class whose stratified share of ``num_labeled`` is below ``min_count``
-  into its smaller neighbour (the CV needs ``min_count`` labeled points per class)."""
+  into its smaller neighbour (the CV needs ``min_count`` labeled points per class); the note
+  names the classes left in the target's values (the indices shift with every merge)."""
   y, y_test, k = labeled.y.copy(), None if labeled.y_test is None else labeled.y_test.copy(), \
       labeled.num_classes
-  merged = []
+  groups = list(labeled.classes) or [(str(j), str(j)) for j in range(k)]
+  merged = 0
   while k > 2:
     counts = np.bincount(y, minlength=k)
     share = np.floor(counts / y.size * num_labeled)
@@ -640,7 +753,9 @@ def merge_rare_classes(labeled, num_labeled, min_count):
       break
     i = int(np.argmin(share))
     j = min((c for c in (i - 1, i + 1) if 0 <= c < k), key=lambda c: counts[c])
-    merged.append(f"{i}+{j}")
+    groups[j] = (groups[min(i, j)][0], groups[max(i, j)][1])
+    del groups[i]
+    merged += 1
     for arr in (y, y_test):
       if arr is not None:
         arr[arr == i] = j
@@ -648,8 +763,11 @@ def merge_rare_classes(labeled, num_labeled, min_count):
     k -= 1
   if not merged:
     return labeled
-  return dataclasses.replace(labeled, y=y, y_test=y_test, num_classes=k, note=(
-      labeled.note + f"; classes merged for {min_count}-fold CV ({', '.join(merged)}; k = {k})"))
+  return dataclasses.replace(labeled, y=y, y_test=y_test, num_classes=k, classes=tuple(groups),
+                             note=labeled.note + (
+      f"; {labeled.num_classes} classes merged into k = {k} for the {min_count}-fold CV (a class"
+      f" needs {min_count} of the {num_labeled} labeled rows by its share; each rare class "
+      f"joined its smaller neighbour): {' | '.join(_class_text(g) for g in groups)}"))
 
 
 class Trial(NamedTuple):
@@ -701,19 +819,51 @@ def make_trial(labeled, settings, t):
       x_test, y_test = x_test[pick], y_test[pick]
   else:
     x_test, y_test = x[split.test], y[split.test]
-  counts = folds_lib.class_counts(y[split.labeled], x[split.labeled])[1]
-  if counts.size < k or counts.min() < settings.cv_folds or np.unique(y_test).size < k:
-    raise cli.UserError(
-        f"{labeled.name}, trial {t}: the labeled draw has distinct rows per class "
-        f"{counts.tolist()} and the test set {np.bincount(y_test, minlength=k).tolist()}; the "
-        f"common {settings.cv_folds}-fold CV needs that many distinct labeled rows of every class "
-        "(copies share a fold) and the test AUC every class. "
-        "Raise --num_labeled, lower --cv_folds, or use a set with more rows of its rarest class.")
+  classes, distinct = folds_lib.class_counts(y[split.labeled], x[split.labeled])
+  counts = np.zeros(k, np.int64)
+  counts[classes] = distinct
+  problem = _draw_problem(labeled, settings, num_labeled, counts,
+                          np.bincount(y_test, minlength=k), official)
+  if problem:
+    raise cli.UserError(f"{labeled.name}, trial {t}: {problem}")
   lo, scale = data_lib.minmax_fit(np.concatenate([x[split.labeled], x[unlabeled]]))
   scaled = lambda a: data_lib.minmax_apply(a, lo, scale)
   train = FitData(scaled(x[split.labeled]), y[split.labeled], scaled(x[unlabeled]), k,
                   settings.cv_folds, settings.cv_unlabeled)
   return Trial(train, scaled(x_test), y_test, int(fit_rng.integers(2**31 - 1)))
+
+
+def _draw_problem(labeled, settings, num_labeled, counts, test_counts, official):
+  """Why a trial's draw cannot be scored ("" if it can), and only the fixes that can help: the
+  labeled draw's distinct rows per class ``counts`` against the CV's folds (--num_labeled is
+  capped at half the rows the test draw leaves), and a test set without a class (drawn
+  uniformly, not stratified: only another --seed or more rows of the class change it)."""
+  folds, problems, fixes = settings.cv_folds, [], []
+  if counts.min() < folds:
+    problems.append(f"the labeled draw has distinct rows per class {counts.tolist()} and the "
+                    f"common {folds}-fold CV needs {folds} distinct labeled rows of every class "
+                    "(copies share a fold)")
+    wanted = settings.num_labeled or LABELED[labeled.task]
+    fixes.append(f"--num_labeled is capped at half the rows the test draw leaves ({num_labeled} "
+                 f"here, {wanted} asked), so raising it cannot help (a lower --test_size leaves "
+                 "more)" if num_labeled < wanted else f"raise --num_labeled (now {num_labeled})")
+    if 2 <= counts.min():
+      fixes.append(f"lower --cv_folds to {counts.min()}")
+    fixes.append("use a set with more rows of its rarest class")
+  absent = np.flatnonzero(test_counts == 0)
+  if absent.size:
+    classes = getattr(labeled, "classes", ())   # a Labeled's, in the target's values
+    names = [_class_text(classes[c]) if classes else str(c) for c in absent]
+    problems.append(f"the test set ({int(test_counts.sum())} rows drawn " + (
+        "from the official test file" if official else "uniformly from the rows, not stratified")
+                    + f") has rows per class {test_counts.tolist()}, none of class "
+                    f"{', '.join(names)}, and the test AUC needs every class")
+    fixes.append("another --seed draws another test set" + (
+        "" if official else ", but a class this rare in the file often misses it: add rows of it"))
+  if not problems:
+    return ""
+  fixes = "; ".join(fixes)
+  return "; ".join(problems) + ". " + fixes[0].upper() + fixes[1:] + "."
 
 
 # --- Tuning, fitting, scoring ------------------------------------------------------------------
@@ -962,7 +1112,7 @@ def render(settings, report):
       "shared machine: compare within a table only.", "",
       "## Summary", "", reporting.markdown_table(report["summary"], list(dict.fromkeys(
           name for row in report["summary"] for name in row))),
-      "## Datasets", "", reporting.markdown_table(report["datasets"])]
+      "## Datasets", "", reporting.markdown_table(report["datasets"], DATASET_COLUMNS)]
   goals = goal_rows(report["tables"])
   if goals:
     counts = {}
@@ -1042,25 +1192,84 @@ def _computed(cells):
 
 
 def command_line(settings):
-  """The command that reproduces ``settings`` (run options left out)."""
+  """The command that reproduces ``settings`` (run options left out), shell-quoted so that it
+  runs as copied (``--target=is malignant`` would be split at its space)."""
   values = settings.as_dict(exclude=("progress", "resume", "overwrite"))
-  return "python -m experiments.peers " + " ".join(
+  return shlex.join(["python", "-m", "experiments.peers"] + [
       f"--{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}"
-      for k, v in values.items() if v not in ((), "", None))
+      for k, v in values.items() if v not in ((), "", None)])
+
+
+DATASET_COLUMNS = ("dataset", "task", "k", "labeled", "unlabeled", "test", "features",
+                   "test set", "labels", "columns")
+
+
+def dataset_row(labeled, settings):
+  """A dataset's row of the report: the table's columns (``DATASET_COLUMNS``), and for
+  results.json its classes in the target's values and how a CSV was read (``read``: its
+  sha256, rows left out, one-hot and constant columns, a regression target's cut points)."""
+  row = dict(dataset=labeled.name, task=labeled.task, k=labeled.num_classes,
+             **sizes_of(labeled, settings), labels=labeled.note,
+             columns=labeled.read.get("columns", "as loaded"))
+  if labeled.classes:
+    row["classes"] = [_class_text(g) for g in labeled.classes]
+  if labeled.read:
+    row["read"] = labeled.read
+  return row
+
+
+def describe_dataset(row):
+  """The console's line on how a dataset was read: the Datasets table's row in words."""
+  return (f"{row['dataset']} ({row['task']}, k = {row['k']}): {row['labels']}; "
+          f"{row['labeled']} labeled, {row['unlabeled']} unlabeled, {row['test']} test rows "
+          f"({row['test set']}); {row['features']} features ({row['columns']})")
+
+
+def _refuse_changed_csv(settings, digest, manifest):
+  """Refuses to resume, or to be refused with advice to resume, a stored run of the same --csv
+  path whose file had other contents (sha256 ``digest`` now): its stored cells are results of
+  the old contents, and a resumed run would report them as the new file's, or average the two.
+  (The store would refuse it too, as one more differing setting; this says what to do.)
+  ``manifest``: the store's file of the run's settings (None: no directory, which the store
+  refuses)."""
+  try:
+    stored = json.loads(manifest.read_text())
+  except (AttributeError, OSError, ValueError):   # no run there (or the store says what)
+    return
+  old = stored.get("settings", {})
+  if settings.overwrite or old.get("csv") != settings.csv or (
+      old.get("csv_sha256") == digest) or not (
+          settings.resume or stored.get("complete", True) or stored.get("cells_done", 0)):
+    return
+  then = (f"sha256 {old['csv_sha256'][:16]}... then" if old.get("csv_sha256") else
+          "its contents were not recorded then")
+  raise cli.UserError(
+      f"--csv={settings.csv!r} is not the file the run in {settings.output_dir} was computed "
+      f"from: its contents changed ({then}, {digest[:16]}... now), so the stored results are "
+      "another data set's and cannot be resumed or reported with this one's. Pass --overwrite "
+      "to replace that run, or choose a new --output_dir (or restore the file).")
 
 
 def run(settings, log=cli.log_line):
   """Runs every (dataset, trial, method) cell not yet stored; writes results.md / .json."""
   plan, skipped = plan_datasets(settings)        # refuses a selection that runs nothing
+  identity = settings.as_dict(exclude=cli.RUN_OPTIONS)
+  digest = next((lab.read["sha256"] for lab, _ in plan if "sha256" in lab.read), None)
   store = store_lib.RunStore(settings.output_dir, "results")
-  store.start(settings.as_dict(exclude=cli.RUN_OPTIONS), resume=settings.resume,
-              overwrite=settings.overwrite, selection=SELECTION)
+  if digest:   # the file's contents, not only its path, fix the numbers
+    _refuse_changed_csv(settings, digest, getattr(store, "manifest", None))
+    identity["csv_sha256"] = digest
+  store.start(identity, resume=settings.resume, overwrite=settings.overwrite,
+              selection=SELECTION)
   stamp = {"commit": str(reporting.git_commit()), "machine": machine()}
   for row in skipped:
     log(f"skipped: {row['method']}: {row['why']}")
+  datasets = [dataset_row(labeled, settings) for labeled, _ in plan]
+  for row in datasets:   # what was done to the data, before any number
+    log(describe_dataset(row))
   progress = reporting.Progress(sum(settings.trials * len(ms) for _, ms in plan), unit="cells",
                                 enabled=settings.progress, log=log)
-  datasets, tables, summary, cells = [], {}, [], {}
+  tables, summary, cells = {}, [], {}
   for labeled, methods in plan:
     rows_by_method = {m.key: [] for m in methods}
     for t in range(settings.trials):
@@ -1076,8 +1285,6 @@ def run(settings, log=cli.log_line):
         progress.update(len(cells))
         progress.write(f"{labeled.name} trial {t}: {method.name(labeled.task):<34} AUC "
                        f"{row['auc']:.4f}  tune {row['tune_s']:7.1f} s  fit {row['fit_s']:7.1f} s")
-    datasets.append(dict(dataset=labeled.name, task=labeled.task, k=labeled.num_classes,
-                         **sizes_of(labeled, settings), labels=labeled.note))
     tables[labeled.name], best = summarize(labeled.name, labeled.task, rows_by_method)
     summary.append(headline(labeled.name, tables[labeled.name], best))
   progress.close()

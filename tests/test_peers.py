@@ -3,6 +3,8 @@
 import dataclasses
 import inspect
 import json
+import re
+import shlex
 
 import numpy as np
 import pytest
@@ -244,7 +246,7 @@ def test_rare_ordinal_classes_merge_into_their_smaller_neighbour(tmp_path):
   labeled = peers.Labeled("toy", "ordinal", np.zeros((y.size, 1)), y, None, None, 4, "as is")
   merged = peers.merge_rare_classes(labeled, 100, 3)
   # class 1 (share 0.85 of 100 labels) joins class 2 (smaller than class 0): 0, 1+2, 3 -> 0, 1, 2
-  assert merged.num_classes == 3 and "1+2" in merged.note
+  assert merged.num_classes == 3 and merged.note.endswith("): 0 | 1 to 2 | 3")
   assert np.array_equal(np.unique(merged.y), [0, 1, 2])
   assert np.all(np.diff(merged.y) >= 0)           # order kept
   assert peers.merge_rare_classes(labeled, 2000, 3) is labeled
@@ -364,3 +366,197 @@ def test_bad_flags_name_a_valid_example():
     cli.define_flags(peers.Settings, flag_values=fv)
     with pytest.raises(flags.IllegalFlagValueError, match=message):
       fv(["prog", arg])
+
+
+def _csv(tmp_path, n=200, seed=0, name="mine.csv", **columns):
+  """A small binary CSV (features a, b and ``columns``; target "sick" yes / no); its path."""
+  pd = pytest.importorskip("pandas")
+  rng = np.random.default_rng(seed)
+  x = rng.normal(size=(n, 2))
+  frame = pd.DataFrame({"a": x[:, 0], "b": x[:, 1], **columns,
+                        "sick": np.where(x[:, 0] + 0.5 * rng.normal(size=n) > 0, "yes", "no")})
+  path = tmp_path / name
+  frame.to_csv(path, index=False)
+  return path
+
+
+def _csv_settings(tmp_path, path, target="sick", **overrides):
+  values = dict(datasets=(), csv=str(path), target=target, methods=("logreg",), trials=1)
+  return _settings(tmp_path, **dict(values, **overrides))
+
+
+def test_a_run_is_tied_to_the_csv_contents_not_only_its_path(tmp_path):
+  """Sweep Z6 (F8): after the file's target was shuffled in place, --resume reused the old
+  file's cells (trial 0) beside the new file's (trial 1), averaged into one row, rc 0."""
+  path = _csv(tmp_path)
+  original = path.read_bytes()
+  first = peers.run(_csv_settings(tmp_path, path), log=_quiet)
+  stored = json.loads((tmp_path / "run" / "results.json").read_text())
+  assert len(stored["settings"]["csv_sha256"]) == 64
+  _csv(tmp_path, seed=1)                                   # same path, other contents
+  for how in (dict(resume=True, trials=2), {}):            # resumed, or rerun plainly
+    with pytest.raises(cli.UserError, match=r"--csv='.*mine.csv' is not the file the run in "
+                       r".* contents changed .*--overwrite .* new --output_dir"):
+      peers.run(_csv_settings(tmp_path, path, **how), log=_quiet)
+  path.write_bytes(original)                               # the same contents: resumable
+  resumed = peers.run(_csv_settings(tmp_path, path, resume=True, trials=2), log=_quiet)
+  for name, cell in first["cells"].items():
+    assert resumed["cells"][name] == cell
+  _csv(tmp_path, seed=1)
+  peers.run(_csv_settings(tmp_path, path, overwrite=True), log=_quiet)   # replaced when asked
+
+
+@pytest.mark.parametrize("marker", ["?", "-", "missing", "."])
+def test_numbers_with_missing_value_markers_are_refused_not_one_hot_encoded(tmp_path, marker):
+  """Sweep Z6 (F4): a column of numbers with "?" (UCI's marker) or "-" cells read as text and
+  was one-hot encoded into a column per number, its order lost, without a word."""
+  n = 120
+  values = np.arange(n) % 7 + 1.0
+  cells = np.where(np.isin(np.arange(n), [5, 40, 90]), marker, values.astype(str))
+  path = _csv(tmp_path, n=n, length=cells)
+  with pytest.raises(cli.UserError, match=rf"column 'length' holds numbers but 3 cells are text "
+                     rf"\['{re.escape(marker)}'\] \(first on line 7\): missing-value markers\? .*"
+                     r"na_values.* or drop the column"):
+    peers.read_csv(str(path), "sick", 5)
+  words = np.where(values > 3, "high", "low")         # a category, with a number in it
+  ds = peers.read_csv(str(_csv(tmp_path, n=n, level=np.where(np.arange(n) == 3, "7", words))),
+                      "sick", 5)
+  assert ds.x.shape == (n, 5)                         # a, b, level one-hot (3 values)
+
+
+@pytest.mark.parametrize("ids", ["zero", "one", "start", "gaps"])
+def test_a_column_counting_the_rows_is_refused_under_any_name(tmp_path, ids):
+  """Sweep Z6 (F5): a row_id 0..n-1 (reset_index().to_csv) in a file sorted by the target gave
+  AUC 1.0 for every method; only the name "Unnamed: 0" was refused."""
+  n = 120
+  column = {"zero": np.arange(n), "one": np.arange(1, n + 1), "start": np.arange(1000, 1000 + n),
+            "gaps": np.cumsum(np.random.default_rng(0).integers(1, 9, n))}[ids]
+  path = _csv(tmp_path, n=n, row_id=column)
+  with pytest.raises(cli.UserError, match=r"column 'row_id' counts the rows: whole numbers "
+                     r"increasing .* down the file .* rank by file order.* Drop the column"):
+    peers.read_csv(str(path), "sick", 5)
+  shuffled = np.random.default_rng(1).permutation(column)     # an ID, not in file order: kept
+  assert peers.read_csv(str(_csv(tmp_path, n=n, row_id=shuffled)), "sick", 5).x.shape == (n, 3)
+
+
+def test_rows_without_a_target_are_said_in_the_report(tmp_path):
+  """Sweep Z6 (F3): only a console warning said that rows were left out; results.md and
+  results.json showed the smaller counts without a word. The classes of a target read as floats
+  (because of the empty cells) are shown as the whole numbers of the file (0, 1, 2)."""
+  pd = pytest.importorskip("pandas")
+  path = _csv(tmp_path)
+  frame = pd.read_csv(path)
+  frame["grade"] = np.where(np.isin(np.arange(200), [3, 8]), np.nan, np.arange(200) % 3)
+  frame.to_csv(path, index=False)
+  lines = []
+  payload = peers.run(_csv_settings(tmp_path, path, target="grade", methods=("svr",)),
+                      log=lines.append)
+  row = payload["datasets"][0]
+  assert (row["read"]["rows_without_target"], row["read"]["lines_without_target"]) == (2, [5, 10])
+  text = (tmp_path / "run" / "results.md").read_text()
+  assert "ordinal, classes [0, 1, 2]; 2 of 200 rows without a target value left out (lines 5, " \
+         "10)" in text
+  stored = json.loads((tmp_path / "run" / "results.json").read_text())
+  assert stored["datasets"][0]["read"]["rows_without_target"] == 2
+  assert any("2 of 200 rows without a target value left out" in line for line in lines)
+
+
+def test_values_beyond_float32_are_refused_before_the_run(tmp_path):
+  """Sweep Z6 (F9): a cell of 1e308 gave a library traceback after the run store had started
+  (advising qsg_jax.data.minmax_fit, which a CSV user cannot apply), leaving an unfinished run."""
+  n = 120
+  path = _csv(tmp_path, n=n, big=np.where(np.arange(n) == 6, 1e308, 1.0))
+  with pytest.raises(cli.UserError, match=r"column 'big' has 1 values beyond the float32 range "
+                     r".*first on line 8: 1e\+308.* Rescale the column in the file"):
+    peers.run(_csv_settings(tmp_path, path), log=_quiet)
+  assert not (tmp_path / "run").exists()                  # refused before the run store starts
+
+
+def test_constant_features_only_are_refused_before_the_run(tmp_path):
+  """Sweep Z6 (F11): with every feature constant the peers reported AUC 0.5, then ours raised a
+  traceback mid-run, leaving an unfinished run."""
+  pd = pytest.importorskip("pandas")
+  n, path = 120, tmp_path / "mine.csv"
+  pd.DataFrame({"a": np.zeros(n), "b": ["x"] * n, "sick": np.arange(n) % 2}).to_csv(
+      path, index=False)
+  with pytest.raises(cli.UserError, match=r"every feature column is constant \(\['a', 'b'\], "
+                     r"one value in all 120 rows\): there is nothing to rank by"):
+    peers.run(_csv_settings(tmp_path, path), log=_quiet)
+  assert not (tmp_path / "run").exists()
+
+
+def test_merged_and_cut_classes_are_named_in_the_targets_values(tmp_path):
+  """Sweep Z6 (F7, N1): merges were noted in class indices renumbered after each merge ("0+1,
+  1+2, 1+2, ..."), so nobody could tell which values ended up together; the cut points of a
+  regression target were reported nowhere."""
+  pd = pytest.importorskip("pandas")
+  rng = np.random.default_rng(0)
+  frame = pd.DataFrame({"a": rng.normal(size=20), "b": rng.normal(size=20),
+                        "weight": rng.choice(np.arange(130, 260), 20, replace=False)})
+  path = tmp_path / "small.csv"
+  frame.to_csv(path, index=False)
+  settings = peers.Settings(csv=str(path), target="weight", output_dir=str(tmp_path / "s"))
+  labeled = peers.labeled_dataset("csv_small", settings)     # 20 whole numbers: 20 classes
+  merged = peers.merge_rare_classes(labeled, peers.sizes_of(labeled, settings)["labeled"], 3)
+  low, high = np.sort(frame["weight"])[[0, -1]]
+  assert merged.num_classes == 2 and merged.note.startswith(
+      f"ordinal, classes [{low}, ")
+  first, second = merged.note.split("): ")[-1].split(" | ")
+  assert "20 classes merged into k = 2 for the 3-fold CV" in merged.note
+  assert first.startswith(f"{low} to ") and second.endswith(f" to {high}")
+  cut = int(first.split(" to ")[1])                          # the merged classes' boundary
+  assert np.array_equal(merged.y, (frame["weight"] > cut).to_numpy(int))
+  frame["weight"] = frame["weight"] + 0.5                    # not whole numbers: a regression
+  frame.to_csv(path, index=False)
+  labeled = peers.labeled_dataset("csv_small", settings)
+  cuts = np.quantile(frame["weight"], [0.2, 0.4, 0.6, 0.8])
+  assert labeled.read["cut_points"] == pytest.approx(cuts)
+  assert f"cut into 5 equal-frequency classes at {cuts[0]:.6g}, " in labeled.note
+  row = peers.dataset_row(labeled, settings)
+  assert row["read"]["cut_points"] == pytest.approx(cuts) and len(row["classes"]) == 5
+
+
+def test_the_console_says_how_the_data_was_read_before_the_cells(tmp_path):
+  """Sweep Z6 (F10): the console showed AUC lines only; the task, positive class, sizes and
+  one-hot columns were in results.md's Datasets table alone."""
+  n = 200
+  path = _csv(tmp_path, n=n, colour=np.array(["red", "green", "blue"])[np.arange(n) % 3])
+  lines = []
+  peers.run(_csv_settings(tmp_path, path), log=lines.append)
+  first = next(i for i, line in enumerate(lines) if "AUC" in line)
+  described = [line for line in lines[:first] if line.startswith("csv_mine (binary, k = 2)")]
+  assert described == ["csv_mine (binary, k = 2): binary, positive = 'yes'; 45 labeled, 60 "
+                       "unlabeled, 60 test rows (rows held out before the labeled draw); 5 "
+                       "features (2 numeric as read; one-hot: 'colour' (3 columns))"]
+  text = (tmp_path / "run" / "results.md").read_text()
+  assert "| binary, positive = 'yes' | 2 numeric as read; one-hot: 'colour' (3 columns) |" in text
+
+
+def test_a_draw_that_cannot_be_scored_names_the_fixes_that_help(tmp_path):
+  """Sweep Z6 (F6): "Raise --num_labeled, lower --cv_folds" was advised where --num_labeled
+  was at its cap (half the non-test rows) and where the test draw had no positive."""
+  n = 60
+  path = _csv(tmp_path, n=n)
+  frame = pytest.importorskip("pandas").read_csv(path)
+  frame["rare"] = np.isin(np.arange(n), [10, 50]).astype(int)
+  frame.drop(columns="sick").to_csv(path, index=False)
+  settings = _csv_settings(tmp_path, path, target="rare", num_labeled=40)
+  labeled = peers.labeled_dataset("csv_mine", settings)
+  with pytest.raises(cli.UserError, match=r"--num_labeled is capped at half the rows the test "
+                     r"draw leaves \(22 here, 40 asked\), so raising it cannot help") as error:
+    peers.make_trial(labeled, settings, 0)
+  assert "raise --num_labeled" not in str(error.value)
+  settings = _csv_settings(tmp_path, path, target="rare", num_labeled=40, cv_folds=2)
+  problem = peers._draw_problem(labeled, settings, 22, np.array([20, 2]), np.array([15, 0]),
+                                False)
+  assert problem.startswith("the test set (15 rows drawn uniformly from the rows, not "
+                            "stratified) has rows per class [15, 0], none of class 1")
+  assert "--seed" in problem and "--num_labeled" not in problem and "--cv_folds" not in problem
+
+
+def test_the_command_line_in_the_report_runs_as_copied(tmp_path):
+  """Sweep Z6 (F1): `--target=is malignant` was written unquoted, split in two by a shell."""
+  path = _csv(tmp_path)
+  settings = peers.Settings(csv=str(path), target="is malignant", output_dir=str(tmp_path / "x"))
+  words = shlex.split(peers.command_line(settings))
+  assert words[:3] == ["python", "-m", "experiments.peers"] and "--target=is malignant" in words
