@@ -532,14 +532,15 @@ def refuse_fractional_labels(labels, marker=None, binary=False) -> None:
   if not bad.any():
     return
   first = list(dict.fromkeys(arr[bad].ravel().tolist()))[:2]
-  shown = f"{first[0]:g}{', ...' if len(first) > 1 else ''}"
+  shown = f"{first[0]:.4g}{', ...' if len(first) > 1 else ''}"
   # a list: y != -1 is one bool, and y[m] = ... sets y[1]; an array compares per row
   lead, rows, also = ("Map", "y", " (or an ordered Categorical)") if marker is None else (
-      f"With y = np.asarray(y); m = y != {marker!r}: map", "y[m]", "")
+      f"With y = np.asarray(y{', dtype=object' if isinstance(marker, str) else ''}); m = y != "
+      f"{marker!r}: map", "y[m]", "")
   values = f"{rows}.astype(float)" if isinstance(marker, str) else rows   # (objects beside text)
-  raise ValueError(f"y holds labels that are not whole numbers ({shown}): a continuous target, "
-                   f"not classes. {lead} classes to 0..k-1 in order, {rows} = np.unique("
-                   f"{rows}, return_inverse=True)[1]{also}; cut a continuous target, e.g. "
+  raise ValueError(f"y holds labels that are not whole numbers ({shown}): a continuous target. "
+                   f"{lead} classes to 0..k-1 in order, {rows} = np.unique("
+                   f"{rows}, return_inverse=True)[1]{also}; cut a continuous one, e.g. "
                    f"{rows} = pd.qcut({values}, {2 if binary else 3}, labels=False).")
 
 
@@ -983,8 +984,10 @@ def marking_advice(given, labels, unlabeled_label) -> str:
   that runs on that form of y: "e.g. y = ... with unlabeled_label=...". A pandas Categorical
   needs its marker added as a category first (``fillna`` refuses a new value), a NumPy array
   has no ``fillna``, ``np.isnan`` refuses text. The marker is the user's ``unlabeled_label``
-  where it is of the labels' kind (text or number), else 'unlabeled' or -1 (or a number below
-  the classes where -1 is one). A nullable boolean or unsigned y holds no -1: a Series / frame
+  where it is of the labels' kind (text or number) or in y, else the one other rows already
+  carry (``_marker_present``), else 'unlabeled' or -1 (or a number below the classes where -1
+  is one). Numbers beside text go through an object array (np.where on a list makes them text);
+  k > 2 words not in a stated order get the order in the same line. A nullable boolean or unsigned y holds no -1: a Series / frame
   is made objects first (bool labels stay bool classes), a bare pandas array takes np.where.
   ``labels``: the other rows' labels, [n] array."""
   dtype = _label_dtype(given)
@@ -995,21 +998,30 @@ def marking_advice(given, labels, unlabeled_label) -> str:
     known = np.concatenate([known.astype(object), np.asarray(categories, object)])
   else:
     text = known.dtype.kind in "US" or bool(_is_text(known).any())
-  numbers_known = [v for v in known.tolist() if isinstance(v, numbers.Number)]
+  values = distinct_values(known)
+  numbers_known = [v for v in values if isinstance(v, (numbers.Number, np.bool_))]
+  words = [v for v in values if isinstance(v, (str, bytes))]
   user = unlabeled_label
   if user is not None and not (isinstance(user, str) and user == "auto") and (
-      isinstance(user, str) == text) and not (isinstance(user, float) and np.isnan(user)):
+      isinstance(user, str) == text or any(_same(v, user) for v in values)) and not (
+          isinstance(user, float) and np.isnan(user)):
     marker = user.item() if isinstance(user, np.generic) else user
-  elif text:
-    marker = "unlabeled"
-  else:
-    marker = -1 if -1 not in numbers_known else int(np.floor(min(numbers_known))) - 1
+  else:   # a marker the other rows already carry, else one no label is
+    marker = _marker_present(numbers_known, words)
+    if marker is None:
+      marker = "unlabeled" if text else -1 if -1 not in numbers_known else int(
+          np.floor(min(numbers_known))) - 1
   narrow = getattr(dtype, "kind", "") in "bu"   # boolean / UInt: no -1 fits
-  classes = [v for v in distinct_values(known) if not _same(v, marker)]
-  if categories is None and text and order_unstated(np.asarray(classes, object)):
+  # numbers beside text (a -1 marker among words): np.where on a list or text makes them text
+  boxed = "np.asarray(y, dtype=object)" if text and (
+      numbers_known or not isinstance(marker, str)) else "y"
+  classes = [v for v in words if not _same(v, marker)]
+  if text and not getattr(dtype, "ordered", False) and all(
+      _same(v, marker) for v in numbers_known) and order_unstated(np.asarray(classes, object)):
     # words of k > 2 classes: their order is stated in the same line (an ordinal estimator
     # refuses the alphabetical one next: two errors in turn before)
-    return (f"e.g. y = pd.Categorical(np.where(pd.isna(y), {marker!r}, y).ravel(), [*order, "
+    flat = ".ravel()" if np.ndim(given) == 2 else ""
+    return (f"e.g. y = pd.Categorical(np.where(pd.isna(y), {marker!r}, {boxed}){flat}, [*order, "
             f"{marker!r}], True) with unlabeled_label={marker!r}, order = the classes, lowest "
             "first")
   if categories is not None:   # a Series' .cat, a frame column's, the Categorical itself
@@ -1024,8 +1036,23 @@ def marking_advice(given, labels, unlabeled_label) -> str:
   elif np.asarray(given).dtype.kind == "f" and not narrow:
     code = f"y = np.where(np.isnan(y), {marker!r}, y)"
   else:   # objects (text or numbers beside None), pandas' NA: np.isnan refuses them
-    code = f"y = np.where(pd.isna(y), {marker!r}, y)"
+    code = f"y = np.where(pd.isna(y), {marker!r}, {boxed})"
   return f"e.g. {code} with unlabeled_label={marker!r}"
+
+
+def _marker_present(numbers_known, words):
+  """The marker that distinct non-NaN labels already carry, or None: -1 beside text classes, or
+  beside at least two other numbers of which it cannot be an ordered class
+  (``marker_may_be_a_class``: -1 / 0 / +1 is a sentiment scale, -1 / +1 two classes); one word
+  beside numeric classes; else a word of ``MARKER_WORDS`` ('?', 'unlabeled', ...)."""
+  others = [v for v in numbers_known if not v == MARKER]
+  if len(others) < len(numbers_known) and (words or len(others) >= 2 and not (
+      marker_may_be_a_class(others))):
+    return MARKER
+  if len(words) == 1 and len(numbers_known) >= 2:   # one word beside numeric classes
+    return words[0]
+  return next((v for v in words if isinstance(v, str) and v.strip().lower() in MARKER_WORDS),
+              None)
 
 
 def _marker_in_use(y) -> str:
@@ -1051,10 +1078,12 @@ def keep_label_types(y):
   """``y`` as an object array where it is a list or tuple of labels mixing numbers and text, the
   numbers kept numbers (NumPy makes every label text: [0, 1, 2, 'u'] gave classes '0', '1', '2'
   and predictions in text, so predict(X) == y_true held nowhere); any other ``y`` as it is."""
-  if not isinstance(y, (list, tuple)) or not all(
-      isinstance(v, (str, bytes, numbers.Number)) for v in y):
+  if not isinstance(y, (list, tuple)):
     return y
-  text = [isinstance(v, (str, bytes)) for v in y]
+  items = [v[0] if isinstance(v, (list, tuple)) and len(v) == 1 else v for v in y]  # [[0], ..]
+  if not all(isinstance(v, (str, bytes, numbers.Number, np.bool_)) for v in items):
+    return y
+  text = [isinstance(v, (str, bytes)) for v in items]
   return np.asarray(y, dtype=object) if any(text) and not all(text) else y
 
 
@@ -1078,9 +1107,13 @@ def refuse_mixed_labels(y, labeled=None):
   text = _is_text(y)
   if text[labeled].any() and not text[labeled].all():
     r, t = int(np.argmax(labeled & ~text)), int(np.argmax(labeled & text))
+    words = list(dict.fromkeys(y[labeled & text].tolist()))
+    hint = (f"unlabeled_label={words[0]!r} if {words[0]!r} marks the unlabeled rows, or "
+            if len(words) == 1 else _marker_in_use(y[labeled]))
+    fix = f"Pass {hint}use" if hint else "Use"
     raise ValueError(f"y mixes numbers and text: y[{r}] = {y[r]!r} and y[{t}] = {y[t]!r}, "
-                     "which are different labels that do not sort. Use one type, e.g. y = "
-                     "y.astype(str), or y = y.astype(int) where the text holds numbers.")
+                     f"which are different labels that do not sort. {fix} one type, e.g. y = "
+                     "np.asarray(y).astype(str), or .astype(int) where the text holds numbers.")
 
 
 def unlabeled_mask(y, unlabeled_label, classes=None, given=None) -> np.ndarray:

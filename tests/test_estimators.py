@@ -125,6 +125,13 @@ def test_labels_that_would_silently_become_classes_are_refused():
   assert listed.classes_.tolist() == ["no", "yes"]
   numbers = [*y_semi[:100].tolist(), *["u"] * (len(y_semi) - 100)]   # classes 10, 20, 30
   reference = estimators.QS3ORAO(unlabeled_label=-1, **_FAST).fit(x, y_semi)
+  column = [[v] for v in numbers]                      # a column-vector list (sweep Z8)
+  with pytest.warns(DataConversionWarning, match="column-vector y"):
+    assert estimators.QS3ORAO(unlabeled_label="u", **_FAST).fit(x, column).classes_.tolist() \
+        == [10, 20, 30]
+  flags = [np.bool_(v > 10) if v != -1 else "u" for v in y_semi]   # NumPy bools (sweep Z8)
+  assert estimators.QSGS2AUC(unlabeled_label="u", **_FAST).fit(x, flags).classes_.tolist() == [
+      False, True]
   for kind in (list, tuple):
     kept = estimators.QS3ORAO(unlabeled_label="u", **_FAST).fit(x, kind(numbers))
     assert kept.classes_.tolist() == [10, 20, 30] and kept.classes_.dtype.kind == "i"
@@ -711,6 +718,47 @@ def test_advice_for_missing_labels_runs_on_the_y_given():
                       cv=estimators.LabeledStratifiedKFold(3)), rtol=1e-6)
 
 
+def test_advice_for_missing_labels_reuses_the_marker_the_other_rows_carry():
+  """Sweep Z8: NaN rows beside rows already marked (-1 beside the classes 10 / 20 / 30, 'u'
+  beside numbers, -1 beside words, '?' beside words) were told to mark NaN with another value
+  (-2: the -1 rows then trained as a class; 'unlabeled': the '?' rows fell outside the stated
+  categories), np.where made the numbers of a list text again, and an unordered Categorical of
+  words got two errors in turn. Every advice, run as given, fits the codes' model."""
+  pd = pytest.importorskip("pandas")
+  x, y, y_semi = _cv_data.semi_ordinal()
+  missing = y_semi < 0
+  half = missing & (np.arange(y.size) % 2 == 0)     # NaN here, the marker already elsewhere
+  order = ["low", "mid", "high"]
+  binary = (y > 0).astype(int)
+  ordinal = estimators.QS3ORAO(unlabeled_label=-1, **_DIRECT).fit(x, y_semi)
+  two = estimators.QSGS2AUC(unlabeled_label=-1, **_DIRECT).fit(x, np.where(missing, -1, binary))
+  def marked(classes, marker, codes=y):
+    return [np.nan if h else marker if m else classes[c] for c, m, h in zip(codes, missing, half)]
+  numbers = np.array(marked([10, 20, 30], -1), float)
+  cases = [(estimators.QS3ORAO, ordinal, numbers, {}),             # -1 a marker, not a class
+           (estimators.QS3ORAO, ordinal, list(numbers), {}),
+           (estimators.QS3ORAO, ordinal, marked([10, 20, 30], "u"), dict(unlabeled_label="u")),
+           (estimators.QS3ORAO, ordinal, marked([10, 20, 30], "u"), {}),
+           (estimators.QS3ORAO, ordinal, marked(order, "?"), {}),
+           (estimators.QS3ORAO, ordinal, pd.Series(pd.Categorical(marked(order, np.nan))), {}),
+           (estimators.QSGS2AUC, two, marked(["no", "yes"], -1, binary), dict(unlabeled_label=-1)),
+           (estimators.QSGS2AUC, two, marked(["no", "yes"], -1, binary), {})]
+  for kind, fitted, given, params in cases:
+    message = raises_short(ValueError, r"NaN", kind(**params, **_DIRECT).fit, x, given)
+    filled, marker = _follow(message, _MARKING, given, order=order)
+    model = kind(**dict(params, unlabeled_label=marker), **_DIRECT).fit(x, filled)
+    assert model.classes_.dtype.kind != "U", model.classes_   # numbers stay numbers
+    np.testing.assert_allclose(model.decision_function(x), fitted.decision_function(x),
+                               rtol=1e-6, atol=1e-6)
+  # Sweep Z8: numbers beside one word the marker does not name: the word is offered as marker,
+  # with advice that runs on a list (y.astype(str) raised AttributeError there).
+  words = [("unlabeled" if m else 10 * (c + 1)) for c, m in zip(y, missing)]
+  message = raises_short(ValueError, "mixes numbers and text", estimators.QS3ORAO(
+      **_DIRECT).fit, x, words)
+  assert "Pass unlabeled_label='unlabeled' if 'unlabeled' marks the unlabeled rows" in message
+  assert "np.asarray(y).astype(str)" in message
+
+
 def test_the_order_advice_keeps_the_marker_the_user_passed():
   """Sweep Z4: text classes with unlabeled_label='unlabeled' given were still told "If one marks
   unlabeled rows, pass it as unlabeled_label", and pd.Categorical(y, categories=order) made the
@@ -747,7 +795,8 @@ def test_fractional_labels_are_refused_at_the_boundary_with_a_fix_that_runs():
     model = estimators.QS3ORAO(unlabeled_label=marker, **_DIRECT)
     message = raises_short(ValueError, r"^y holds labels that are not whole numbers \(0.5\): a "
                            r"continuous target", model.fit, x, form(halves))
-    steps = rf"With (y = np.asarray\(y\); m = y != {re.escape(repr(marker))}): .*"
+    boxed = ", dtype=object" if marker == "u" else ""   # a list of numbers and 'u' (sweep Z8)
+    steps = rf"With (y = np.asarray\(y{boxed}\); m = y != {re.escape(repr(marker))}): .*"
     advice = re.search(steps + r"in order, (y\[m\] = .+?\[1\]);", message)
     mapped, _ = _follow("; ".join(advice.groups()), "(.+)", form(halves))
     np.testing.assert_array_equal(model.fit(x, mapped).classes_, [0, 1, 2])
