@@ -18,8 +18,9 @@ training points, a random subset of the trial's):
              --pass_chunk_rows, from host memory (``direct.moments.group_moments``: chunks
              checked and copied to the device) and on the devices (``distributed.load_unlabeled``
              then ``moments.sharded_unlabeled_moments``: the chunk loop inside one compiled
-             program, the device's own work), its rate (the floating-point operations the pass executes per
-             second, ``pass_flops``) against the rate of one --peak_size square float32 matmul
+             program, the device's own work), its rate (the floating-point operations the
+             pass executes per second, ``pass_flops``) against the rate of one --peak_size
+             square float32 matmul
              at HIGHEST precision on the same device in the same run (run it with
              JAX_PLATFORMS=cuda for a GPU's figure), and time and peak resident memory against
              n_u for chunks read from an .npy file (a fresh peak per size: Linux

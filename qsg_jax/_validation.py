@@ -987,8 +987,9 @@ def marking_advice(given, labels, unlabeled_label) -> str:
   where it is of the labels' kind (text or number) or in y, else the one other rows already
   carry (``_marker_present``), else 'unlabeled' or -1 (or a number below the classes where -1
   is one). Numbers beside text go through an object array (np.where on a list makes them text);
-  k > 2 words not in a stated order get the order in the same line. A nullable boolean or unsigned y holds no -1: a Series / frame
-  is made objects first (bool labels stay bool classes), a bare pandas array takes np.where.
+  k > 2 words not in a stated order get the order in the same line. A nullable boolean or
+  unsigned y holds no -1: a Series / frame is made objects first (bool labels stay bool
+  classes), a bare pandas array takes np.where.
   ``labels``: the other rows' labels, [n] array."""
   dtype = _label_dtype(given)
   categories = getattr(dtype, "categories", None)
