@@ -20,11 +20,10 @@ training points, a random subset of the trial's):
              then ``moments.sharded_unlabeled_moments``: the chunk loop inside one compiled
              program, the device's own work), its rate (the floating-point operations the
              pass executes per second, ``pass_flops``) against the rate of one --peak_size
-             square float32 matmul
-             at HIGHEST precision on the same device in the same run (run it with
-             JAX_PLATFORMS=cuda for a GPU's figure), and time and peak resident memory against
-             n_u for chunks read from an .npy file (a fresh peak per size: Linux
-             /proc/self/clear_refs).
+             square float32 matmul at HIGHEST precision on the same device in the same run
+             (run it with JAX_PLATFORMS=cuda for a GPU's figure), and time and peak resident
+             memory against n_u for chunks read from an .npy file (a fresh peak per size:
+             Linux /proc/self/clear_refs).
   labeled:   fully labeled data (no unlabeled points, gamma = 1): fit time and AUC against the
              number of labels, side by side with LightGBM (n_jobs 1 and 2, the faster counts)
              and SVC (SVC up to --svc_max_labels); the direct solver at the defaults and at lam
