@@ -383,7 +383,8 @@ METHODS = (
     Method("qsg_tailq", "TailQuantile + QSGS2AUC() / TailQuantile + QS3ORAO()",
            "ours", ("binary", "ordinal"), _qsg(tail=True), score="decision_function",
            uses_unlabeled=True, tuning="defaults", baseline="qsg_defaults"),
-    Method("qsg_isotropic", 'QSGS2AUC(length_scale="isotropic") / QS3ORAO(...)', "ours",
+    Method("qsg_isotropic",
+           'QSGS2AUC(length_scale="isotropic") / QS3ORAO(length_scale="isotropic")', "ours",
            ("binary", "ordinal"), _qsg(), fixed={"length_scale": "isotropic"},
            score="decision_function", uses_unlabeled=True, tuning="defaults",
            baseline="qsg_defaults", unavailable=_needs_value("length_scale", "isotropic")),
@@ -1074,13 +1075,16 @@ def machine():
 
 
 def _grid_rows(cells):
-  """Every method's tuning: its stated grid, or the grid a CV estimator searched."""
-  searched = {}
+  """The tuning of every method that ran: its stated grid, or the grid a CV estimator
+  searched."""
+  searched, ran = {}, set()
   for name, cell in cells.items():
+    key = name.rsplit("__", 1)[1].split("-")[0]
+    ran.add(key)
     if cell.get("grid_searched"):
-      searched.setdefault(name.rsplit("__", 1)[1].split("-")[0], cell["grid_searched"])
+      searched.setdefault(key, cell["grid_searched"])
   rows = []
-  for m in METHODS:
+  for m in (m for m in METHODS if m.key in ran):
     grid = describe_grid(m.grid) if m.grid else (
         "own: " + " x ".join(f"{k} in {{{', '.join(v)}}}" for k, v in searched[m.key].items())
         if m.key in searched else "-")
@@ -1261,7 +1265,8 @@ def run(settings, log=cli.log_line):
     identity["csv_sha256"] = digest
   store.start(identity, resume=settings.resume, overwrite=settings.overwrite,
               selection=SELECTION)
-  stamp = {"commit": str(reporting.git_commit()), "machine": machine()}
+  stamp = {"commit": reporting.git_commit() or "unknown (not a git checkout)",
+           "machine": machine()}
   for row in skipped:
     log(f"skipped: {row['method']}: {row['why']}")
   datasets = [dataset_row(labeled, settings) for labeled, _ in plan]

@@ -37,6 +37,9 @@ def test_smoke_table_fields_grids_and_sizes(tmp_path):
     assert method in text
   for grid in (peers.SVM_GRID, peers.MORD_GRID):
     assert peers.describe_grid(grid) in text      # every grid is stated
+  grids = text.split("## Methods and their grids")[1].split("## Not run")[0]
+  for method in peers.METHODS:   # sweep Z6 (F2): the grids of the methods that ran, not all 18
+    assert (f"| {method.key} |" in grids) == (method.key in FAST), method.key
   assert "Command: `python -m experiments.peers" in text
   binary, ordinal = payload["tables"]["breast_cancer"], payload["tables"]["lev"]
   assert [r["method"] for r in binary] == ["SVC (rbf)", "LogisticRegression"]
@@ -560,3 +563,12 @@ def test_the_command_line_in_the_report_runs_as_copied(tmp_path):
   settings = peers.Settings(csv=str(path), target="is malignant", output_dir=str(tmp_path / "x"))
   words = shlex.split(peers.command_line(settings))
   assert words[:3] == ["python", "-m", "experiments.peers"] and "--target=is malignant" in words
+
+
+def test_a_run_outside_git_says_so(tmp_path, monkeypatch):
+  """Sweep Z6 (F2): outside a git checkout the report said "code at None"."""
+  monkeypatch.setattr(peers.reporting, "git_commit", lambda: None)
+  peers.run(_settings(tmp_path, datasets=("breast_cancer",), methods=("logreg",), trials=1),
+            log=_quiet)
+  text = (tmp_path / "run" / "results.md").read_text()
+  assert "code at unknown (not a git checkout)" in text and "None" not in text.split("\n")[3]
