@@ -486,8 +486,14 @@ class Labeled:
 
 
 def read_csv(path, target, num_classes):
-  """A user CSV as a ``qsg_jax.data.Dataset``: numeric columns as they are, others one-hot."""
-  return read_csv_facts(path, target, num_classes)[0]
+  """A user CSV as a ``qsg_jax.data.Dataset``: numeric columns as they are, others one-hot; rows
+  without a target left out with a warning (the comparison states them in its report)."""
+  dataset, facts = read_csv_facts(path, target, num_classes)
+  if facts["rows_without_target"]:   # said, never silent
+    warnings.warn(f"{facts['rows_without_target']} of {facts['rows']} rows of {path} have no "
+                  f"--target={target!r} value and are left out of the comparison.", UserWarning,
+                  stacklevel=2)
+  return dataset
 
 
 def _plain_value(value):
@@ -515,11 +521,7 @@ def read_csv_facts(path, target, num_classes):
   facts = {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "rows": len(frame),
            "rows_without_target": int(missing.sum()),
            "lines_without_target": [int(r) + 2 for r in frame.index[missing][:10]]}
-  if missing.any():   # said, never silent: the protocol needs a label for every row it draws
-    warnings.warn(f"{int(missing.sum())} of {len(frame)} rows of {path} have no --target="
-                  f"{target!r} value and are left out of the comparison.", UserWarning,
-                  stacklevel=2)
-  frame = frame[~missing]
+  frame = frame[~missing]   # stated in ``facts`` (the report), warned by ``read_csv``
   raw = frame.pop(target).to_numpy()
   if frame.shape[1] == 0:
     raise cli.UserError(f"{path} has no column besides --target={target!r}: there is nothing "
@@ -705,10 +707,8 @@ def _left_out(read):
 def labeled_dataset(name, settings):
   """Loads ``name`` (or the CSV) with labels 0..k-1."""
   read = {}
-  if name.startswith("csv_") and settings.csv:
-    with warnings.catch_warnings():   # the rows left out: said in the note (the run prints it)
-      warnings.filterwarnings("ignore", r".* have no --target=", UserWarning)
-      ds, read = read_csv_facts(settings.csv, settings.target, settings.num_classes)
+  if name.startswith("csv_") and settings.csv:   # rows left out: said in the note
+    ds, read = read_csv_facts(settings.csv, settings.target, settings.num_classes)
   else:
     ds = data_lib.load(name, data_dir=settings.data_dir)
   if ds.task == "regression":

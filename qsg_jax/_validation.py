@@ -1052,22 +1052,27 @@ def _marker_present(numbers_known, words):
     return MARKER
   if len(words) == 1 and len(numbers_known) >= 2:   # one word beside numeric classes
     return words[0]
-  return next((v for v in words if isinstance(v, str) and v.strip().lower() in MARKER_WORDS),
+  return _marker_word(words)
+
+
+def _marker_word(values):
+  """The first text of ``values`` that is a conventional marker (``MARKER_WORDS``), or None."""
+  return next((v for v in values if isinstance(v, str) and v.strip().lower() in MARKER_WORDS),
               None)
 
 
+def _marker_hint(found) -> str:
+  """"unlabeled_label=<found> if <found> marks the unlabeled rows, or " ("" for None)."""
+  return "" if found is None else (
+      f"unlabeled_label={found!r} if {found!r} marks the unlabeled rows, or ")
+
+
 def _marker_in_use(y) -> str:
-  """"unlabeled_label=<m> if <m> marks the unlabeled rows, or " where [n] labels ``y`` hold a
-  conventional marker <m> (-1, or text of ``MARKER_WORDS``), else ""."""
+  """``_marker_hint`` of the conventional marker [n] labels ``y`` hold (-1, or text of
+  ``MARKER_WORDS``), "" where they hold none."""
   text = _is_text(y)
-  words = [v for v in y[text].tolist() if v.strip().lower() in MARKER_WORDS]
-  if any(as_float(v) == MARKER for v in y[~text].tolist()):
-    found = MARKER
-  elif words:
-    found = words[0]
-  else:
-    return ""
-  return f"unlabeled_label={found!r} if {found!r} marks the unlabeled rows, or "
+  numbers_hold = any(as_float(v) == MARKER for v in y[~text].tolist())
+  return _marker_hint(MARKER if numbers_hold else _marker_word(y[text].tolist()))
 
 
 def _is_text(y: np.ndarray) -> np.ndarray:
@@ -1109,8 +1114,7 @@ def refuse_mixed_labels(y, labeled=None):
   if text[labeled].any() and not text[labeled].all():
     r, t = int(np.argmax(labeled & ~text)), int(np.argmax(labeled & text))
     words = list(dict.fromkeys(y[labeled & text].tolist()))
-    hint = (f"unlabeled_label={words[0]!r} if {words[0]!r} marks the unlabeled rows, or "
-            if len(words) == 1 else _marker_in_use(y[labeled]))
+    hint = _marker_hint(words[0]) if len(words) == 1 else _marker_in_use(y[labeled])
     fix = f"Pass {hint}use" if hint else "Use"
     raise ValueError(f"y mixes numbers and text: y[{r}] = {y[r]!r} and y[{t}] = {y[t]!r}, "
                      f"which are different labels that do not sort. {fix} one type, e.g. y = "
