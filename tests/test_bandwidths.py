@@ -114,15 +114,13 @@ def test_fold_solution_minimizes_the_literal_objective():
 
   with jax.enable_x64(True):
     c_l, c_u, gram = (np.asarray(c) for c in kernels(log_s))
-    solve_fold = jax.jit(bandwidths.solve_fold)
     all_scores = _fold_scores(log_s, problem, lam, 0.0)
     shift = c_l.mean(axis=0)
-    d_l, d_u = c_l - shift[None, :], c_u - shift[None, :]
-    for f in range(problem.point_weight.shape[0]):
-      q, r = _fold_system(d_l, d_u.mean(axis=0), d_u.T @ d_u / c_u.shape[0],
-                          problem.point_weight[f], problem.unlabeled_weight[f],
-                          problem.class_mean[f], problem.low[f], problem.target[f])
-      beta = solve_fold(q, r, gram, lam, jitter=0.0)
+    betas = jax.jit(bandwidths.fold_solutions)(
+        c_l - shift[None, :], c_u - shift[None, :], gram, lam, 0.0,
+        np.full(c_u.shape[0], 1.0 / c_u.shape[0]), problem.point_weight,
+        problem.unlabeled_weight, problem.class_mean, problem.low, problem.target)
+    for f, beta in enumerate(betas):
       train = (problem.class_mean[f].sum(axis=0) > 0).astype(np.float64)
       grad_of = lambda b: _literal_gradient(b, c_l, c_u, gram, y, 3, lam, gamma, train)
       grad = grad_of(beta)
@@ -147,23 +145,49 @@ def test_fold_solution_equals_direct_fit_on_the_same_landmarks():
                                atol=2e-3 * np.abs(reference).max())
 
 
-def test_implicit_solve_gradient_is_the_factorizations_gradient():
-  """``spd_solve``'s implicit VJP against jax.grad through the Cholesky factorization itself,
-  for a loss of the solution. a's cotangents agree on symmetric perturbations (autodiff puts its
-  weight on the triangle the factorization reads): their symmetric parts are compared."""
-  rng = np.random.default_rng(4)
-  m = rng.normal(size=(12, 30))
-  a, r, w = m @ m.T / 30 + 0.1 * np.eye(12), rng.normal(size=12), rng.normal(size=12)
-  autodiff = lambda a, r: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(a, lower=True), r)
+def test_fold_solutions_low_rank_gradient_is_automatic_differentiations():
+  """``fold_solutions``' hand-written VJP against jax.vjp through the same computation written
+  plainly (moments, ``fold_system``, Cholesky factorization and solve): every input's cotangent,
+  for random cotangents of the folds' solutions (those of the symmetric inputs, gram and low,
+  compared on symmetric perturbations: autodiff puts its weight on the triangle the
+  factorization reads)."""
+  _, _, _, _, problem = _problem(k=3, gamma=0.4, num_features=12)
+  rng = np.random.default_rng(5)
   with jax.enable_x64(True):
-    grads = [[np.asarray(g) for g in jax.jit(jax.grad(
-        lambda a, r: jnp.sum(jnp.sin(solve(a, r) * w)), argnums=(0, 1)))(a, r)]
-             for solve in (bandwidths.spd_solve, autodiff)]
-    np.testing.assert_allclose(bandwidths.spd_solve(a, r), np.linalg.solve(a, r), rtol=1e-10)
-  sym = lambda g: 0.5 * (g + g.T)
-  np.testing.assert_allclose(grads[0][0], sym(grads[0][0]), rtol=1e-12)   # already symmetric
-  np.testing.assert_allclose(grads[0][0], sym(grads[1][0]), rtol=1e-9, atol=1e-12)
-  np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-9, atol=1e-12)
+    problem = jax.tree.map(jnp.asarray, problem)
+    inv = jnp.asarray(1.0 / rng.uniform(0.3, 1.5, (1, problem.x_labeled.shape[1])))
+    c_l = bandwidths.kernel(problem.x_labeled * inv, problem.landmarks * inv)
+    c_u = bandwidths.kernel(problem.x_unlabeled * inv, problem.landmarks * inv)
+    gram = bandwidths.kernel(problem.landmarks * inv, problem.landmarks * inv)
+    c_l, c_u = c_l - c_l.mean(axis=0, keepdims=True), c_u - c_l.mean(axis=0, keepdims=True)
+    rows = jnp.asarray(rng.uniform(0.5, 1.5, c_u.shape[0]) / c_u.shape[0])
+    args = (c_l, c_u, gram, jnp.float64(0.03), jnp.float64(1e-6), rows, problem.point_weight,
+            problem.unlabeled_weight, problem.class_mean,
+            problem.low + jnp.asarray(rng.normal(scale=0.1, size=problem.low.shape)),
+            problem.target)
+
+    def plain(c_l, c_u, gram, lam, jitter, rows, *per_fold):
+      mu, second = rows @ c_u, c_u.T @ (rows[:, None] * c_u)
+
+      def one(*fold):
+        q, r = bandwidths.fold_system(c_l, mu, second, *fold)
+        a = q + 0.5 * lam * (gram + jitter * jnp.eye(q.shape[0]))
+        return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(a, lower=True), r)
+
+      return jax.vmap(one)(*per_fold)
+
+    value, vjp = jax.vjp(bandwidths.fold_solutions, *args)
+    reference, reference_vjp = jax.vjp(plain, *args)
+    np.testing.assert_allclose(value, reference, rtol=1e-10, atol=1e-12)
+    g = jnp.asarray(rng.normal(size=value.shape))
+    got, want = vjp(g), reference_vjp(g)
+  sym = lambda a: 0.5 * (a + np.swapaxes(a, -1, -2))
+  for name, a, b in zip(("c_l", "c_u", "gram", "lam", "jitter", "rows", "point_weight",
+                         "unlabeled_weight", "class_mean", "low", "target"), got, want):
+    a, b = np.asarray(a), np.asarray(b)
+    if name in ("gram", "low"):        # symmetric inputs: their symmetric parts
+      a, b = sym(a), sym(b)
+    np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10 * np.abs(b).max(), err_msg=name)
 
 
 def test_pair_loss_is_the_mean_over_pairs():
