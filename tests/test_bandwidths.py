@@ -404,6 +404,35 @@ def test_scale_groups_per_feature_per_kind_or_one():
   np.testing.assert_allclose(bandwidths.tying_matrix([1, 0, 1, 1]) @ grad,
                              [13 / 3, 2.0, 13 / 3, 13 / 3], rtol=1e-15)
   np.testing.assert_array_equal(bandwidths.tying_matrix(np.arange(4)), np.eye(4))
+  still = np.array([True, False, False, True])     # a still feature alone in its group: frozen
+  np.testing.assert_allclose(bandwidths.tying_matrix([1, 0, 2, 1], still) @ grad,
+                             [4.5, 2.0, 4.0, 4.5], rtol=1e-15)
+  np.testing.assert_allclose(bandwidths.tying_matrix(np.arange(4), still) @ grad,
+                             [0.0, 2.0, 4.0, 0.0], rtol=1e-15)
+
+
+def test_a_feature_constant_over_the_descents_rows_keeps_its_start():
+  """A column that varies in the data only in unlabeled rows the subsample leaves out carries no
+  gradient but the penalty's; it keeps s0 exactly (sweep Z9: Adam's normalized steps had turned
+  rounding-level gradients into a walk that differed between builds) while the others move."""
+  rng = np.random.default_rng(7)
+  x_l, y = _synthetic(120, rng, d=3)
+  x_u = rng.random((400, 4)).astype(np.float32)
+  x_l = np.concatenate([x_l, np.zeros((120, 1), np.float32)], axis=1)
+  x_u[:, 3] = 0.0
+  key = jax.random.key(2)
+  options = dict(num_unlabeled=20, num_features=16, num_steps=8, key=key, gamma=0.5)
+  problem = bandwidths.make_problem(x_l, y, x_u, 2, np.array([0.5]), key, 16, 20, 3, 2)
+  left_out = [i for i in range(400) if not np.any(np.all(problem.x_unlabeled == x_u[i], axis=1))]
+  x_u[left_out[0], 3] = 1.0        # varies in the data, not in the rows the descent uses
+  problem = bandwidths.make_problem(x_l, y, x_u, 2, np.array([0.5]), key, 16, 20, 3, 2)
+  seen = np.concatenate([problem.x_labeled, problem.x_unlabeled, problem.landmarks])
+  assert np.ptp(seen[:, 3]) == 0
+  assert bandwidths.live_features(x_l, x_u)[3]
+  scales = bandwidths.learn_length_scales(x_l, y, x_u, **options)
+  start = bandwidths.DEFAULT_LENGTH_SCALE
+  assert scales[3] == start
+  assert np.abs(np.log(scales[:3] / start)).max() > 1e-3
 
 
 def test_too_few_labels_per_feature_learn_one_factor_per_kind_then_refine_per_feature():

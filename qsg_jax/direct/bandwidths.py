@@ -133,11 +133,20 @@ def scale_groups(y_labeled, num_classes: int, indicators, min_per_scale: float =
   return np.zeros(d, int)
 
 
-def tying_matrix(groups) -> np.ndarray:
-  """[d, d] matrix whose product with a gradient puts in each entry its group's mean."""
+def tying_matrix(groups, still=None) -> np.ndarray:
+  """[d, d] matrix whose product with a gradient puts in each entry its group's mean.
+
+  ``still`` ([d] bool, optional): features constant over the rows the descent sees; those alone
+  in their group get a zero row and keep their start. Their only gradient is the penalty's, which
+  Adam's normalized steps turned into a walk set by rounding (sweep Z9: one bank_marketing scale
+  6.8 % apart between two builds whose gradients differed by 1e-19).
+  """
   groups = np.asarray(groups)
   same = (groups[:, None] == groups[None, :]).astype(np.float64)
-  return same / same.sum(axis=1, keepdims=True)
+  tie = same / same.sum(axis=1, keepdims=True)
+  if still is not None:
+    tie[np.asarray(still, bool) & (same.sum(axis=1) == 1)] = 0.0
+  return tie
 
 
 class LengthScaleWarning(UserWarning):
@@ -611,7 +620,8 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
 
   Returns:
     [d] float64 length scales s (the iterate ``select`` picks, s0 included; a constant column
-    keeps its s0: ``live_features``): use as the
+    keeps its s0: ``live_features``; one constant only over the rows the descent uses, the
+    subsamples, keeps its start where it has a scale of its own: ``tying_matrix``): use as the
     estimators' ``length_scale``, or ``direct.fit(x / s, ..., sigma=0.5)``. With
     ``return_trace``: (s, ``Trace``).
 
@@ -681,8 +691,11 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                   LengthScaleWarning, stacklevel=validation.outside_stacklevel())
   if num_steps == 0:
     return (full0, Trace(np.zeros(0), np.zeros(0))) if return_trace else full0
-  problem = pad(make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled,
-                             num_folds, num_repeats, num_labeled))
+  problem = make_problem(x_l, y_l, x_u, k, gamma, key, num_features, num_unlabeled, num_folds,
+                         num_repeats, num_labeled)
+  still = np.ptp(np.concatenate([problem.x_labeled, problem.x_unlabeled, problem.landmarks]),
+                 axis=0) == 0    # no data gradient (``tying_matrix``)
+  problem = pad(problem)
   # One BLAS thread: LAPACK's Cholesky (dpotrf) spun OpenBLAS threads against XLA's, 190 ms
   # instead of 0.3 ms for three 128 x 128 factors on 2 cores (``numerics.one_blas_thread``).
   with jax.enable_x64(True), numerics.one_blas_thread():
@@ -692,12 +705,13 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
                             surrogate=surrogate, select=select)
     state, (losses, aucs) = run(jnp.asarray(np.log(scales0)),
                                 penalty=jnp.asarray([penalty, scale_penalty], jnp.float64),
-                                tie=jnp.asarray(tying_matrix(groups)))
+                                tie=jnp.asarray(tying_matrix(groups, still)))
     if per_kind and refine_penalty is not None:
-      # tie = the identity (one scale per feature), not None: the first descent's compiled
+      # One scale per feature, as an array rather than None: the first descent's compiled
       # program serves again (a second compilation saved: 3 s of ijcnn1's first fit).
+      each = tying_matrix(np.arange(still.size), still)
       state, (more_losses, more_aucs) = run(state.best_log_scales, penalty=jnp.full(
-          2, refine_penalty, jnp.float64), tie=jnp.eye(x_l.shape[1], dtype=jnp.float64))
+          2, refine_penalty, jnp.float64), tie=jnp.asarray(each))
       losses, aucs = jnp.concatenate([losses, more_losses]), jnp.concatenate([aucs, more_aucs])
     scales = np.exp(np.asarray(state.best_log_scales, np.float64))
     trace = Trace(np.asarray(losses, np.float64), np.asarray(aucs, np.float64))
