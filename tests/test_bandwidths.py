@@ -190,6 +190,21 @@ def test_fold_solutions_low_rank_gradient_is_automatic_differentiations():
     np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10 * np.abs(b).max(), err_msg=name)
 
 
+@pytest.mark.parametrize("surrogate", bandwidths.SURROGATES)
+def test_every_product_of_the_descent_runs_at_the_precision_rule(surrogate):
+  """numerics.HIGHEST on every product of ``descend``, the hand-written gradient included (in
+  float64 CPUs ignore the setting; an accelerator's default float32 products would not)."""
+  from tests.test_engine import _products_below_the_rule   # pylint: disable=g-import-not-at-top
+  _, _, _, _, problem = _problem(num_features=8)
+  with jax.enable_x64(True):
+    problem = jax.tree.map(jnp.asarray, bandwidths.pad(problem))
+    run = lambda log_s: bandwidths.descend(
+        problem, log_s, jnp.float64(0.01), jnp.asarray([0.01, 0.01]), jnp.float64(1e-8),
+        num_steps=2, learning_rate=0.1, surrogate=surrogate, tie=jnp.eye(3))
+    below, total = _products_below_the_rule(run, jnp.zeros(3))
+  assert total >= 40 and not below, (total, below)
+
+
 def test_pair_loss_is_the_mean_over_pairs():
   rng = np.random.default_rng(0)
   f = rng.normal(size=9)

@@ -328,9 +328,10 @@ def pair_loss(f, pos, neg):
   Args:
     f: [n] scores; pos, neg: [n] weights summing to 1 over each group (0 outside).
   """
-  m_p, m_n = jnp.dot(pos, f), jnp.dot(neg, f)
-  v_p = jnp.dot(pos, (f - m_p) ** 2)
-  v_n = jnp.dot(neg, (f - m_n) ** 2)
+  dot = functools.partial(jnp.dot, precision=jax.lax.Precision.HIGHEST)
+  m_p, m_n = dot(pos, f), dot(neg, f)
+  v_p = dot(pos, (f - m_p) ** 2)
+  v_n = dot(neg, (f - m_n) ** 2)
   return (1.0 - m_p + m_n) ** 2 + v_p + v_n
 
 
@@ -373,7 +374,7 @@ def pair_auc(f, pos, neg):
   sorted_f = f[order]
   left = jnp.searchsorted(sorted_f, f, side="left")
   right = jnp.searchsorted(sorted_f, f, side="right")
-  return 0.5 * jnp.dot(pos, below[left] + below[right])
+  return 0.5 * jnp.dot(pos, below[left] + below[right], precision=jax.lax.Precision.HIGHEST)
 
 
 def cv_terms(log_scales, problem: Problem, lam, jitter=JITTER, surrogate: str = "squared"):
