@@ -513,10 +513,13 @@ def test_options_and_sharded_layouts_are_checked_up_front():
   with pytest.raises(ValueError, match="mesh has no axis 'batch'"):
     direct.fit(x_l, y, x_u, mesh=mesh, axis_name="batch", num_features=8)
   rows = jnp.asarray(x_u)
-  for unlabeled, pattern in [(distributed.ShardedUnlabeled(rows[:, :2], 10), r"must be \[10, 3\]"),
+  strata = -(-10 // mesh.devices.size) * mesh.devices.size   # 10 points padded per device
+  for unlabeled, pattern in [(distributed.ShardedUnlabeled(rows[:, :2], 10),
+                              rf"must be \[{strata}, 3\]"),
                              (distributed.ShardedUnlabeled(rows, 12), r"must be \[12, 3\]"),
                              (distributed.ShardedUnlabeled(rows, -3), "num_unlabeled must be"),
-                             (distributed.ShardedUnlabeled(x_u, 10), "not split over the mesh")]:
+                             (distributed.ShardedUnlabeled(np.pad(x_u, [(0, strata - 10), (0, 0)]),
+                                                           10), "not split over the mesh")]:
     with pytest.raises(ValueError, match=pattern):
       direct.fit(x_l, y, unlabeled, mesh=mesh, num_features=8)
   # The DSG path of qsg_jax.fit cannot read strata (was NumPy's "setting an array element").

@@ -700,20 +700,22 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   # One BLAS thread: LAPACK's Cholesky (dpotrf) spun OpenBLAS threads against XLA's, 190 ms
   # instead of 0.3 ms for three 128 x 128 factors on 2 cores (``numerics.one_blas_thread``).
   with jax.enable_x64(True), numerics.one_blas_thread():
-    problem = jax.tree.map(jnp.asarray, problem)
-    run = functools.partial(descend, problem, lam=jnp.float64(lam), jitter=jnp.float64(JITTER),
+    # NumPy arrays, put on the device as they are: jnp.asarray and jnp.float64 each compile
+    # a small program per shape (13 in a first fit; each costs more on an accelerator).
+    problem = jax.device_put(problem)
+    run = functools.partial(descend, problem, lam=np.float64(lam), jitter=np.float64(JITTER),
                             num_steps=num_steps, learning_rate=float(learning_rate),
                             surrogate=surrogate, select=select)
-    state, (losses, aucs) = run(jnp.asarray(np.log(scales0)),
-                                penalty=jnp.asarray([penalty, scale_penalty], jnp.float64),
-                                tie=jnp.asarray(tying_matrix(groups, still)))
+    state, (losses, aucs) = run(np.log(scales0), penalty=np.array([penalty, scale_penalty]),
+                                tie=tying_matrix(groups, still))
     if per_kind and refine_penalty is not None:
       # One scale per feature, as an array rather than None: the first descent's compiled
       # program serves again (a second compilation saved: 3 s of ijcnn1's first fit).
       each = tying_matrix(np.arange(still.size), still)
-      state, (more_losses, more_aucs) = run(state.best_log_scales, penalty=jnp.full(
-          2, refine_penalty, jnp.float64), tie=jnp.asarray(each))
-      losses, aucs = jnp.concatenate([losses, more_losses]), jnp.concatenate([aucs, more_aucs])
+      state, (more_losses, more_aucs) = run(state.best_log_scales,
+                                            penalty=np.full(2, refine_penalty), tie=each)
+      losses, aucs = (np.concatenate([np.asarray(a), np.asarray(b)])
+                      for a, b in ((losses, more_losses), (aucs, more_aucs)))
     scales = np.exp(np.asarray(state.best_log_scales, np.float64))
     trace = Trace(np.asarray(losses, np.float64), np.asarray(aucs, np.float64))
   if not np.all(np.isfinite(scales)):

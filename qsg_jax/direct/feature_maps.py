@@ -160,8 +160,7 @@ def nystrom_map(landmarks: np.ndarray, sigma: float, rcond: float = NYSTROM_RCON
     if rank:
       inverse, _ = scipy.linalg.lapack.dtrtri(factor[:rank, :rank], lower=1)
       projection[pivots[:rank] - 1, :rank] = np.tril(inverse).T
-  return NystromMap(jnp.asarray(z32), jnp.asarray(projection, jnp.float32),
-                    jnp.asarray(sigma, jnp.float32))
+  return NystromMap(*jax.device_put((z32, projection.astype(np.float32), np.float32(sigma))))
 
 
 def features(feature_map: FeatureMap, x: jax.Array) -> jax.Array:

@@ -69,9 +69,9 @@ def init_sums(num_groups: int, num_features: int, num_devices: Optional[int] = N
   """Zero ``Sums`` of G groups and p features (with a leading [D] axis when ``num_devices``)."""
   lead = () if num_devices is None else (num_devices,)
   g, p = num_groups, num_features
-  zeros = lambda *shape: jnp.zeros(lead + shape, jnp.float32)
-  return Sums(jnp.zeros(lead + (g,), jnp.int32), zeros(g, p), zeros(g, p), zeros(g, p, p),
-              zeros(g, p, p))
+  zeros = lambda *shape: np.zeros(lead + shape, np.float32)   # jnp.zeros compiles per shape
+  return jax.device_put(Sums(np.zeros(lead + (g,), np.int32), zeros(g, p), zeros(g, p),
+                             zeros(g, p, p), zeros(g, p, p)))
 
 
 def _two_sum(hi, lo, x):
@@ -260,7 +260,7 @@ def group_moments(feature_map, source, shift, *, groups=None, num_groups: int = 
     chunk_groups[:valid] = 0 if ids is None else ids[start:start + valid]
     start += valid
     if mesh is None:
-      sums = add(sums, feature_map, shift, jnp.asarray(x), jnp.asarray(chunk_groups))
+      sums = add(sums, feature_map, shift, jax.device_put(x), jax.device_put(chunk_groups))
     else:
       sums = add(sums, feature_map, shift, jax.device_put(x, split),
                  jax.device_put(chunk_groups, split))
