@@ -30,6 +30,7 @@ from qsg_jax.engine.losses import LossLike
 from qsg_jax.numerics import HIGHEST
 
 
+@jax.jit   # one program where called outside jit (the auto step's set-up), not one per op
 def subproblem_weights(slot_classes: ArrayLike,
                        class_counts: ArrayLike) -> Tuple[jax.Array, jax.Array]:
   """Per-slot weights P_j (positives) and N_j (negatives) of every subproblem.

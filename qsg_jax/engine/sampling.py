@@ -11,6 +11,7 @@ whole set, slot s is labeled point s. Slot classes are fixed across steps, so th
 weights (``engine.risk.subproblem_weights``) are computed once.
 """
 
+import functools
 from typing import NamedTuple, Optional, Tuple
 
 import jax
@@ -70,6 +71,7 @@ def strata(num_unlabeled: int | jax.Array, num_shards: int) -> Tuple[np.ndarray,
   return sizes, (np.cumsum(sizes) - sizes).astype(np.int32)
 
 
+@functools.partial(jax.jit, static_argnames="num_shards")   # one program outside jit
 def strata_sizes(num_unlabeled: int | jax.Array, num_shards: int) -> Tuple[jax.Array, jax.Array]:
   """Sizes and offsets of the strata as int32 arrays; ``num_unlabeled`` may be traced.
 
