@@ -221,9 +221,9 @@ def frozen_scores(model: Frozen, x) -> np.ndarray:
     [n] float32 scores.
   """
   if isinstance(model, FrozenNystrom):   # the scoring of qsg_jax.decision_function
-    return direct.solver.scores(direct.NystromModel(
-        jnp.asarray(model.landmarks), jnp.asarray(model.coef), jnp.asarray(model.sigma)), x)
-  frequencies, coef, scale = (jnp.asarray(a) for a in (model.frequencies, model.coef, model.scale))
+    return direct.solver.scores(direct.NystromModel(*jax.device_put(
+        (model.landmarks, model.coef, model.sigma))), x)   # (jnp.asarray compiles per shape)
+  frequencies, coef, scale = jax.device_put((model.frequencies, model.coef, model.scale))
   return numerics.in_row_buckets(
       lambda part: _scores(frequencies, coef, scale, part, model.block_group, model.predict_chunk),
       np.asarray(x, np.float32), model.predict_chunk)

@@ -367,9 +367,9 @@ def model_of(feature_map, feature_key, sigma, weights, split_weights=None) -> Mo
                         None if split is None else block(split),
                         None if split is None else jnp.float32(1.0))
   p = np.asarray(feature_map.projection, np.float64)
-  return NystromModel(feature_map.landmarks, jnp.asarray(p @ weights, jnp.float32),
-                      feature_map.sigma, None if split is None else jnp.asarray(p @ split,
-                                                                                jnp.float32))
+  as_device = lambda a: jax.device_put((p @ a).astype(np.float32))   # (jnp.asarray compiles)
+  return NystromModel(feature_map.landmarks, as_device(weights), feature_map.sigma,
+                      None if split is None else as_device(split))
 
 
 def fit(x_labeled, y_labeled, x_unlabeled=None, *, key=0, num_classes: Optional[int] = None,

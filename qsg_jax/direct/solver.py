@@ -62,7 +62,7 @@ def fit_result(x_labeled, y_labeled, x_unlabeled, *, config: config_lib.FitConfi
                        axis_name=axis_name)
   k = result.moments.counts.shape[0] - 1
   y_l = np.asarray(y_labeled).astype(np.int32)
-  b = thresholds_lib.fit_thresholds(jnp.asarray(result.f_labeled), jnp.asarray(y_l), k,
+  b = thresholds_lib.fit_thresholds(*jax.device_put((result.f_labeled, y_l)), k,
                                     threshold_surrogate)
   if isinstance(result.feature_map, feature_maps.FourierMap):
     t, m, _ = result.feature_map.omega.shape
