@@ -701,7 +701,7 @@ def learn_length_scales(x_labeled, y_labeled, x_unlabeled=None, *,
   # instead of 0.3 ms for three 128 x 128 factors on 2 cores (``numerics.one_blas_thread``).
   with jax.enable_x64(True), numerics.one_blas_thread():
     # NumPy arrays, put on the device as they are: jnp.asarray and jnp.float64 each compile
-    # a small program per shape (13 in a first fit; each costs more on an accelerator).
+    # a small program per shape (17 in a first fit; each costs more on an accelerator).
     problem = jax.device_put(problem)
     run = functools.partial(descend, problem, lam=np.float64(lam), jitter=np.float64(JITTER),
                             num_steps=num_steps, learning_rate=float(learning_rate),
