@@ -4,6 +4,7 @@ import collections.abc
 import contextlib
 import numbers
 import os
+import re
 import sys
 import warnings
 from typing import Optional, Tuple
@@ -575,6 +576,23 @@ def diverged(then: str) -> str:
   """The advice for scores that are not finite, ending with what to do ``then`` again."""
   return ("A model whose scores are not finite has diverged: lower the step size or increase "
           f"lam, refit, then {then} again.")
+
+
+def check_sample_weight(sample_weight, num_rows: int) -> Optional[np.ndarray]:
+  """[num_rows] float64 weights of a ``score(X, y, sample_weight)``, or None for None; a
+  ``ValueError`` for another length, NaN, inf or a negative weight (scikit-learn's metrics
+  failed on them from inside, a negative one as "x is neither increasing nor decreasing")."""
+  if sample_weight is None:
+    return None
+  refuse_masked("sample_weight", sample_weight)
+  weights = np.asarray(sample_weight, np.float64).reshape(-1)
+  bad = ~(np.isfinite(weights) & (weights >= 0))
+  if weights.shape != (num_rows,) or bad.any():
+    raise ValueError(f"sample_weight must hold {num_rows} finite numbers >= 0, one per row of "
+                     f"y; received shape {np.shape(sample_weight)}"
+                     + ("" if weights.shape != (num_rows,) else
+                        f" with {summarize(weights[bad].tolist())}") + ".")
+  return weights
 
 
 def check_scores(name: str, scores: ArrayLike, ndim: Optional[int] = 1,
@@ -1455,16 +1473,21 @@ def _text_columns_refused(X, values, name):
   parsed = [col for col, _, _ in text if numbers_written_as_text(values[:, col])]
   if parsed:   # one-hot encoding would make one column per number (AUC 0.82 against 0.998)
     row = next(r for r, v in enumerate(values[:, parsed[0]].tolist())
-               if not _reads_as_float(v) and _number_in_text(v))
+               if not _reads_as_float(v) and _number_unit(v) is not None)
     value = values[row, parsed[0]]
+    what, fix = number_text_fix(values[:, parsed[0]])
     raise ValueError(f"{name} has numbers written as text in column(s) "
                      f"{summarize([label(c) for c in parsed], 6)} (e.g. {str(value)[:20]!r} "
-                     f"at row {row}: thousands separators or decimal commas); parse them first, "
-                     "e.g. pd.to_numeric(X[c].astype(str).str.replace(',', '')) for '1,910.89', "
-                     "with .str.replace(',', '.') for '1910,89', or pd.read_csv(..., "
-                     "thousands=',') / decimal=','.")
+                     f"at row {row}: {what}); parse them first, e.g. {fix}.")
   names = [label(col) for col, _, _ in text]
   col, row, value = text[0]
+  dtypes = getattr(X, "dtypes", None)
+  ordered = [c for c in names if dtypes is not None and getattr(dtypes[c], "ordered", False)]
+  if ordered:   # sweep Z10: one-hot encoding would drop the order the user stated
+    raise ValueError(f"{name} has ordered categories in column(s) {summarize(ordered, 6)} (e.g. "
+                     f"{str(value)[:20]!r} at row {row}); the estimators take numbers. Keep "
+                     f"their order as numbers first, e.g. {name}[c] = {name}[c].cat.codes, or "
+                     "OrdinalEncoder(categories=[list(X[c].cat.categories)]) in a pipeline.")
   raise ValueError(f"{name} has text in column(s) {summarize(names, 6)} (e.g. "
                    f"{str(value)[:20]!r} at row {row}); the estimators take numbers. Encode those "
                    "columns first, e.g. make_pipeline(make_column_transformer((OneHotEncoder("
@@ -1475,19 +1498,68 @@ def _text_columns_refused(X, values, name):
 _THOUSANDS = str.maketrans("", "", ",_' \u00a0\u2009\u202f")
 
 
-def _number_in_text(cell) -> bool:
-  """Whether a cell that is no plain number reads as one once thousands separators are removed
-  ("1,910.89") or its decimal comma is read as a point ("1910,89")."""
-  text = str(cell).strip()
-  return _reads_as_float(text.translate(_THOUSANDS)) or _reads_as_float(text.replace(",", "."))
+# A number a spreadsheet or report wrote as text: a sign, a currency sign, accounting parentheses,
+# digits with separators, a percent sign or a unit ("-$1,257.30", "($3.10)", "64%", "12.5 kg").
+_CURRENCY = "[$\u20ac\u00a3\u00a5\u20b9]?"
+_AFFIXED = re.compile(
+    rf"^[-+]?\s*(?P<outer>{_CURRENCY})\s*(?P<open>\(?)\s*(?P<inner>{_CURRENCY})\s*"
+    r"(?P<digits>[-+]?\.?\d[\d.,'_ \u00a0\u2009\u202f]*)\s*(?P<close>\)?)\s*"
+    r"(?P<unit>%|[A-Za-z\u00b0\u00b5/]{1,6})?$")
+
+
+def _number_unit(cell) -> Optional[str]:
+  """The affix of a cell that is no plain number but reads as one once thousands separators are
+  removed ("1,910.89"), its decimal comma is read as a point ("1910,89"), or a currency sign,
+  accounting parentheses, a percent sign or a unit are taken off: "" for separators alone, else
+  the affix ("$", "()", "%", "kg"); None for other text."""
+  match = _AFFIXED.match(str(cell).strip())
+  if match is None or bool(match["open"]) != bool(match["close"]) or (
+      match["outer"] and match["inner"]):
+    return None
+  digits = match["digits"].strip()
+  if not (_reads_as_float(digits.translate(_THOUSANDS)) or _reads_as_float(
+      digits.replace(",", "."))):
+    return None
+  return match["outer"] + match["inner"] + ("()" if match["open"] else "") + (match["unit"] or "")
+
+
+def _units(values):
+  """(cells that are no plain number, their ``_number_unit``s) of a column."""
+  cells = [v for v in np.asarray(values, object).ravel().tolist() if not _reads_as_float(v)]
+  return cells, [_number_unit(v) for v in cells]
 
 
 def numbers_written_as_text(values) -> bool:
   """Whether more than 90% of a column's cells that are not plain numbers read as numbers with
-  thousands separators or a decimal comma: numbers a spreadsheet exported as text, which one-hot
-  encoding would turn into a column per value (a number column with a stray word is text)."""
-  cells = [v for v in np.asarray(values, object).ravel().tolist() if not _reads_as_float(v)]
-  return bool(cells) and sum(map(_number_in_text, cells)) > 0.9 * len(cells)
+  one affix (``_number_unit``: thousands separators, a decimal comma, "$", "%", "kg", ...):
+  numbers a spreadsheet exported as text, which one-hot encoding would turn into a column per
+  value (a number column with a stray word is text; codes "3A", "3B" with varying letters
+  are categories)."""
+  cells, units = _units(values)
+  found = [unit for unit in units if unit is not None]
+  return bool(cells) and len(found) > 0.9 * len(cells) and len(set(found)) == 1
+
+
+def number_text_fix(values) -> Tuple[str, str]:
+  """(what the text around a column's numbers is, code that parses them) for a column of
+  ``numbers_written_as_text``."""
+  unit = next(unit for unit in _units(values)[1] if unit is not None)
+  code = "pd.to_numeric(X[c].astype(str).str.replace(',', '')"
+  if not unit:
+    return ("thousands separators or decimal commas",
+            f"{code}) for '1,910.89', with .str.replace(',', '.') for '1910,89', or "
+            "pd.read_csv(..., thousands=',') / decimal=','")
+  sign, what = unit.replace("()", ""), []
+  if "()" in unit:
+    what.append("accounting negatives in parentheses")
+    code += ".str.replace('(', '-').str.replace(')', '')"
+  if sign:
+    kind = ("percent sign" if sign == "%" else "unit" if sign[-1].isalpha() or len(sign) > 1
+            else "currency sign")
+    what.insert(0, f"the {kind} {sign!r}")
+    code += f".str.replace({sign!r}, '', regex=False).str.strip()"
+  return " and ".join(what), code + ")" + (" (divided by 100 for fractions)" if sign == "%"
+                                           else "")
 
 
 def saved_index_column(X):

@@ -22,6 +22,7 @@ from sklearn.preprocessing import StandardScaler
 
 from qsg_jax import estimators
 from qsg_jax import io
+from qsg_jax import roc_svm
 from qsg_jax import thresholds as qsg_thresholds
 from qsg_jax.data import split_semisupervised
 from qsg_jax.direct import defaults
@@ -480,6 +481,45 @@ def test_minus_one_beside_two_classes_marks_the_unlabeled_rows_of_a_binary_estim
   np.testing.assert_array_equal(plus_minus.classes_, [-1, 1])
 
 
+def test_svmlight_labels_and_missing_value_codes_are_said_with_the_marker_that_fixes_them():
+  """Sweep Z10: SVMlight's labels (-1 / +1, 0 on the unlabeled rows) read under "auto" as
+  classes 0 / 1 beside the marker -1 (a model of the unlabeled rows against the positives,
+  accuracy 0.20); a missing-value code (-999) beside the classes was advised QS3ORAO, which
+  trained it as the lowest class. Both are said, with the marker that fixes them."""
+  x, y, _ = _data()
+  positive = y > 10
+  svmlight = np.where(np.arange(_N) % 3 == 0, np.where(positive, 1, -1), 0)   # 0 on 2 of 3
+  with pytest.warns(UserWarning, match=r"0 on most rows \(100 of 150; -1 on \d+\).*SVMlight's "
+                                       r"convention\), pass unlabeled_label=0"):
+    auto = estimators.QSGS2AUC(**_FAST).fit(x, svmlight)
+  np.testing.assert_array_equal(auto.classes_, [0, 1])   # the reading it warns of
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    fixed = estimators.QSGS2AUC(unlabeled_label=0, **_FAST).fit(x, svmlight)
+    estimators.QSGS2AUC(unlabeled_label=-1, **_FAST).fit(x, svmlight)   # the reading, said
+    sklearn_style = np.where(np.arange(_N) % 3 != 0, -1, positive.astype(int))   # -1 on most
+    estimators.QSGS2AUC(**_FAST).fit(x, sklearn_style)
+  np.testing.assert_array_equal(fixed.classes_, [-1, 1])
+  raises_short(ValueError, r"y holds -1 \(\d+ rows\), 0 \(100\), 1: .* y != 0 for SVMlight's -1 "
+               r"/ \+1 classes \(or QSGS2AUC\(unlabeled_label=0\)\)",
+               roc_svm.ROCSVM(random_state=0).fit, x, svmlight)
+  coded = np.where(np.arange(_N) % 3 == 0, positive.astype(int), -999)
+  raises_short(ValueError, r"found 3: \[-999, 0, 1\].*If -999 marks unlabeled rows, pass "
+               "unlabeled_label=-999", estimators.QSGS2AUC(**_FAST).fit, x, coded)
+  with pytest.warns(UserWarning, match=r"class -999 lies far from the others .* lowest ordered "
+                                       "class. If -999 marks unlabeled rows, pass "
+                                       "unlabeled_label=-999"):
+    estimators.QS3ORAO(**_FAST).fit(x, coded)
+  ordinal = np.digitize(y, np.quantile(y, [0.25, 0.5, 0.75])) + 1   # classes 1..4
+  with pytest.warns(UserWarning, match=r"class 99 lies far .* highest ordered class"):
+    estimators.QS3ORAO(**_FAST).fit(x, np.where(np.arange(_N) % 4 == 0, 99, ordinal))
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    marked = estimators.QS3ORAO(unlabeled_label=-999, **_FAST).fit(x, coded)
+    estimators.QS3ORAO(**_FAST).fit(x, np.where(ordinal == 4, 9, ordinal))   # 1, 2, 3, 9: a gap
+  np.testing.assert_array_equal(marked.classes_, [0, 1])
+
+
 def test_the_api_reference_renders_the_numpydoc_sections(tmp_path):
   """What `make docs` runs (pdoc), on the estimators' module: sections and parameters as HTML."""
   pdoc = pytest.importorskip("pdoc")
@@ -548,6 +588,27 @@ def test_x_of_complex_numbers_or_text_is_refused_naming_the_columns():
                                                            for v in x[:, 1]]):
     raises_short(ValueError, r"X has numbers written as text in column\(s\) b .*pd.to_numeric",
                  model.fit, frame.assign(b=written), y_semi)
+  # Sweep Z10: a percent sign, a unit, a currency sign or accounting parentheses got the one-hot
+  # advice too; the advice now parses them (the code it prints runs), and codes whose letters
+  # vary ("3A", "4B") are categories, still one-hot encoded.
+  values = np.round(100 * x[:, 1], 1)
+  for written, kind in (([f"{v}%" for v in values], "the percent sign '%'"),
+                        ([f"{v} kg" for v in values], "the unit 'kg'"),
+                        ([f"${v:,.2f}" for v in values], r"the currency sign '\$'"),
+                        ([f"({v})" if v < 50 else f"{v}" for v in values],
+                         "accounting negatives in parentheses")):
+    message = raises_short(ValueError, r"X has numbers written as text in column\(s\) b \(e.g. "
+                           rf".* at row \d+: {kind}\); parse them first, e.g. pd.to_numeric",
+                           model.fit, frame.assign(b=written), y_semi)
+    code = message.split("e.g. ")[-1].split(" (divided")[0].rstrip(".")
+    parsed = eval(code, {"pd": pd, "X": frame.assign(b=written), "c": "b"})  # (the advice runs)
+    np.testing.assert_allclose(np.abs(parsed), values)
+  codes = [f"{int(v) % 5}{'ABC'[int(v) % 3]}" for v in values]
+  raises_short(ValueError, r"X has text in column\(s\) b .*OneHotEncoder", model.fit,
+               frame.assign(b=codes), y_semi)
+  levels = pd.Categorical(np.where(x[:, 1] > 0.5, "hi", "lo"), ["lo", "hi"], ordered=True)
+  raises_short(ValueError, r"X has ordered categories in column\(s\) b .*X\[c\].cat.codes, or "
+               r"OrdinalEncoder", model.fit, frame.assign(b=levels), y_semi)
   saved = pd.read_csv(io_lib.StringIO(pd.DataFrame(x, columns=["a", "b", "c"]).to_csv()))
   raises_short(ValueError, r"X column 'Unnamed: 0' is a row index pandas saved .*"
                r"X.drop\(columns='Unnamed: 0'\)", model.fit, saved, y_semi)

@@ -306,7 +306,8 @@ def test_far_rows_warn_at_every_kernel_models_scoring_door(tmp_path):
   xl, yl, xu, test, y_test = x[:100], y[:100], x[100:200], x[200:], y[200:]
   result = qsg_jax.fit(xl, yl, xu, key=0, solver="dsg", num_steps=128)
   qsg_jax.io.save(result, str(tmp_path / "dsg"))
-  model = qsg_jax.QSGS2AUC(solver="dsg", random_state=0).fit(
+  model = qsg_jax.QSGS2AUC(solver="dsg", random_state=0, lam=1e-3, length_scale=1.0,
+                          labeled_weight=0.5).fit(   # (no automatic choice: its doors are tested)
       np.concatenate([xl, xu]) * 10.0, np.concatenate([yl, np.full(100, -1)]))
   exact = baselines.fit_samult(xl, yl, xu, lam=1e-3, sigma=1.0, gamma=0.5)
   doors = {"qsg_jax.decision_function": lambda a: qsg_jax.decision_function(result, a),

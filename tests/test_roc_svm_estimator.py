@@ -161,6 +161,16 @@ def test_score_refuses_one_class_and_labels_of_another_type():
                clf.score, x[y == "pos"], y[y == "pos"])
   raises_short(ValueError, r"the rows of y with weight > 0 all belong to one class \(\['neg'\]",
                clf.score, x, y, sample_weight=(y == "neg").astype(float))
+  # Sweep Z10: negative weights were "0 for every row", or scikit-learn's "x is neither
+  # increasing nor decreasing" with the curve's 90 numbers; NaN / a wrong length its own words.
+  weights = np.ones(len(y))
+  for bad, shown in ((-weights, r"with -1.0, -1.0"), (np.where(np.arange(len(y)) < 40, -5.0, 1.0),
+                                                       r"with -5.0"),
+                     (np.where(np.arange(len(y)) == 3, np.nan, 1.0), "with nan"),
+                     (weights[:5], r"received shape \(5,\)")):
+    raises_short(ValueError, rf"sample_weight must hold {len(y)} finite numbers >= 0, one per row "
+                 rf"of y; .*{shown}", clf.score, x, y, sample_weight=bad)
+  assert clf.score(x, y, sample_weight=2 * weights) == pytest.approx(clf.score(x, y))
   for labels in ((y == "pos").astype(int), (y == "pos").astype(int).astype(object)):
     raises_short(ValueError, r"y holds labels \[0, 1\] not seen in fit; the classes are "
                  r"\['neg', 'pos'\]", clf.score, x, labels)

@@ -4,7 +4,8 @@ Both papers scale every feature to [0, 1] with statistics of the training data o
 regression targets into k = 5 equal-frequency classes (QS3ORAO, Sec. 5), and draw a few labeled
 points (500 ordinal, 200 binary) with the rest unlabeled. Also two checks of a user's data frame
 that the estimators and ``experiments.peers`` share (defined with the estimators' other input
-checks): ``numbers_written_as_text`` ("1,910.89") and ``saved_index_column`` ("Unnamed: 0").
+checks): ``numbers_written_as_text`` ("1,910.89", "64%", "12.5 kg") with ``number_text_fix``, and
+``saved_index_column`` ("Unnamed: 0").
 """
 
 import warnings
@@ -14,6 +15,7 @@ import jax
 import numpy as np
 
 from qsg_jax import _validation as validation
+from qsg_jax._validation import number_text_fix  # pylint: disable=unused-import
 from qsg_jax._validation import numbers_written_as_text  # pylint: disable=unused-import
 from qsg_jax._validation import saved_index_column  # pylint: disable=unused-import
 from qsg_jax.data.dataset import as_numeric

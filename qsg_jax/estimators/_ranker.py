@@ -82,6 +82,39 @@ def check_ordinal_classes(classes, marker=None, auto=False):
                    f"classes from lowest to highest{then}.")
 
 
+APART = 10.0   # a class farther than this many spans of the others from them: a missing code
+
+
+def apart_class(classes):
+  """The one numeric class of k >= 3 that lies farther from the others than ``APART`` times
+  their span (at least 1): -999 beside 0 / 1, 99 beside 1..5, a missing-value code of a survey
+  file rather than an ordered class; None where no class does (or the classes are not
+  numbers)."""
+  if classes.size < 3 or classes.dtype.kind not in "iuf":
+    return None
+  values = np.sort(classes.astype(np.float64))
+  for value, others in ((values[0], values[1:]), (values[-1], values[:-1])):
+    if abs(value - others[0 if value < others[0] else -1]) > APART * max(
+        1.0, others[-1] - others[0]):
+      found = classes[classes.astype(np.float64) == value][0]
+      return found.item() if isinstance(found, np.generic) else found
+  return None
+
+
+def warn_if_apart(classes):
+  """A ``UserWarning`` where a class lies apart from the others (``apart_class``): it becomes
+  the lowest or highest ordered class, and no rows of it are unlabeled (sweep Z10: -999 on the
+  unlabeled rows, 51 % of rows predicted -999)."""
+  value = apart_class(classes)
+  if value is not None:
+    where = "lowest" if value == classes.min() else "highest"
+    warnings.warn(
+        f"y's class {value!r} lies far from the others ({validation.summarize(classes.tolist(), 6)}"
+        f"), as a missing-value code does; it is trained as the {where} ordered class. If "
+        f"{value!r} marks unlabeled rows, pass unlabeled_label={value!r}.", UserWarning,
+        stacklevel=validation.outside_stacklevel())
+
+
 # The fitted attributes of QS3ORAO and QSGS2AUC (numpydoc).
 ATTRIBUTES = """\
 classes_ : ndarray of shape (k,)
@@ -615,6 +648,8 @@ def prepare_training_data(estimator, X, y):
   if order is None:
     check_ordinal_classes(classes, shown if unlabeled.any() else None,
                           auto=isinstance(marker, str) and marker == "auto")
+  if not getattr(estimator, "_binary_only", False):   # (a binary estimator refuses k = 3)
+    warn_if_apart(classes)
   validation.refuse_one_point("X's labeled rows", X[~unlabeled])
   if not estimator.scale_inputs:   # the fit casts X to float32 as it is
     validation.warn_if_float32_merges("X", X)
@@ -683,9 +718,13 @@ class QSGS2AUC(QS3ORAO):
     """Exactly 2 classes (also for ``QSGS2AUCCV``, whose name the message takes)."""
     if classes.size != 2:
       name = type(self).__name__
+      apart = apart_class(classes)
       encoded = (" If y marked unlabeled rows with -1, a scikit-learn tool that label-encodes y"
                  f" ({ENCODING_TOOLS}) made the marker class 0: fit it on the labeled rows."
-                 if np.array_equal(classes, np.arange(3)) else "")
+                 if np.array_equal(classes, np.arange(3)) else "") + (
+                     f" If {apart!r} marks unlabeled rows, pass unlabeled_label={apart!r}."
+                     if apart is not None else " If one of these values marks unlabeled rows, "
+                     "pass it as unlabeled_label." if classes.size == 3 else "")
       raise ValueError(f"Only binary classification is supported. The type of the target is "
                        f"multiclass: {name} needs exactly 2 labeled classes; found "
                        f"{classes.size}: {classes.tolist()[:10]}. Use "

@@ -88,18 +88,9 @@ def _labeled_codes(estimator, X, y, sample_weight=None):
   ``estimator.classes_``; ``sample_weight`` [n] checked, then kept on those rows."""
   X, y, labeled = _labeled(estimator, X, y)
   classes = np.asarray(estimator.classes_)
-  weights = None
-  if sample_weight is not None:
-    validation.refuse_masked("sample_weight", sample_weight)
-    weights = np.asarray(sample_weight, np.float64).reshape(-1)
-    bad = ~(np.isfinite(weights) & (weights >= 0))
-    if weights.shape != labeled.shape or bad.any():
-      raise ValueError(f"sample_weight must hold {labeled.size} finite numbers >= 0, one per row "
-                       f"of y; received shape {np.shape(sample_weight)}"
-                       + ("" if weights.shape != labeled.shape else
-                          f" with {validation.summarize(weights[bad].tolist())}") + ".")
-    weights = weights[labeled]
-  return X, class_codes(classes, y, "y"), classes.size, weights
+  weights = validation.check_sample_weight(sample_weight, labeled.size)
+  return (X, class_codes(classes, y, "y"), classes.size,
+          None if weights is None else weights[labeled])
 
 
 def class_codes(classes, values, name):

@@ -265,12 +265,19 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       values = np.unique(y)
       semi = (values.size == 3 and values.dtype.kind in "iuf" and values[0] == validation.MARKER
               and values[1] >= 0)   # -1 beside two classes: scikit-learn's unlabeled marker
+      if np.array_equal(values, [-1, 0, 1]) and np.sum(y == 0) > y.size / 2:   # SVMlight's?
+        advice = (f" y holds -1 ({int(np.sum(y == -1))} rows), 0 ({int(np.sum(y == 0))}), 1: "
+                  "fit ROCSVM on its labeled rows: y != -1 if -1 marks them unlabeled, y != 0 "
+                  "for SVMlight's -1 / +1 classes (or QSGS2AUC(unlabeled_label=0)).")
+      elif semi:
+        advice = (f" If -1 marks unlabeled rows ({int(np.sum(y == -1))} here): ROCSVM is "
+                  "supervised, fit it on the labeled rows (y != -1), or use QSGS2AUC, which "
+                  "trains on the unlabeled rows too.")
+      else:
+        advice = (" ROCSVM ranks two classes; for more, fit one per class "
+                  "(sklearn.multiclass.OneVsRestClassifier) or binarize y explicitly.")
       raise ValueError(f"Only binary classification is supported. The type of the target is "
-                       f"{y_type}. ROCSVM ranks two classes; for more, fit one per class "
-                       "(sklearn.multiclass.OneVsRestClassifier) or binarize y explicitly." + (
-                           f" If -1 marks unlabeled rows ({int(np.sum(y == -1))} here): ROCSVM "
-                           "is supervised, fit it on the labeled rows (y != -1), or use QSGS2AUC"
-                           ", which trains on the unlabeled rows too." if semi else ""))
+                       f"{y_type}.{advice}")
     self.classes_ = np.unique(y)
     if self.classes_.size != 2:
       raise ValueError(f"ROCSVM needs both classes in y; received {self.classes_.size} class "
@@ -351,13 +358,12 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       unknown = validation.distinct_values(y[~known])
       raise ValueError(f"y holds labels {unknown[:5]} not seen in fit; the classes are "
                        f"{self.classes_.tolist()}.")
-    positive = _isin(y, self.classes_[1:])
-    validation.refuse_masked("sample_weight", sample_weight)
-    counted = np.ones(y.shape, bool) if sample_weight is None else (
-        np.asarray(sample_weight, np.float64).reshape(-1) > 0)
-    if counted.shape == y.shape and not counted.any():
+    positive = _isin(y, self.classes_[1:]).reshape(-1)
+    sample_weight = validation.check_sample_weight(sample_weight, positive.size)
+    counted = np.ones(y.shape, bool) if sample_weight is None else sample_weight > 0
+    if not counted.any():
       raise ValueError("sample_weight is 0 for every row: there is nothing to score.")
-    if counted.shape == y.shape and (positive[counted].all() or not positive[counted].any()):
+    if positive[counted].all() or not positive[counted].any():
       present = self.classes_[[int(positive[counted].any())]].tolist()
       weighted = "" if sample_weight is None else " with weight > 0"
       raise ValueError(f"the rows of y{weighted} all belong to one class ({present}): no pair "
