@@ -130,14 +130,21 @@ def test_fully_labeled_and_too_few_labels():
   assert (model.lam_, model.labeled_weight_) == (defaults.FALLBACK["lam"],
                                                  defaults.FALLBACK["gamma"])
   assert model.length_scale_ == pytest.approx(_length_scale_of(defaults.FALLBACK["sigma"]))
-  # 2-3 points in a class: a CV could run, but its choice lost to the papers' values on average
-  # (RESULTS.md, few-labels); fixed values, said, as for one point.
+  # 2-4 points in a class: a CV could run, but its choice lost to the papers' values on average
+  # (RESULTS.md, few-labels); fixed values, said, as for one point. From 5 points, the CV.
   few[6:8] = 1
   with pytest.warns(UserWarning, match=r"class 1 .* has 3 distinct labeled points \(class counts "
-                    r"\[5, 3\]\), fewer than 4: with so few, a cross-validated lam, sigma, gamma "
+                    r"\[5, 3\]\), fewer than 5: with so few, a cross-validated lam, sigma, gamma "
                     r"lost to fixed values on average"):
     three = QSGS2AUC(random_state=0).fit(x, few)
   assert np.isnan(three.auto_score_) and three.lam_ == defaults.FALLBACK["lam"]
+  few[8] = 1
+  with pytest.warns(UserWarning, match=r"has 4 distinct labeled points \(class counts \[5, 4\]\)"):
+    assert np.isnan(QSGS2AUC(random_state=0).fit(x, few).auto_score_)
+  few[9] = 1
+  with warnings.catch_warnings():   # (10 labeled rows: a narrow choice is said, not asserted)
+    warnings.simplefilter("ignore", qsg_jax.errors.ApproximationWarning)
+    assert np.isfinite(QSGS2AUC(random_state=0, length_scale="isotropic").fit(x, few).auto_score_)
 
 
 def test_direct_fit_saves_and_loads(tmp_path, default_fits):

@@ -182,7 +182,7 @@ The objective is lam/2 ||f||^2 + 1/(k-1) sum_j [w_j R_PN^j + (1 - w_j)(R_PU^j + 
   rows, then refined per feature toward them) and chooses lam and labeled_weight again. It
   costs seconds per fit (at most 1,000 labeled and 2,000 unlabeled rows enter the CV;
   ``experiments/reproduction/RESULTS.md#peers``);
-  with fewer than 4 distinct labeled rows in some class the papers' values (sigma 0.1, lam 1e-3,
+  with fewer than 5 distinct labeled rows in some class the papers' values (sigma 0.1, lam 1e-3,
   labeled_weight 0.5) are used. A chosen narrow kernel may leave part of k(x, x) unexplained
   by the 512 landmarks (``training_metrics_["kernel_residual"]``); the CV chose it with that
   approximation, so that residual raises no ``ApproximationWarning``; a chosen kernel too
