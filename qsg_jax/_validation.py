@@ -1499,28 +1499,40 @@ _THOUSANDS = str.maketrans("", "", ",_' \u00a0\u2009\u202f")
 
 
 # A number a spreadsheet or report wrote as text: a sign, a currency sign, accounting parentheses,
-# digits with separators, a percent sign or a unit ("-$1,257.30", "($3.10)", "64%", "12.5 kg").
+# digits with separators, a percent sign, a currency or a unit of measure ("-$1,257.30",
+# "($3.10)", "64%", "12.5 kg", "1.234,56 EUR"). Only units of this list count: "1A", "4th",
+# "1990s" or "10am" are codes or words, categories to encode (sweep Z11).
 _CURRENCY = "[$\u20ac\u00a3\u00a5\u20b9]?"
+_UNITS = frozenset("""% $ \u20ac \u00a3 \u00a5 \u20b9 usd eur gbp chf jpy cad aud inr cny kg mg
+    \u00b5g ug ng lb lbs oz km cm mm \u00b5m um nm mi ft yd ml dl cl ms sec secs min mins hr hrs wk
+    yr yrs kb mb gb tb kib mib gib tib bps kbps mbps gbps hz khz mhz ghz kw mw kwh wh mv ma kj
+    cal kcal \u00b0c \u00b0f \u00b0 bpm mmhg mg/dl mmol/l g/l mg/l px pt dpi rpm km/h mph m/s""".split())
+# (No one-letter unit: "1A", "3B", "1990s" are codes as often as amperes, grams or seconds.)
 _AFFIXED = re.compile(
-    rf"^[-+]?\s*(?P<outer>{_CURRENCY})\s*(?P<open>\(?)\s*(?P<inner>{_CURRENCY})\s*"
-    r"(?P<digits>[-+]?\.?\d[\d.,'_ \u00a0\u2009\u202f]*)\s*(?P<close>\)?)\s*"
-    r"(?P<unit>%|[A-Za-z\u00b0\u00b5/]{1,6})?$")
+    rf"^(?P<sign>[-+\u2212]?)\s*(?P<outer>{_CURRENCY})\s*(?P<open>\(?)\s*(?P<inner>{_CURRENCY})\s*"
+    r"(?P<digits>[-+\u2212]?\.?\d[\d.,'_ \u00a0\u2009\u202f]*)\s*(?P<close>\)?)\s*"
+    r"(?P<unit>[^\d\s().,'_+\-\u2212][^\d\s()]{0,6})?$")
 
 
 def _number_unit(cell) -> Optional[str]:
   """The affix of a cell that is no plain number but reads as one once thousands separators are
-  removed ("1,910.89"), its decimal comma is read as a point ("1910,89"), or a currency sign,
-  accounting parentheses, a percent sign or a unit are taken off: "" for separators alone, else
-  the affix ("$", "()", "%", "kg"); None for other text."""
+  removed ("1,910.89"), its decimal comma is read as a point ("1910,89"), or a sign written as
+  "\u2212", a currency sign, accounting parentheses, a percent sign or a unit of ``_UNITS`` are
+  taken off: "" for separators alone, else the affix ("$", "()", "%", "kg", "$()"); None for
+  other text."""
   match = _AFFIXED.match(str(cell).strip())
   if match is None or bool(match["open"]) != bool(match["close"]) or (
       match["outer"] and match["inner"]):
     return None
-  digits = match["digits"].strip()
-  if not (_reads_as_float(digits.translate(_THOUSANDS)) or _reads_as_float(
-      digits.replace(",", "."))):
+  unit = match["unit"] or ""
+  if unit and (unit.lower() not in _UNITS or match["outer"] or match["inner"]):
     return None
-  return match["outer"] + match["inner"] + ("()" if match["open"] else "") + (match["unit"] or "")
+  digits = match["digits"].replace("\u2212", "-").strip()
+  if not (_reads_as_float(digits.translate(_THOUSANDS)) or _reads_as_float(
+      digits.replace(".", "").replace(",", "."))):
+    return None
+  minus = "\u2212" if "\u2212" in match["sign"] + match["digits"] else ""
+  return minus + match["outer"] + match["inner"] + ("()" if match["open"] else "") + unit
 
 
 def _units(values):
@@ -1531,35 +1543,66 @@ def _units(values):
 
 def numbers_written_as_text(values) -> bool:
   """Whether more than 90% of a column's cells that are not plain numbers read as numbers with
-  one affix (``_number_unit``: thousands separators, a decimal comma, "$", "%", "kg", ...):
-  numbers a spreadsheet exported as text, which one-hot encoding would turn into a column per
-  value (a number column with a stray word is text; codes "3A", "3B" with varying letters
-  are categories)."""
+  one affix (``_number_unit``: thousands separators, a decimal comma, "$", "%", "kg", ...; with
+  or without accounting parentheses and a written minus): numbers a spreadsheet exported as
+  text, which one-hot encoding would turn into a column per value (a number column with a stray
+  word is text; codes "1A", "4th" are categories)."""
   cells, units = _units(values)
-  found = [unit for unit in units if unit is not None]
-  return bool(cells) and len(found) > 0.9 * len(cells) and len(set(found)) == 1
+  found = {_bare(unit) for unit in units if unit is not None} - {""}   # "2,000.00" beside "$5"
+  count = sum(unit is not None for unit in units)
+  return bool(cells) and count > 0.9 * len(cells) and len(found) <= 1
+
+
+def _bare(unit: str) -> str:
+  """A ``_number_unit`` without its parentheses and written minus: "($3.10)" and "$2,000.00"
+  have one unit."""
+  return unit.replace("()", "").replace("\u2212", "")
+
+
+def _decimal_comma(cells) -> bool:
+  """Whether a column's numbers use a decimal comma: a comma after the last point ("1.234,56"),
+  or one not followed by exactly three digits ("12,5", "0,125 0")."""
+  for cell in cells:
+    text = re.sub(r"[^\d.,]", "", str(cell))
+    if "," in text and (text.rfind(",") > text.rfind(".") >= 0 or not re.fullmatch(
+        r"\d{1,3}(,\d{3})+(\.\d*)?", text)):
+      return True
+  return False
 
 
 def number_text_fix(values) -> Tuple[str, str]:
   """(what the text around a column's numbers is, code that parses them) for a column of
-  ``numbers_written_as_text``."""
-  unit = next(unit for unit in _units(values)[1] if unit is not None)
-  code = "pd.to_numeric(X[c].astype(str).str.replace(',', '')"
-  if not unit:
-    return ("thousands separators or decimal commas",
-            f"{code}) for '1,910.89', with .str.replace(',', '.') for '1910,89', or "
-            "pd.read_csv(..., thousands=',') / decimal=','")
-  sign, what = unit.replace("()", ""), []
-  if "()" in unit:
+  ``numbers_written_as_text``: the code removes its affix, turns parentheses and a written minus
+  into "-", and its separators (thousands, or a decimal comma) into a plain number; cells that
+  are no number become NaN (said)."""
+  cells, units = _units(values)
+  numbers_ = [cell for cell, unit in zip(cells, units) if unit is not None]
+  affixes = {unit for unit in units if unit is not None}
+  sign = max(map(_bare, affixes), key=len, default="")   # the affix ("" for separators alone)
+  what, code = [], "pd.to_numeric(X[c].astype(str)"
+  if sign:
+    kind = ("percent sign" if sign == "%" else "currency sign" if len(sign) == 1 and not
+            sign.isalpha() or sign.lower() in ("usd", "eur", "gbp", "chf", "jpy") else "unit")
+    what.append(f"the {kind} {sign!r}")
+    code += f".str.replace({sign!r}, '', regex=False)"
+  if any("()" in unit for unit in affixes):
     what.append("accounting negatives in parentheses")
     code += ".str.replace('(', '-').str.replace(')', '')"
-  if sign:
-    kind = ("percent sign" if sign == "%" else "unit" if sign[-1].isalpha() or len(sign) > 1
-            else "currency sign")
-    what.insert(0, f"the {kind} {sign!r}")
-    code += f".str.replace({sign!r}, '', regex=False).str.strip()"
-  return " and ".join(what), code + ")" + (" (divided by 100 for fractions)" if sign == "%"
-                                           else "")
+  if any("\u2212" in unit for unit in affixes):
+    what.append("a minus sign '\u2212'")
+    code += ".str.replace('\u2212', '-')"
+  if _decimal_comma(numbers_):
+    what.append("decimal commas")
+    code += ".str.replace(r\"[\\s.'_]\", '', regex=True).str.replace(',', '.')"
+  else:
+    if not sign and len(affixes) == 1:
+      what.append("thousands separators")
+    code += ".str.replace(r\"[\\s,'_]\", '', regex=True)"
+  coerce = len(numbers_) < len(cells)
+  code += (", errors='coerce')" if coerce else ")") + (
+      " (divided by 100 for fractions)" if sign == "%" else "") + (
+          " (cells that are no number become NaN: impute or drop them)" if coerce else "")
+  return " and ".join(what) or "separators", code
 
 
 def saved_index_column(X):

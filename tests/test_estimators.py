@@ -511,10 +511,15 @@ def test_svmlight_labels_and_missing_value_codes_are_said_with_the_marker_that_f
                                        "unlabeled_label=-999"):
     estimators.QS3ORAO(**_FAST).fit(x, coded)
   ordinal = np.digitize(y, np.quantile(y, [0.25, 0.5, 0.75])) + 1   # classes 1..4
+  far = np.where(np.arange(_N) % 4 == 0, 99, ordinal)
   with pytest.warns(UserWarning, match=r"class 99 lies far .* highest ordered class"):
-    estimators.QS3ORAO(**_FAST).fit(x, np.where(np.arange(_N) % 4 == 0, 99, ordinal))
+    estimators.QS3ORAO(**_FAST).fit(x, far)
+  pd = pytest.importorskip("pandas")   # a stated order: 99 first is the lowest (sweep Z11)
+  with pytest.warns(UserWarning, match=r"class 99 lies far .* as the lowest ordered class"):
+    estimators.QS3ORAO(**_FAST).fit(x, pd.Categorical(far, [99, 1, 2, 3, 4], ordered=True))
   with warnings.catch_warnings():
     warnings.simplefilter("error")
+    estimators.QS3ORAO(unlabeled_label=None, **_FAST).fit(x, far)   # a class, said by the user
     marked = estimators.QS3ORAO(unlabeled_label=-999, **_FAST).fit(x, coded)
     estimators.QS3ORAO(**_FAST).fit(x, np.where(ordinal == 4, 9, ordinal))   # 1, 2, 3, 9: a gap
   np.testing.assert_array_equal(marked.classes_, [0, 1])
@@ -591,21 +596,33 @@ def test_x_of_complex_numbers_or_text_is_refused_naming_the_columns():
   # Sweep Z10: a percent sign, a unit, a currency sign or accounting parentheses got the one-hot
   # advice too; the advice now parses them (the code it prints runs), and codes whose letters
   # vary ("3A", "4B") are categories, still one-hot encoded.
+  # Sweep Z11: the advice read decimal commas as thousands ("12,5%" -> 125), failed on spaces
+  # ("12 500 kg"); "(1,234.00)" beside "2,000.00" and "1.234,56 €" were missed; one-letter
+  # suffixes ("1A", "1990s") were refused as units.
   values = np.round(100 * x[:, 1], 1)
-  for written, kind in (([f"{v}%" for v in values], "the percent sign '%'"),
-                        ([f"{v} kg" for v in values], "the unit 'kg'"),
-                        ([f"${v:,.2f}" for v in values], r"the currency sign '\$'"),
-                        ([f"({v})" if v < 50 else f"{v}" for v in values],
-                         "accounting negatives in parentheses")):
+  big = np.round(1000 * x[:, 1] + 1000, 2)
+  comma = lambda v, unit: f"{v:,.2f}".replace(",", " ").replace(".", ",").replace(" ", ".") + unit
+  for written, kind, expected in (
+      ([f"{v}%" for v in values], "the percent sign '%'", values),
+      ([f"{v} kg" for v in values], "the unit 'kg'", values),
+      ([f"${v:,.2f}" for v in values], r"the currency sign '\$'", values),
+      ([f"({v})" if v < 50 else f"{v}" for v in values], "accounting negatives in parentheses",
+       values),
+      ([f"{v}".replace(".", ",") + "%" for v in values], "the percent sign '%' and decimal commas",
+       values),
+      ([comma(v, " \u20ac") for v in big], "the currency sign '\u20ac' and decimal commas", big),
+      ([f"{v:,.0f} kg".replace(",", " ") for v in 10 * big], "the unit 'kg'", np.round(10 * big)),
+      ([f"({v:,.2f})" if v < 1500 else f"{v:,.2f}" for v in big], "accounting negatives", big)):
     message = raises_short(ValueError, r"X has numbers written as text in column\(s\) b \(e.g. "
-                           rf".* at row \d+: {kind}\); parse them first, e.g. pd.to_numeric",
+                           rf".* at row \d+: {kind}.*\); parse them first, e.g. pd.to_numeric",
                            model.fit, frame.assign(b=written), y_semi)
     code = message.split("e.g. ")[-1].split(" (divided")[0].rstrip(".")
     parsed = eval(code, {"pd": pd, "X": frame.assign(b=written), "c": "b"})  # (the advice runs)
-    np.testing.assert_allclose(np.abs(parsed), values)
-  codes = [f"{int(v) % 5}{'ABC'[int(v) % 3]}" for v in values]
-  raises_short(ValueError, r"X has text in column\(s\) b .*OneHotEncoder", model.fit,
-               frame.assign(b=codes), y_semi)
+    np.testing.assert_allclose(np.abs(parsed), expected)
+  for codes in ([f"{int(v) % 5}{'ABC'[int(v) % 3]}" for v in values],
+                [f"{int(v) % 4 + 1}A" for v in values], [f"{int(v) % 9 + 1990}s" for v in values]):
+    raises_short(ValueError, r"X has text in column\(s\) b .*OneHotEncoder", model.fit,
+                 frame.assign(b=codes), y_semi)
   levels = pd.Categorical(np.where(x[:, 1] > 0.5, "hi", "lo"), ["lo", "hi"], ordered=True)
   raises_short(ValueError, r"X has ordered categories in column\(s\) b .*X\[c\].cat.codes, or "
                r"OrdinalEncoder", model.fit, frame.assign(b=levels), y_semi)

@@ -193,6 +193,8 @@ def test_csv_columns_one_hot_encoding_would_get_wrong_are_refused_naming_them(tm
   ds = read(flag=flags)                                    # True / False: 1 / 0, not a crash
   np.testing.assert_array_equal(ds.x[:, list(ds.feature_names).index("flag")], flags)
   assert ds.x.shape == (n, 5)                              # a, flag, colour one-hot (3)
+  coded = read(code=[f"{i % 4 + 1}A" for i in range(n)])   # codes, not numbers with a unit
+  assert coded.x.shape == (n, 8)                           # a, colour (3), code one-hot (4)
   cases = {
       "price": ([f"{v:,.2f}" for v in rng.uniform(1000, 9000, n)], "reads as numbers"),
       # sweep Z10: "64%" and "12.5 kg" were one-hot encoded (AUC 0.899 against 0.963 parsed)

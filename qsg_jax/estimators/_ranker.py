@@ -102,16 +102,21 @@ def apart_class(classes):
 
 
 def warn_if_apart(classes):
-  """A ``UserWarning`` where a class lies apart from the others (``apart_class``): it becomes
-  the lowest or highest ordered class, and no rows of it are unlabeled (sweep Z10: -999 on the
-  unlabeled rows, 51 % of rows predicted -999)."""
+  """A ``UserWarning`` where a class lies apart from the others (``apart_class``): it becomes an
+  ordered class (``classes`` in their ordinal order), and no rows of it are unlabeled (sweep
+  Z10: -999 on the unlabeled rows, 51 % of rows predicted -999). Only under
+  ``unlabeled_label="auto"``: a marker the user names (or None) says that the class is one."""
   value = apart_class(classes)
   if value is not None:
-    where = "lowest" if value == classes.min() else "highest"
+    place = int(np.flatnonzero(classes == value)[0])
+    where = ("the lowest" if place == 0 else "the highest" if place == classes.size - 1 else
+             f"ordered class {place + 1} of {classes.size}")
     warnings.warn(
         f"y's class {value!r} lies far from the others ({validation.summarize(classes.tolist(), 6)}"
-        f"), as a missing-value code does; it is trained as the {where} ordered class. If "
-        f"{value!r} marks unlabeled rows, pass unlabeled_label={value!r}.", UserWarning,
+        f"), as a missing-value code does; it is trained as {where}"
+        f"{' ordered class' if place in (0, classes.size - 1) else ''}. If {value!r} marks "
+        f"unlabeled rows, pass unlabeled_label={value!r}; if it is a class, name the marker "
+        "(unlabeled_label=-1, or None when every row is labeled) to say so.", UserWarning,
         stacklevel=validation.outside_stacklevel())
 
 
@@ -648,7 +653,8 @@ def prepare_training_data(estimator, X, y):
   if order is None:
     check_ordinal_classes(classes, shown if unlabeled.any() else None,
                           auto=isinstance(marker, str) and marker == "auto")
-  if not getattr(estimator, "_binary_only", False):   # (a binary estimator refuses k = 3)
+  if not getattr(estimator, "_binary_only", False) and isinstance(marker, str) and (
+      marker == "auto"):   # (a binary estimator refuses k = 3)
     warn_if_apart(classes)
   validation.refuse_one_point("X's labeled rows", X[~unlabeled])
   if not estimator.scale_inputs:   # the fit casts X to float32 as it is
