@@ -578,6 +578,15 @@ def diverged(then: str) -> str:
           f"lam, refit, then {then} again.")
 
 
+def svmlight_like(y) -> bool:
+  """Whether numeric labels ``y`` are exactly -1, 0 and 1 with 0 on most rows: SVMlight's
+  convention (classes -1 / +1, 0 on the unlabeled rows, most of them in semi-supervised data)
+  rather than scikit-learn's (classes 0 / 1, -1 on the unlabeled rows); sweep Z10."""
+  y = np.asarray(y).ravel()
+  return (y.dtype.kind in "biuf" and np.array_equal(np.unique(y), [-1, 0, 1])
+          and int(np.sum(y == 0)) > y.size / 2)
+
+
 def check_sample_weight(sample_weight, num_rows: int) -> Optional[np.ndarray]:
   """[num_rows] float64 weights of a ``score(X, y, sample_weight)``, or None for None; a
   ``ValueError`` for another length, NaN, inf or a negative weight (scikit-learn's metrics
@@ -1561,7 +1570,7 @@ def _bare(unit: str) -> str:
 
 def _decimal_comma(cells) -> bool:
   """Whether a column's numbers use a decimal comma: a comma after the last point ("1.234,56"),
-  or one not followed by exactly three digits ("12,5", "0,125 0")."""
+  or commas that are no thousands separators ("12,5", "1910,89")."""
   for cell in cells:
     text = re.sub(r"[^\d.,]", "", str(cell))
     if "," in text and (text.rfind(",") > text.rfind(".") >= 0 or not re.fullmatch(

@@ -316,23 +316,21 @@ def unlabeled_marker(estimator, y, classes=None):
                      "classes; if -1 is the second class, pass unlabeled_label=None.")
   if others.size == 2 and not np.any(others == -1) and not (
       others.min() < -1 < others.max()):   # classes -2 and 0: -1 may lie between them
-    if classes is None and np.array_equal(others, [0, 1]):
-      _warn_if_svmlight(y)
+    if classes is None and validation.svmlight_like(y):
+      _warn_svmlight(y)
     return -1
   return marker
 
 
-def _warn_if_svmlight(y):
-  """A ``UserWarning`` where y's values -1, 0, 1 read as classes 0 / 1 with -1 marking the
-  unlabeled rows (scikit-learn's convention, taken under "auto") hold 0 on most rows: SVMlight
-  writes its classes -1 / +1 and 0 on the unlabeled rows (most rows, in semi-supervised data),
-  which this reading turns into a model of the unlabeled rows against the positives (sweep
-  Z10: accuracy 0.20 against the user's labels, 0.91 with unlabeled_label=0)."""
+def _warn_svmlight(y):
+  """A ``UserWarning`` for labels ``validation.svmlight_like`` read as classes 0 / 1 with -1
+  marking the unlabeled rows (scikit-learn's convention, taken under "auto"): in SVMlight's,
+  this reading is a model of the unlabeled rows against the positives (sweep Z10: accuracy 0.20
+  against the user's labels, 0.91 with unlabeled_label=0)."""
   zeros, minus = int(np.sum(y == 0)), int(np.sum(y == -1))
-  if zeros > y.size - zeros:
-    warnings.warn(
-        f"y holds -1, 0 and 1, with 0 on most rows ({zeros} of {y.size}; -1 on {minus}): "
-        "unlabeled_label='auto' reads -1 as scikit-learn's unlabeled marker and 0 / 1 as the "
-        "classes. If -1 / +1 are the classes and 0 marks the unlabeled rows (SVMlight's "
-        "convention), pass unlabeled_label=0; pass unlabeled_label=-1 to keep this reading "
-        "without this warning.", UserWarning, stacklevel=validation.outside_stacklevel())
+  warnings.warn(
+      f"y holds -1, 0 and 1, with 0 on most rows ({zeros} of {y.size}; -1 on {minus}): "
+      "unlabeled_label='auto' reads -1 as scikit-learn's unlabeled marker and 0 / 1 as the "
+      "classes. If -1 / +1 are the classes and 0 marks the unlabeled rows (SVMlight's "
+      "convention), pass unlabeled_label=0; pass unlabeled_label=-1 to keep this reading "
+      "without this warning.", UserWarning, stacklevel=validation.outside_stacklevel())

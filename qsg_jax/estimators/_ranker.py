@@ -109,12 +109,11 @@ def warn_if_apart(classes):
   value = apart_class(classes)
   if value is not None:
     place = int(np.flatnonzero(classes == value)[0])
-    where = ("the lowest" if place == 0 else "the highest" if place == classes.size - 1 else
-             f"ordered class {place + 1} of {classes.size}")
+    where = ("the lowest ordered class" if place == 0 else "the highest ordered class"
+             if place == classes.size - 1 else f"ordered class {place + 1} of {classes.size}")
     warnings.warn(
         f"y's class {value!r} lies far from the others ({validation.summarize(classes.tolist(), 6)}"
-        f"), as a missing-value code does; it is trained as {where}"
-        f"{' ordered class' if place in (0, classes.size - 1) else ''}. If {value!r} marks "
+        f"), as a missing-value code does; it is trained as {where}. If {value!r} marks "
         f"unlabeled rows, pass unlabeled_label={value!r}; if it is a class, name the marker "
         "(unlabeled_label=-1, or None when every row is labeled) to say so.", UserWarning,
         stacklevel=validation.outside_stacklevel())

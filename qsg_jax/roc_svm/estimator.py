@@ -265,7 +265,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
       values = np.unique(y)
       semi = (values.size == 3 and values.dtype.kind in "iuf" and values[0] == validation.MARKER
               and values[1] >= 0)   # -1 beside two classes: scikit-learn's unlabeled marker
-      if np.array_equal(values, [-1, 0, 1]) and np.sum(y == 0) > y.size / 2:   # SVMlight's?
+      if validation.svmlight_like(y):
         advice = (f" y holds -1 ({int(np.sum(y == -1))} rows), 0 ({int(np.sum(y == 0))}), 1: "
                   "fit ROCSVM on its labeled rows: y != -1 if -1 marks them unlabeled, y != 0 "
                   "for SVMlight's -1 / +1 classes (or QSGS2AUC(unlabeled_label=0)).")
@@ -360,7 +360,7 @@ class ROCSVM(base.ClassifierMixin, base.BaseEstimator):
                        f"{self.classes_.tolist()}.")
     positive = _isin(y, self.classes_[1:]).reshape(-1)
     sample_weight = validation.check_sample_weight(sample_weight, positive.size)
-    counted = np.ones(y.shape, bool) if sample_weight is None else sample_weight > 0
+    counted = np.ones(positive.shape, bool) if sample_weight is None else sample_weight > 0
     if not counted.any():
       raise ValueError("sample_weight is 0 for every row: there is nothing to score.")
     if positive[counted].all() or not positive[counted].any():
